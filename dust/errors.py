@@ -1,0 +1,45 @@
+"""The project's one error root and its per-area subclasses.
+
+Every error raised on purpose by dustbuster code derives from :class:`DustError`, so callers
+can catch one class.  Areas subclass it; an error that a retry may cure sets ``retriable``
+(the aiokafka convention).
+"""
+
+from __future__ import annotations
+
+
+class DustError(Exception):
+    """Root of every dustbuster error."""
+
+    retriable = False
+
+
+class ConfigError(DustError):
+    """Bad parameters or settings (caught before any work starts)."""
+
+
+class ParseError(DustError):
+    """A log line, rule file or record could not be parsed."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+class RuleError(DustError):
+    """A rule or rule set is malformed (bad JSON form, impossible anchors...)."""
+
+
+class StateError(DustError):
+    """Persistent state is unreadable or inconsistent."""
+
+
+class StreamError(DustError):
+    """Kafka / streaming failures."""
+
+    retriable = True
+
+
+class FetchError(DustError):
+    """A page fetch failed or was refused by policy."""

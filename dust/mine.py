@@ -1,0 +1,92 @@
+"""The offline DustBuster pipeline without fetching: phases 1–3 (WWW 2007 §5.1–5.2, thesis §5.3).
+
+``mine(urllist)`` ranks likely substring pairs with T_low supports (Figure 1), eliminates
+redundant ones with Figure 2 on T_high supports (§5.2), and detects parameter rules (§5.3).  The
+pairs come out oriented in the shrinking direction (α > β), the direction Figure 4 tries first.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .detect import Pair, Progress, count_supports, likely_pairs
+from .paramrules import ParamCandidate, detect_param_rules
+from .params import DustParams
+from .refine import eliminate, elimination_order
+from .rules import ParamRule, SubstringRule
+from .urllist import URLList
+
+STAGES = ("detect", "eliminate")
+
+
+@dataclass
+class MineResult:
+    params: DustParams
+    stage: str
+    detected: list[Pair]  #: phase 1 output, ranked by T_low support
+    kept: list[Pair]  #: after elimination (== detected for stage "detect"), ranked
+    param_candidates: list[ParamCandidate]
+    param_kept: list[ParamCandidate]
+    stats: dict = field(default_factory=dict)
+    eliminated_by: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+
+    def substring_rules(self) -> list[SubstringRule]:
+        out = []
+        for rank, p in enumerate(self.kept, 1):
+            ev: dict = {"rank": rank}
+            out.append(SubstringRule(p.alpha, p.beta, p.support, p.support_high, "likely", ev))
+        return out
+
+    def param_rules(self) -> list[ParamRule]:
+        return [
+            ParamRule(
+                c.name,
+                c.action,
+                c.value,
+                c.support,
+                c.disqualified,
+                "likely",
+                {"urls_with_param": c.urls, "similar_ratio": round(c.ratio, 4)},
+            )
+            for c in self.param_kept
+        ]
+
+    def to_json(self) -> dict:
+        return {
+            "schema": "dustbuster/mine@1",
+            "stage": self.stage,
+            "params": self.params.to_dict(),
+            "stats": self.stats,
+            "rules": [r.to_json() for r in self.substring_rules()],
+            "param_rules": [r.to_json() for r in self.param_rules()],
+        }
+
+
+def mine(urllist: URLList, params: DustParams | None = None, stage: str = "eliminate", progress: Progress | None = None) -> MineResult:
+    params = params or DustParams()
+    if stage not in STAGES:
+        raise ValueError(f"stage must be one of {STAGES}")
+    table = count_supports(urllist, params, progress)
+    stats = dict(table.stats)
+    stats["urls_with_size"] = urllist.sized
+    detected = likely_pairs(table, params)
+    del table
+    stats["likely_pairs"] = len(detected)
+    eliminated_by: dict[tuple[str, str], tuple[str, str]] = {}
+    if stage == "eliminate":
+        t0 = time.perf_counter()
+        survivors, why = eliminate(elimination_order(detected), params)
+        alive = set(survivors)
+        kept = [p for p in detected if p in alive]
+        eliminated_by = {(a.alpha, a.beta): (b.alpha, b.beta) for a, b in why}
+        stats["eliminate_seconds"] = round(time.perf_counter() - t0, 3)
+        stats["after_elimination"] = len(kept)
+    else:
+        kept = list(detected)
+    t0 = time.perf_counter()
+    pkept, pcands = detect_param_rules(urllist, params)
+    stats["param_candidates"] = len(pcands)
+    stats["param_rules"] = len(pkept)
+    stats["param_seconds"] = round(time.perf_counter() - t0, 3)
+    return MineResult(params, stage, detected, kept, pcands, pkept, stats, eliminated_by)

@@ -1,0 +1,75 @@
+"""DustBuster's tunable parameters, with the papers' defaults.
+
+Defaults are those of the thesis §6.2 ("DustBuster parameter settings") and the WWW 2007 paper §5:
+
+* ``S`` = 35 tokens: maximum substring length considered in phase 1 (Figure 1, line 6).
+  The ``^``/``$`` sentinel tokens count toward it.
+* ``t_low`` = 6: overflow threshold used for ranking and filtering (§5.2).
+* ``t_high`` = 11: overflow threshold whose supports drive redundancy elimination (§5.2).
+* ``ms`` = 3: minimum support (Figure 1, line 22).
+* ``mrd`` = 0.05, ``mad`` = 1, ``mw`` = 1100: Figure 2's relative/absolute deficiency and window.
+* ``ma`` = 10: maximum canonization iterations (thesis Figure 5.5).
+* ``n`` = 100, ``epsilon`` = 0.05: validation count and refutation threshold (Figure 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class DustParams:
+    S: int = 35
+    t_low: int = 6
+    t_high: int = 11
+    ms: int = 3
+    mrd: float = 0.05
+    mad: int = 1
+    mw: int = 1100
+    ma: int = 10
+    n: int = 100
+    epsilon: float = 0.05
+    #: parameter rules (thesis §5.3; our choice, see docs/semantics.md): a rule is kept when its
+    #: likely-similar support is >= ms and at least this fraction of its instances are likely similar.
+    param_min_ratio: float = 0.5
+    #: a query parameter is "popular" when it occurs in at least this many distinct URLs.
+    param_min_urls: int = 3
+    #: LikelySimilar filter on (False = every pair counts, ``--no-similarity``).
+    similarity: bool = True
+    #: min-hash sketches: fraction of equal components needed (1.0 = "all 4 of 4", §6.3).
+    sketch_threshold: float = 1.0
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.S < 1:
+            problems.append("S must be >= 1")
+        if self.t_low < 2 or self.t_high < 2:
+            problems.append("t_low and t_high must be >= 2 (a bucket needs two members)")
+        if self.t_low > self.t_high:
+            problems.append("t_low must not exceed t_high")
+        if self.ms < 1:
+            problems.append("ms must be >= 1")
+        if not 0.0 <= self.mrd < 1.0:
+            problems.append("mrd must be in [0, 1)")
+        if self.mad < 0 or self.mw < 0:
+            problems.append("mad and mw must be >= 0")
+        if self.ma < 1:
+            problems.append("ma must be >= 1")
+        if self.n < 1 or not 0.0 < self.epsilon < 1.0:
+            problems.append("n must be >= 1 and epsilon in (0, 1)")
+        if not 0.0 <= self.param_min_ratio <= 1.0 or not 0.0 < self.sketch_threshold <= 1.0:
+            problems.append("param_min_ratio must be in [0, 1] and sketch_threshold in (0, 1]")
+        if problems:
+            raise ConfigError("; ".join(problems))
+
+    def with_(self, **changes: object) -> "DustParams":
+        known = {f.name for f in fields(self)}
+        unknown = set(changes) - known
+        if unknown:
+            raise ConfigError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}

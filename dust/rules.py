@@ -1,0 +1,223 @@
+"""The rule model and its stable JSON form (docs/rules.md), used by every part of dustbuster.
+
+Two rule types:
+
+* :class:`SubstringRule` α → β (WWW 2007 Definition 3.1).  In JSON ``alpha``/``beta`` are the
+  plain strings and the anchors are explicit booleans (both sides share them, §3: "these strings
+  simultaneously start with ^ and/or simultaneously end with $").  Internally the anchors are the
+  sentinel characters of :mod:`dust.tokens`.  Applying it replaces the first token-aligned
+  occurrence of α by β (thesis Figure 5.5, footnote: "one standard way is always chosen").
+* :class:`ParamRule`: remove parameter ``name`` or set its value to ``value`` (thesis §5.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Union
+
+from . import query
+from .errors import RuleError
+from .tokens import END, START, display, find_aligned, shrinks
+
+STATUSES = ("likely", "valid", "invalid")
+SCHEMA_RULESET = "dustbuster/ruleset@1"
+
+
+def _check_status(status: str) -> None:
+    if status not in STATUSES:
+        raise RuleError(f"status must be one of {STATUSES}, not {status!r}")
+
+
+@dataclass(frozen=True)
+class SubstringRule:
+    alpha: str  #: internal form (may start with \x02 and/or end with \x03)
+    beta: str
+    support: int = 0
+    support_high: int = 0
+    status: str = "likely"
+    evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    type = "substring"
+
+    def __post_init__(self) -> None:
+        _check_status(self.status)
+        for s in (self.alpha, self.beta):
+            body = s[1:] if s.startswith(START) else s
+            body = body[:-1] if body.endswith(END) else body
+            if START in body or END in body:
+                raise RuleError(f"misplaced anchor in {display(s)!r}")
+        if self.anchor_start != self.beta.startswith(START) or self.anchor_end != self.beta.endswith(END):
+            raise RuleError(f"alpha and beta must share anchors: {self.text}")
+        if self.alpha == self.beta:
+            raise RuleError(f"alpha equals beta: {self.text}")
+
+    @property
+    def anchor_start(self) -> bool:
+        return self.alpha.startswith(START)
+
+    @property
+    def anchor_end(self) -> bool:
+        return self.alpha.endswith(END)
+
+    @property
+    def alpha_text(self) -> str:
+        return _strip(self.alpha)
+
+    @property
+    def beta_text(self) -> str:
+        return _strip(self.beta)
+
+    @property
+    def direction(self) -> str:
+        return "shrinking" if shrinks(self.alpha, self.beta) else "growing"
+
+    @property
+    def text(self) -> str:
+        return f'"{display(self.alpha)}" → "{display(self.beta)}"'
+
+    def apply_internal(self, w: str) -> str:
+        """Apply to a wrapped URL ``^url$``: first token-aligned occurrence of α becomes β."""
+        a = self.alpha
+        if a and a not in w:
+            return w
+        # the empty α occurs between the sentinels only
+        k = find_aligned(w, a, 0 if a else 1)
+        if k < 0 or (not a and k >= len(w)):
+            return w
+        return w[:k] + self.beta + w[k + len(a):]
+
+    def to_json(self) -> dict:
+        return {
+            "type": "substring",
+            "alpha": self.alpha_text,
+            "beta": self.beta_text,
+            "anchor_start": self.anchor_start,
+            "anchor_end": self.anchor_end,
+            "display": self.text,
+            "support": self.support,
+            "support_high": self.support_high,
+            "direction": self.direction,
+            "status": self.status,
+            "evidence": dict(self.evidence),
+        }
+
+    @classmethod
+    def from_parts(cls, alpha: str, beta: str, anchor_start: bool = False, anchor_end: bool = False, **kw: Any) -> "SubstringRule":
+        pre = START if anchor_start else ""
+        post = END if anchor_end else ""
+        return cls(pre + alpha + post, pre + beta + post, **kw)
+
+
+def _strip(s: str) -> str:
+    if s.startswith(START):
+        s = s[1:]
+    if s.endswith(END):
+        s = s[:-1]
+    return s
+
+
+@dataclass(frozen=True)
+class ParamRule:
+    name: str
+    action: str  #: "remove" or "replace"
+    value: str | None = None
+    support: int = 0
+    disqualified: int = 0
+    status: str = "likely"
+    evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    type = "parameter"
+
+    def __post_init__(self) -> None:
+        _check_status(self.status)
+        if not self.name or any(c in self.name for c in "&=?#"):
+            raise RuleError(f"bad parameter name {self.name!r}")
+        if self.action not in ("remove", "replace"):
+            raise RuleError(f"parameter action must be remove or replace, not {self.action!r}")
+        if self.action == "replace" and self.value is None:
+            raise RuleError("a replace rule needs a value")
+        if self.value is not None and any(c in self.value for c in "&#"):
+            raise RuleError(f"bad parameter value {self.value!r}")
+
+    @property
+    def direction(self) -> str:
+        return "shrinking" if self.action == "remove" else "neutral"
+
+    @property
+    def text(self) -> str:
+        return f"remove {self.name}=*" if self.action == "remove" else f"{self.name}=* → {self.name}={self.value}"
+
+    def apply_internal(self, w: str) -> str:
+        url = w[1:-1]
+        out = query.remove_param(url, self.name) if self.action == "remove" else query.replace_param(url, self.name, self.value or "")
+        return w if out == url else START + out + END
+
+    def to_json(self) -> dict:
+        return {
+            "type": "parameter",
+            "name": self.name,
+            "action": self.action,
+            "value": self.value,
+            "display": self.text,
+            "support": self.support,
+            "disqualified": self.disqualified,
+            "direction": self.direction,
+            "status": self.status,
+            "evidence": dict(self.evidence),
+        }
+
+
+Rule = Union[SubstringRule, ParamRule]
+
+
+def rule_from_json(obj: Mapping[str, Any]) -> Rule:
+    """Parse one rule's JSON form; raises RuleError with the reason."""
+    if not isinstance(obj, Mapping):
+        raise RuleError(f"a rule must be a JSON object, not {type(obj).__name__}")
+    kind = obj.get("type", "substring")
+    common = {
+        "status": obj.get("status", "likely"),
+        "evidence": obj.get("evidence") or {},
+    }
+    try:
+        if kind == "substring":
+            alpha, beta = obj["alpha"], obj["beta"]
+            if not isinstance(alpha, str) or not isinstance(beta, str):
+                raise RuleError("alpha and beta must be strings")
+            return SubstringRule.from_parts(
+                alpha,
+                beta,
+                bool(obj.get("anchor_start", False)),
+                bool(obj.get("anchor_end", False)),
+                support=int(obj.get("support", 0)),
+                support_high=int(obj.get("support_high", 0)),
+                **common,
+            )
+        if kind == "parameter":
+            return ParamRule(
+                str(obj["name"]),
+                str(obj["action"]),
+                obj.get("value"),
+                support=int(obj.get("support", 0)),
+                disqualified=int(obj.get("disqualified", 0)),
+                **common,
+            )
+    except KeyError as exc:
+        raise RuleError(f"{kind} rule lacks field {exc.args[0]!r}") from None
+    except (TypeError, ValueError) as exc:
+        raise RuleError(f"bad {kind} rule: {exc}") from None
+    raise RuleError(f"unknown rule type {kind!r}")
+
+
+def rules_from_document(doc: Mapping[str, Any]) -> list[Rule]:
+    """Rules of a RuleSet document or of ``dustbuster mine --json`` output, in canonization order.
+
+    A RuleSet lists them in ``rules``; a mine output lists substring rules in ``rules`` and
+    parameter rules in ``param_rules`` (applied after the substring rules).
+    """
+    if not isinstance(doc, Mapping):
+        raise RuleError("a rule document must be a JSON object")
+    rules_json = list(doc.get("rules") or []) + list(doc.get("param_rules") or [])
+    if "rules" not in doc and "param_rules" not in doc:
+        raise RuleError("no 'rules' (or 'param_rules') list in the document")
+    return [rule_from_json(r) for r in rules_json]

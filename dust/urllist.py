@@ -1,0 +1,159 @@
+"""The URL list of the papers (WWW 2007 §3, "A URL list is a list of records ...") and LikelySimilar.
+
+Each unique URL keeps what the similarity likeliness heuristic (§4) needs:
+
+* its size interval ``I_u = [min, max]`` of observed sizes (§4: "we track all its occurrences in
+  the URL list, and keep the minimum and the maximum size values encountered");
+* the content digests and min-hash sketches seen for it, when the list comes from a crawl (§4:
+  "When available, documents sketches are used to indicate which URL pairs are likely similar").
+
+Semantics of a record (docs/semantics.md has the table and the reasons):
+
+* status >= 400: dropped by the caller (§5.1 pre-processing (3)); never reaches this module;
+* status 304 or another redirect (301, 302, 303, 307, 308), or an unknown size: the URL is listed
+  but adds no size observation (the body is not the document);
+* otherwise the size widens the URL's interval; digests and sketches are recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from .params import DustParams
+
+#: statuses whose body is not the document: no size / digest observation.
+NO_BODY_STATUSES = frozenset({301, 302, 303, 304, 305, 307, 308})
+
+
+@dataclass(slots=True)
+class URLInfo:
+    """What the URL list knows about one unique URL."""
+
+    hits: int = 0
+    lo: int | None = None
+    hi: int | None = None
+    digests: set[str] | None = None
+    sketches: set[tuple[int, ...]] | None = None
+
+    def observe(
+        self,
+        status: int | None,
+        size: int | None,
+        digest: str | None = None,
+        sketch: tuple[int, ...] | None = None,
+    ) -> None:
+        self.hits += 1
+        if status is not None and status in NO_BODY_STATUSES:
+            return
+        if size is not None and size >= 0:
+            if self.lo is None or size < self.lo:
+                self.lo = size
+            if self.hi is None or size > self.hi:
+                self.hi = size
+        if digest:
+            if self.digests is None:
+                self.digests = set()
+            self.digests.add(digest)
+        if sketch:
+            if self.sketches is None:
+                self.sketches = set()
+            self.sketches.add(tuple(sketch))
+
+    @property
+    def interval(self) -> tuple[int, int] | None:
+        return None if self.lo is None else (self.lo, self.hi)  # type: ignore[return-value]
+
+    def merge(self, other: "URLInfo") -> None:
+        self.hits += other.hits
+        if other.lo is not None:
+            self.lo = other.lo if self.lo is None else min(self.lo, other.lo)
+            self.hi = other.hi if self.hi is None else max(self.hi, other.hi)  # type: ignore[type-var]
+        if other.digests:
+            self.digests = (self.digests or set()) | other.digests
+        if other.sketches:
+            self.sketches = (self.sketches or set()) | other.sketches
+
+
+def sketch_similar(a: tuple[int, ...], b: tuple[int, ...], threshold: float) -> bool:
+    """Min-hash resemblance estimate (thesis §6.3): the fraction of equal components."""
+    n = min(len(a), len(b))
+    if n == 0:
+        return False
+    equal = sum(1 for x, y in zip(a, b) if x == y)
+    return equal >= threshold * n - 1e-9
+
+
+def likely_similar(a: URLInfo, b: URLInfo, params: DustParams | None = None) -> bool:
+    """LikelySimilar of §5.1: False only when the documents are *unlikely* to be similar.
+
+    Order of evidence: sketches when both URLs have them, else digests when both have them,
+    else size intervals when both have them (disjoint intervals → False), else True.
+    With ``params.similarity`` off, always True (``--no-similarity``).
+    """
+    p = params or _DEFAULT
+    if not p.similarity:
+        return True
+    if a.sketches and b.sketches:
+        return any(sketch_similar(x, y, p.sketch_threshold) for x in a.sketches for y in b.sketches)
+    if a.digests and b.digests:
+        return not a.digests.isdisjoint(b.digests)
+    if a.lo is not None and b.lo is not None:
+        return not (a.hi < b.lo or b.hi < a.lo)  # type: ignore[operator]
+    return True
+
+
+_DEFAULT = DustParams()
+
+
+@dataclass
+class URLList:
+    """Unique URLs with their observations, in first-seen order."""
+
+    infos: dict[str, URLInfo] = field(default_factory=dict)
+
+    def add(
+        self,
+        url: str,
+        status: int | None = 200,
+        size: int | None = None,
+        digest: str | None = None,
+        sketch: tuple[int, ...] | None = None,
+    ) -> None:
+        info = self.infos.get(url)
+        if info is None:
+            info = self.infos[url] = URLInfo()
+        info.observe(status, size, digest, sketch)
+
+    @classmethod
+    def from_records(cls, records: Iterable[tuple]) -> "URLList":
+        """Build from ``(url, status, size[, digest[, sketch]])`` tuples (status >= 400 skipped)."""
+        ul = cls()
+        for rec in records:
+            url, status, size = rec[0], rec[1], rec[2]
+            if status is not None and status >= 400:
+                continue
+            ul.add(url, status, size, *rec[3:5])
+        return ul
+
+    def __len__(self) -> int:
+        return len(self.infos)
+
+    def __contains__(self, url: object) -> bool:
+        return url in self.infos
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.infos)
+
+    def urls(self) -> list[str]:
+        return list(self.infos)
+
+    def info(self, url: str) -> URLInfo:
+        return self.infos[url]
+
+    def similar(self, u1: str, u2: str, params: DustParams | None = None) -> bool:
+        return likely_similar(self.infos[u1], self.infos[u2], params)
+
+    @property
+    def sized(self) -> int:
+        return sum(1 for i in self.infos.values() if i.lo is not None)

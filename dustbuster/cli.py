@@ -1,0 +1,233 @@
+"""``dustbuster``: the command line.
+
+Only this entry point (and agents/) may import the Faust app; the subcommands here that need no
+Kafka (mine, canonize) import only dust/ and the log readers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+from dust.errors import DustError
+from dust.params import DustParams
+
+from . import __version__
+from . import progress as prog
+
+log = logging.getLogger("dustbuster")
+
+EPILOG_MINE = """\
+examples:
+  dustbuster mine access.log --site www.example.com
+  dustbuster mine crawl.log --json > rules.json       # hosts and digests come from the log
+  dustbuster mine a.log b.log.gz --stage detect --t-low 6 --ms 3
+Status >= 400 lines are dropped, 304/redirects list the URL without a size, malformed lines are
+counted by reason (and written with their line numbers with --rejects FILE).  docs/semantics.md
+"""
+
+EPILOG_CANON = """\
+examples:
+  dustbuster mine access.log --site s.com --json > rules.json
+  cut -f1 urls.txt | dustbuster canonize --rules rules.json > canonical.txt
+Reads one URL a line on stdin, writes its canonical URL (or, with --tsv, URL<TAB>canonical).
+At the end the discovered redundancy (WWW 2007 §3 "Metrics") is reported on stderr.
+"""
+
+
+def _add_params(p: argparse.ArgumentParser) -> None:
+    d = DustParams()
+    g = p.add_argument_group("DustBuster parameters (defaults: thesis §6.2)")
+    g.add_argument("--S", type=int, default=d.S, help="max substring length in tokens (default %(default)s)")
+    g.add_argument("--t-low", type=int, default=d.t_low, help="overflow threshold for ranking (default %(default)s)")
+    g.add_argument("--t-high", type=int, default=d.t_high, help="overflow threshold for elimination (default %(default)s)")
+    g.add_argument("--ms", type=int, default=d.ms, help="minimum support (default %(default)s)")
+    g.add_argument("--mrd", type=float, default=d.mrd, help="max relative deficiency (default %(default)s)")
+    g.add_argument("--mad", type=int, default=d.mad, help="max absolute deficiency (default %(default)s)")
+    g.add_argument("--mw", type=int, default=d.mw, help="max window size (default %(default)s)")
+    g.add_argument("--param-min-ratio", type=float, default=d.param_min_ratio, help="parameter rules: min likely-similar fraction (default %(default)s)")
+    g.add_argument("--sketch-threshold", type=float, default=d.sketch_threshold, help="sketches: fraction of equal min-hashes (default %(default)s = all)")
+    g.add_argument("--no-similarity", action="store_true", help="disable the LikelySimilar filter (sizes/digests)")
+
+
+def _params(a: argparse.Namespace) -> DustParams:
+    return DustParams(
+        S=a.S, t_low=a.t_low, t_high=a.t_high, ms=a.ms, mrd=a.mrd, mad=a.mad, mw=a.mw,
+        param_min_ratio=a.param_min_ratio, sketch_threshold=a.sketch_threshold,
+        similarity=not a.no_similarity,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="dustbuster",
+        description="Learn per-site DUST rules (Different URLs with Similar Text) from logs, "
+        "validate them against the live site, and canonize URLs for crawlers.",
+    )
+    ap.add_argument("--version", action="version", version=f"dustbuster {__version__}")
+    ap.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
+
+    m = sub.add_parser("mine", help="mine likely DUST rules from log files (no Kafka needed)",
+                       description="Phases 1-3 of DustBuster on a URL list read from logs: "
+                       "detect likely rules (Fig. 1), eliminate redundant ones (Fig. 2), detect "
+                       "parameter rules (thesis §5.3).  Nothing is fetched.",
+                       epilog=EPILOG_MINE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    m.add_argument("logs", nargs="+", metavar="LOG", help="log files (.gz ok; - for stdin)")
+    m.add_argument("--site", help="host for log lines that carry none (common/combined)")
+    m.add_argument("--scheme", default="http", choices=("http", "https"), help="scheme for such lines (default http)")
+    m.add_argument("--format", default="auto", help="auto (default), common, combined, vhost, jsonl, heritrix, cdx, cdxj, tsv")
+    m.add_argument("--stage", default="eliminate", choices=("detect", "eliminate"), help="stop after phase 1 (detect) or 2 (default)")
+    m.add_argument("--json", action="store_true", help="print the JSON document instead of a table")
+    m.add_argument("--limit", type=int, default=0, help="print at most N rules in the table (0 = all)")
+    m.add_argument("--rejects", metavar="FILE", help="write rejected lines with line numbers and reasons")
+    m.add_argument("--max-url-length", type=int, default=2048, help="reject longer URLs (default %(default)s)")
+    m.add_argument("--max-tokens", type=int, default=256, help="reject URLs with more tokens (default %(default)s)")
+    _add_params(m)
+
+    c = sub.add_parser("canonize", help="canonize URLs from stdin with a rule file",
+                       description="Canonize URLs (thesis Fig. 5.5) with the rules of a RuleSet "
+                       "JSON or of `dustbuster mine --json` output.",
+                       epilog=EPILOG_CANON, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("--rules", required=True, metavar="RULES.json", help="rule file (RuleSet or mine --json output)")
+    c.add_argument("--ma", type=int, default=DustParams().ma, help="max iterations (default %(default)s)")
+    c.add_argument("--tsv", action="store_true", help="write URL<TAB>canonical")
+    c.add_argument("--include-invalid", action="store_true", help="also apply rules whose status is invalid")
+    return ap
+
+
+def cmd_mine(a: argparse.Namespace) -> int:
+    from dust.mine import mine
+    from stream.logformats import Limits
+    from stream.reader import ReadStats, RejectSink, read_urllist
+
+    params = _params(a)
+    show = prog.enabled(a.quiet)
+    total = sum(os.path.getsize(p) for p in a.logs if p != "-" and Path(p).exists())
+    on_bytes, close_bar = prog.byte_bar(total, show)
+    stats = ReadStats()
+    rej_fh = open(a.rejects, "w", encoding="utf-8") if a.rejects else None
+    t0 = time.perf_counter()
+    try:
+        ul, stats = read_urllist(
+            a.logs, a.format, a.site, a.scheme,
+            limits=Limits(a.max_url_length, a.max_tokens), stats=stats,
+            rejects=RejectSink(rej_fh), on_bytes=on_bytes,
+        )
+    finally:
+        close_bar()
+        if rej_fh:
+            rej_fh.close()
+    read_s = time.perf_counter() - t0
+    bar = prog.StageBar(show)
+    try:
+        result = mine(ul, params, a.stage, progress=bar)
+    finally:
+        bar.close()
+    result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats}
+    if a.json:
+        json.dump(result.to_json(), sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        _print_table(result, a.limit)
+    sys.stdout.flush()
+    if not a.quiet:
+        _print_summary(result.stats)
+    return 0
+
+
+def _print_table(result, limit: int) -> None:
+    pairs = result.kept if result.stage == "eliminate" else result.detected
+    title = "likely rules after redundancy elimination" if result.stage == "eliminate" else "phase-1 likely pairs (T_low supports)"
+    out = sys.stdout
+    out.write(f"# {title}: {len(pairs)} (α → β is the shrinking direction)\n")
+    out.write(f"{'rank':>5} {'support':>7} {'sup_hi':>6}  rule\n")
+    from dust.rules import SubstringRule
+
+    for rank, p in enumerate(pairs[: limit or None], 1):
+        out.write(f"{rank:>5} {p.support:>7} {p.support_high:>6}  {SubstringRule(p.alpha, p.beta).text}\n")
+    out.write(f"# parameter rules: {len(result.param_kept)} kept of {len(result.param_candidates)} candidates\n")
+    if result.param_kept:
+        out.write(f"{'support':>7} {'disq':>6}  rule\n")
+        for r in result.param_rules():
+            out.write(f"{r.support:>7} {r.disqualified:>6}  {r.text}\n")
+
+
+def _print_summary(stats: dict) -> None:
+    rd = stats["read"]
+    rej = ", ".join(f"{k}={v}" for k, v in rd["rejected"].items()) or "none"
+    skip = ", ".join(f"{k}={v}" for k, v in rd["skipped"].items()) or "none"
+    sys.stderr.write(
+        f"read {rd['lines']} lines ({', '.join(sorted(set(rd['formats'].values())))}): "
+        f"{rd['records']} records, {rd['dropped_status']} dropped (status >= 400), "
+        f"skipped: {skip}; rejected: {rej}\n"
+        f"{stats['urls']} unique URLs ({stats['urls_with_size']} with a size), "
+        f"{stats['likely_pairs']} likely pairs"
+        + (f", {stats['after_elimination']} after elimination" if "after_elimination" in stats else "")
+        + f", {stats['param_rules']} parameter rules; "
+        f"{stats['read_seconds'] + stats['detect_seconds'] + stats.get('eliminate_seconds', 0) + stats['param_seconds']:.2f}s\n"
+    )
+
+
+def cmd_canonize(a: argparse.Namespace) -> int:
+    from dust.canonize import Redundancy, canonize
+    from dust.rules import rules_from_document
+
+    try:
+        doc = json.loads(Path(a.rules).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DustError(f"no such rule file: {a.rules}") from None
+    except ValueError as exc:
+        raise DustError(f"{a.rules} is not JSON: {exc}") from None
+    rules = [r for r in rules_from_document(doc) if a.include_invalid or r.status != "invalid"]
+    if any(r.status == "likely" for r in rules) and not a.quiet:
+        sys.stderr.write("note: applying rules that are likely but not validated (status 'likely')\n")
+    before: set[str] = set()
+    after: set[str] = set()
+    n = unconverged = 0
+    out = sys.stdout
+    for raw in sys.stdin.buffer:
+        url = raw.decode("utf-8", "replace").strip()
+        if not url:
+            continue
+        n += 1
+        res = canonize(url, rules, a.ma)
+        unconverged += not res.converged
+        before.add(url)
+        after.add(res.url)
+        out.write(f"{url}\t{res.url}\n" if a.tsv else res.url + "\n")
+    red = Redundancy(n, len(before), len(after))
+    if not a.quiet:
+        sys.stderr.write(
+            f"{n} URLs, {red.unique_before} unique before, {red.unique_after} after canonization: "
+            f"discovered redundancy {red.discovered_redundancy:.1%} ({len(rules)} rules"
+            + (f"; {unconverged} stopped at MA={a.ma}" if unconverged else "")
+            + ")\n"
+        )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    a = ap.parse_args(argv)
+    level = logging.WARNING - 10 * min(a.verbose, 2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if not a.cmd:
+        ap.print_help()
+        return 2
+    try:
+        return {"mine": cmd_mine, "canonize": cmd_canonize}[a.cmd](a)
+    except DustError as exc:
+        sys.stderr.write(f"dustbuster {a.cmd}: error: {exc}\n")
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130

@@ -1,0 +1,178 @@
+"""Reading log files into records and URL lists, with every rejected line counted by reason.
+
+Nothing is lost silently: each line ends up as a record, a counted drop (status >= 400), a
+counted skip (a well-formed line with no page: ``dns:`` URIs, ``OPTIONS *``, Heritrix failures)
+or a counted reject (with its line number in the optional rejects file).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Callable, Iterable, Iterator
+
+from dust.errors import ConfigError, ParseError
+from dust.urllist import URLList
+
+from .logformats import FORMATS, HOSTLESS, PARSERS, Context, Limits, LogRecord, Skip, sniff, tsv_header
+
+log = logging.getLogger(__name__)
+SNIFF_LINES = 50
+
+
+@dataclass
+class ReadStats:
+    lines: int = 0
+    blank: int = 0
+    records: int = 0
+    dropped_status: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    rejected: Counter = field(default_factory=Counter)
+    formats: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "lines": self.lines,
+            "blank": self.blank,
+            "records": self.records,
+            "dropped_status": self.dropped_status,
+            "skipped": dict(sorted(self.skipped.items())),
+            "rejected": dict(sorted(self.rejected.items())),
+            "rejected_total": sum(self.rejected.values()),
+            "formats": self.formats,
+        }
+
+
+class RejectSink:
+    """Optional file of rejected lines: ``source:line<TAB>reason<TAB>detail<TAB>line``."""
+
+    def __init__(self, fh: IO[str] | None) -> None:
+        self.fh = fh
+
+    def write(self, source: str, lineno: int, reason: str, detail: str, line: str) -> None:
+        if self.fh is not None:
+            safe = line.replace("\t", "\\t").replace("\n", "")[:4096]
+            self.fh.write(f"{source}:{lineno}\t{reason}\t{detail}\t{safe}\n")
+
+
+def open_lines(path: str | Path) -> tuple[str, IO[bytes]]:
+    if str(path) == "-":
+        return "<stdin>", sys.stdin.buffer
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"no such log file: {p}")
+    return str(p), (gzip.open(p, "rb") if p.suffix == ".gz" else open(p, "rb"))
+
+
+def _decode(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        return None
+
+
+def iter_records(
+    sources: Iterable[str | Path],
+    fmt: str = "auto",
+    site: str | None = None,
+    scheme: str = "http",
+    limits: Limits | None = None,
+    stats: ReadStats | None = None,
+    rejects: RejectSink | None = None,
+    on_bytes: Callable[[int], None] | None = None,
+) -> Iterator[LogRecord]:
+    """Records of every source, in order.  Status >= 400 records are counted and not yielded."""
+    if fmt != "auto" and fmt not in FORMATS:
+        raise ConfigError(f"unknown format {fmt!r}; choose one of auto, {', '.join(FORMATS)}")
+    if scheme not in ("http", "https"):
+        raise ConfigError("--scheme must be http or https")
+    stats = stats if stats is not None else ReadStats()
+    rejects = rejects or RejectSink(None)
+    for src in sources:
+        name, fh = open_lines(src)
+        try:
+            yield from _iter_one(name, fh, fmt, Context(site, scheme, limits or Limits()), stats, rejects, on_bytes)
+        finally:
+            if fh is not sys.stdin.buffer:
+                fh.close()
+
+
+def _iter_one(name, fh, fmt, ctx, stats, rejects, on_bytes) -> Iterator[LogRecord]:
+    buffered = io.BufferedReader(fh) if not isinstance(fh, io.BufferedIOBase) else fh
+    head: list[bytes] = []
+    for raw in buffered:
+        head.append(raw)
+        if len(head) >= SNIFF_LINES:
+            break
+    texts = [t for t in (_decode(r) for r in head) if t]
+    chosen = fmt
+    if fmt == "auto":
+        if not texts:
+            stats.formats[name] = "empty"
+            chosen = None
+        else:
+            try:
+                chosen = sniff(texts, ctx)
+            except ParseError as exc:
+                raise ConfigError(f"{name}: {exc}; pass --format") from None
+    if chosen is not None:
+        stats.formats[name] = chosen
+        if chosen in HOSTLESS and not ctx.site:
+            raise ConfigError(f"{name}: {chosen} log lines carry no host: pass --site HOST")
+    lineno = 0
+    parse = PARSERS.get(chosen) if chosen else None
+
+    def lines() -> Iterator[bytes]:
+        yield from head
+        yield from buffered
+
+    for raw in lines():
+        lineno += 1
+        stats.lines += 1
+        if on_bytes:
+            on_bytes(len(raw))
+        line = _decode(raw)
+        if line is None:
+            stats.rejected["bad_encoding"] += 1
+            rejects.write(name, lineno, "bad_encoding", "not UTF-8", raw.decode("utf-8", "replace"))
+            continue
+        if not line.strip():
+            stats.blank += 1
+            continue
+        if chosen == "tsv" and lineno == 1 and tsv_header(line) is not None:
+            ctx.tsv_columns = tsv_header(line)
+            stats.skipped["header"] += 1
+            continue
+        if chosen == "cdx" and line.startswith(" CDX"):
+            stats.skipped["header"] += 1
+            continue
+        if parse is None:
+            continue
+        try:
+            rec = parse(line, ctx)
+        except Skip as s:
+            stats.skipped[s.reason] += 1
+            continue
+        except ParseError as exc:
+            stats.rejected[exc.reason] += 1
+            rejects.write(name, lineno, exc.reason, exc.detail, line)
+            continue
+        if rec.status is not None and rec.status >= 400:
+            stats.dropped_status += 1
+            continue
+        stats.records += 1
+        yield rec
+
+
+def read_urllist(sources: Iterable[str | Path], fmt: str = "auto", site: str | None = None, scheme: str = "http", **kw) -> tuple[URLList, ReadStats]:
+    stats = kw.pop("stats", None) or ReadStats()
+    ul = URLList()
+    for rec in iter_records(sources, fmt, site, scheme, stats=stats, **kw):
+        ul.add(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
+    log.info("read %s lines: %s records, %s unique URLs", stats.lines, stats.records, len(ul))
+    return ul, stats

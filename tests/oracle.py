@@ -1,0 +1,61 @@
+"""A naive, obviously-correct implementation of Figure 1 (WWW 2007 §5.1), kept for tests and the
+benchmark.  Plain dicts and strings, literally the paper's tables ST, IT and RT.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from dust.params import DustParams
+from dust.tokens import tokenize, wrap
+from dust.urllist import URLList
+
+
+def substrings(url: str, S: int):
+    """(alpha, prefix, suffix) for all substrings of ^url$ of 0..S tokens (dust.detect's positions)."""
+    toks = tokenize(wrap(url))
+    n = len(toks)
+    for length in range(0, S + 1):
+        for i in range(0, n - length + 1):
+            j = i + length
+            if length == 0 and not 1 <= i <= n - 1:
+                continue
+            yield "".join(toks[i:j]), "".join(toks[:i]), "".join(toks[j:])
+
+
+def oracle_supports(urllist: URLList, params: DustParams, T: int) -> dict[tuple[str, str], int]:
+    """{(a, b) with a < b: |(E(a) ∩ E(b)) \\ (O ∪ D_ab)|} for buckets of size <= T."""
+    ST: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)  # (p, s) -> [(alpha, url)]
+    for url in urllist:
+        for alpha, p, s in substrings(url, params.S):
+            ST[(p, s)].append((alpha, url))
+    IT: dict[tuple[str, str], int] = defaultdict(int)
+    for bucket in ST.values():
+        if len(bucket) == 1 or len(bucket) > T:
+            continue
+        for x in range(len(bucket)):
+            for y in range(x + 1, len(bucket)):
+                (a1, u1), (a2, u2) = bucket[x], bucket[y]
+                if urllist.similar(u1, u2, params):
+                    IT[(a1, a2) if a1 < a2 else (a2, a1)] += 1
+    return dict(IT)
+
+
+def brute_support(urllist: URLList, params: DustParams, T: int, a: str, b: str) -> int:
+    """|E(a) ∩ E(b)| minus overflowing and disqualified envelopes, by direct enumeration per pair."""
+    env: dict[str, set[tuple[str, str, str]]] = {a: set(), b: set()}
+    bucket_size: dict[tuple[str, str], int] = defaultdict(int)
+    for url in urllist:
+        for alpha, p, s in substrings(url, params.S):
+            bucket_size[(p, s)] += 1
+            if alpha in env:
+                env[alpha].add((p, s, url))
+    ea = {(p, s): u for p, s, u in env[a]}
+    eb = {(p, s): u for p, s, u in env[b]}
+    count = 0
+    for e in set(ea) & set(eb):
+        if bucket_size[e] > T:
+            continue
+        if urllist.similar(ea[e], eb[e], params):
+            count += 1
+    return count
