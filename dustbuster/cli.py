@@ -73,8 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
+    # the same options after the subcommand (SUPPRESS keeps the global value when absent)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="more logging (-vv: debug)")
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bar, no summary")
 
-    m = sub.add_parser("mine", help="mine likely DUST rules from log files (no Kafka needed)",
+    m = sub.add_parser("mine", parents=[common], help="mine likely DUST rules from log files (no Kafka needed)",
                        description="Phases 1-3 of DustBuster on a URL list read from logs: "
                        "detect likely rules (Fig. 1), eliminate redundant ones (Fig. 2), detect "
                        "parameter rules (thesis §5.3).  Nothing is fetched.",
@@ -91,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--max-tokens", type=int, default=256, help="reject URLs with more tokens (default %(default)s)")
     _add_params(m)
 
-    c = sub.add_parser("canonize", help="canonize URLs from stdin with a rule file",
+    c = sub.add_parser("canonize", parents=[common], help="canonize URLs from stdin with a rule file",
                        description="Canonize URLs (thesis Fig. 5.5) with the rules of a RuleSet "
                        "JSON or of `dustbuster mine --json` output.",
                        epilog=EPILOG_CANON, formatter_class=argparse.RawDescriptionHelpFormatter)

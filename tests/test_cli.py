@@ -1,0 +1,84 @@
+"""The dustbuster command, run in a subprocess as users run it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import LOGS, ROOT
+
+TWIKI = str(LOGS / "monitorware-twiki" / "access_log")
+
+
+def dust(*args, stdin=None):
+    return subprocess.run(
+        [sys.executable, "-m", "dustbuster", *args], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_help_explains():
+    r = dust("--help")
+    assert r.returncode == 0 and "mine" in r.stdout and "canonize" in r.stdout
+    r = dust("mine", "--help")
+    assert "--stage" in r.stdout and "thesis" in r.stdout and "--rejects" in r.stdout
+
+
+def test_mine_table_and_summary():
+    r = dust("mine", TWIKI, "--site", "monitorware.example")
+    assert r.returncode == 0, r.stderr
+    assert '"?rev=r1." → "?rev=1."' in r.stdout
+    assert "1546 lines" in r.stderr and "malformed=1" in r.stderr
+
+
+def test_mine_json_and_stage_detect(tmp_path):
+    rej = tmp_path / "rejects.tsv"
+    r = dust("mine", TWIKI, "--site", "monitorware.example", "--json", "--rejects", str(rej), "-q")
+    doc = json.loads(r.stdout)
+    assert set(doc) >= {"stats", "rules", "param_rules", "params"}
+    assert doc["rules"][0]["alpha"] == "?rev=r1." and doc["rules"][0]["support"] == 5
+    assert doc["stats"]["read"]["rejected"] == {"malformed": 1}
+    assert rej.read_text().startswith(f"{TWIKI}:907\tmalformed")
+    d = json.loads(dust("mine", TWIKI, "--site", "m", "--json", "-q", "--stage", "detect").stdout)
+    assert len(d["rules"]) == d["stats"]["likely_pairs"] == 8
+
+
+def test_mine_parameters_are_passed():
+    doc = json.loads(dust("mine", TWIKI, "--site", "m", "--json", "-q", "--ms", "2", "--t-low", "4", "--S", "12").stdout)
+    assert doc["params"]["ms"] == 2 and doc["params"]["t_low"] == 4 and doc["params"]["S"] == 12
+
+
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        ((TWIKI,), "--site"),
+        (("/nonexistent.log", "--site", "x"), "no such log file"),
+        ((TWIKI, "--site", "x", "--t-low", "20"), "t_low must not exceed t_high"),
+        ((TWIKI, "--site", "x", "--format", "xml"), "unknown format"),
+    ],
+)
+def test_mine_errors_are_clear(args, msg):
+    r = dust("mine", *args)
+    assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr
+
+
+def test_canonize_reports_redundancy(tmp_path):
+    rules = tmp_path / "rules.json"
+    rules.write_text(dust("mine", TWIKI, "--site", "m.ex", "--json", "-q").stdout)
+    urls = "http://m.ex/twiki/bin/view/Main/X?rev=r1.3\nhttp://m.ex/twiki/bin/view/Main/X?rev=1.3\n\nhttp://m.ex/y\n"
+    r = dust("canonize", "--rules", str(rules), stdin=urls)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["http://m.ex/twiki/bin/view/Main/X?rev=1.3"] * 2 + ["http://m.ex/y"]
+    assert "3 unique before, 2 after" in r.stderr and "33.3%" in r.stderr
+
+
+def test_canonize_bad_rules_file(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    r = dust("canonize", "--rules", str(bad), stdin="")
+    assert r.returncode == 2 and "not JSON" in r.stderr
+    bad.write_text(json.dumps({"rules": [{"type": "substring", "alpha": "a"}]}))
+    r = dust("canonize", "--rules", str(bad), stdin="")
+    assert r.returncode == 2 and "lacks field 'beta'" in r.stderr
