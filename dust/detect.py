@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import accumulate, combinations
 from typing import Callable
 
 import numpy as np
@@ -97,76 +97,55 @@ def count_supports(urllist: URLList, params: DustParams, progress: Progress | No
     urls = urllist.urls()
     nurl = len(urls)
     wrapped = [wrap(u) for u in urls]
-    # --- tokenize; prefix/suffix trie ids; char offsets (Figure 1 lines 5-10) ---
-    pref: dict[tuple[int, str], int] = {}
-    suff: dict[tuple[int, str], int] = {}
-    p_flat: list[int] = []
-    q_flat: list[int] = []
-    o_flat: list[int] = []
+    # --- tokenize; prefix/suffix ids; char offsets (Figure 1 lines 5-10) ---
+    # An envelope (p, s) is identified by the ids of the strings p and s: equal ids ⇔ equal strings.
+    findall = _TOKEN_RE.findall
+    offsets = [list(accumulate(map(len, findall(w)), initial=0)) for w in wrapped]
+    counts = np.fromiter((len(o) for o in offsets), dtype=np.int64, count=nurl)
+    lens = counts - 1  # tokens per URL (sentinels included)
     base = np.zeros(nurl, dtype=np.int64)
-    lens = np.zeros(nurl, dtype=np.int64)
-    pos = 0
-    step = max(1, nurl // 100)
-    for ui, w in enumerate(wrapped):
-        toks = _TOKEN_RE.findall(w)
-        offs = [m.start() for m in _TOKEN_RE.finditer(w)]
-        n = len(toks)
-        base[ui] = pos
-        lens[ui] = n
-        pid = 0
-        pids = [0]
-        for t in toks:
-            key = (pid, t)
-            pid = pref.get(key)
-            if pid is None:
-                pid = pref[key] = len(pref) + 1
-            pids.append(pid)
-        sid = 0
-        sids = [0]
-        for t in reversed(toks):
-            key = (sid, t)
-            sid = suff.get(key)
-            if sid is None:
-                sid = suff[key] = len(suff) + 1
-            sids.append(sid)
-        sids.reverse()
-        p_flat.extend(pids)
-        q_flat.extend(sids)
-        offs.append(len(w))
-        o_flat.extend(offs)
-        pos += n + 1
-        if progress and (ui % step == 0 or ui == nurl - 1):
-            progress("tokenize", ui + 1, nurl)
-    P = np.asarray(p_flat, dtype=np.int64)
-    Q = np.asarray(q_flat, dtype=np.int64)
-    O = np.asarray(o_flat, dtype=np.int64)
-    nq = len(suff) + 1
-    del pref, suff, p_flat, q_flat, o_flat
-    # --- the substring table ST as arrays: bucket key, url, char start, char end ---
-    keys, tus, cas, cbs = [], [], [], []
+    if nurl:
+        base[1:] = np.cumsum(counts)[:-1]
+    pos = int(counts.sum())
+    O = np.fromiter((o for offs in offsets for o in offs), dtype=np.int64, count=pos)
+    if progress:
+        progress("tokenize", nurl, nurl)
+    P = _prefix_ids(wrapped, O, counts)
+    # suffixes are the prefixes of the reversed strings; offsets mirror
+    rev_pos = _mirror(base, counts)
+    lengths = np.fromiter((len(w) for w in wrapped), dtype=np.int64, count=nurl)
+    Q = _prefix_ids([w[::-1] for w in wrapped], (np.repeat(lengths, counts) - O)[rev_pos], counts)[rev_pos]
+    nq = int(Q.max()) + 1 if pos else 1
+    del offsets, rev_pos
+    if progress:
+        progress("envelopes", nurl, nurl)
+    # --- the substring table ST as arrays: bucket key and the flat (start, end) token indices ---
+    groups = []
+    total = 0
     for n in np.unique(lens).tolist() if nurl else []:
         us = np.flatnonzero(lens == n)
         ii, jj = _positions(n, params.S)
-        bi = base[us][:, None] + ii[None, :]
-        bj = base[us][:, None] + jj[None, :]
-        keys.append((P[bi] * nq + Q[bj]).ravel())
-        tus.append(np.repeat(us, len(ii)))
-        cas.append(O[bi].ravel())
-        cbs.append(O[bj].ravel())
-    if keys:
-        key = np.concatenate(keys)
-        tu = np.concatenate(tus)
-        ca = np.concatenate(cas)
-        cb = np.concatenate(cbs)
-    else:
-        key = tu = ca = cb = np.zeros(0, dtype=np.int64)
-    del keys, tus, cas, cbs, P, Q, O
+        groups.append((us, ii, jj, total))
+        total += len(us) * len(ii)
+    idx_t = np.int32 if pos < 2**31 else np.int64
+    key = np.empty(total, dtype=np.int64)
+    tbi = np.empty(total, dtype=idx_t)
+    tbj = np.empty(total, dtype=idx_t)
+    for us, ii, jj, at in groups:
+        b = base[us].astype(idx_t)[:, None]
+        end = at + len(us) * len(ii)
+        bi = (b + ii.astype(idx_t)[None, :]).ravel()
+        bj = (b + jj.astype(idx_t)[None, :]).ravel()
+        np.multiply(P[bi], nq, out=key[at:end])
+        key[at:end] += Q[bj]
+        tbi[at:end] = bi
+        tbj[at:end] = bj
+    del groups, P, Q
     ntuples = len(key)
     if progress:
         progress("substrings", ntuples, ntuples)
-    # --- buckets (Figure 1 line 11) ---
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
+    # --- buckets (Figure 1 line 11): sort by envelope ---
+    order, ks = _sort_keys(key)
     del key
     if ntuples:
         starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
@@ -181,20 +160,21 @@ def count_supports(urllist: URLList, params: DustParams, progress: Progress | No
     member_pos = np.repeat(st - mstart, sz) + np.arange(nmem)
     mem = order[member_pos]
     del order, member_pos
+    mbi = tbi[mem].astype(np.int64)
+    mbj = tbj[mem].astype(np.int64)
+    del tbi, tbj, mem
+    mu = np.searchsorted(base, mbi, side="right") - 1  # the URL of each member
+    ca, cb = O[mbi], O[mbj]
+    del O, mbi, mbj
     # --- substring ids of the members of usable buckets ---
-    texts: list[str] = []
     ids: dict[str, int] = {}
-    mu = tu[mem]
-    aid = np.fromiter(
-        (
-            ids.setdefault(wrapped[u][a:b], len(ids))
-            for u, a, b in zip(mu.tolist(), ca[mem].tolist(), cb[mem].tolist())
-        ),
+    isd = ids.setdefault
+    aid = np.asarray(
+        [isd(wrapped[u][a:b], len(ids)) for u, a, b in zip(mu.tolist(), ca.tolist(), cb.tolist())],
         dtype=np.int64,
-        count=nmem,
     )
     texts = list(ids)
-    del ids, tu, ca, cb, mem
+    del ids, ca, cb
     if progress:
         progress("buckets", len(st), len(starts))
     # --- pairs of each usable bucket (Figure 1 lines 12-16) ---
@@ -241,6 +221,97 @@ def count_supports(urllist: URLList, params: DustParams, progress: Progress | No
     }
     log.debug("count_supports: %s", stats)
     return SupportTable(texts=texts, codes=uh, high=ch.astype(np.int64), low=cl_full, stats=stats)
+
+
+def _common_prefix_len(a: str, b: str) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # the largest m with a[:m] == b[:m], by bisection on C-speed comparisons
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _mirror(base: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Flat index of the t-th from last element of each segment, for every flat position."""
+    seg_base = np.repeat(base, counts)
+    local = np.arange(int(counts.sum()), dtype=np.int64) - seg_base
+    return seg_base + np.repeat(counts, counts) - 1 - local
+
+
+def _prefix_ids(strings: list[str], offs: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Dense ids of the prefixes ``strings[k][:o]`` for the flat offsets ``offs`` (``counts[k]``
+    of them per string): equal ids exactly when the prefix strings are equal.
+
+    Exact and hash-free: with the strings sorted and ``lcp[r]`` the common prefix length of the
+    sorted strings r-1 and r, the prefix of length o of the string at sorted rank r is shared by
+    ranks j..r exactly, where j is the last rank <= r with lcp[j] < o; so (j, o) names the string.
+    """
+    n = len(strings)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    order = sorted(range(n), key=strings.__getitem__)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.asarray(order, dtype=np.int64)] = np.arange(n, dtype=np.int64)
+    lcp = np.empty(n, dtype=np.int64)
+    lcp[0] = -1
+    lcp[1:] = [_common_prefix_len(strings[a], strings[b]) for a, b in zip(order, order[1:])]
+    q_rank = np.repeat(rank, counts)
+    j = np.empty(len(offs), dtype=np.int64)
+    by_o = np.argsort(offs, kind="stable")
+    o_sorted = offs[by_o]
+    starts = np.flatnonzero(np.r_[True, o_sorted[1:] != o_sorted[:-1]])
+    ends = np.r_[starts[1:], len(offs)]
+    ranks = np.arange(n, dtype=np.int64)
+    for a, b in zip(starts.tolist(), ends.tolist()):
+        o = int(o_sorted[a])
+        last_break = np.maximum.accumulate(np.where(lcp < o, ranks, 0))
+        sel = by_o[a:b]
+        j[sel] = last_break[q_rank[sel]]
+    width = int(offs.max()) + 1
+    _, dense = np.unique(j * width + offs, return_inverse=True)
+    return dense.astype(np.int64).reshape(-1)
+
+
+def _sort_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, sorted keys) of non-negative int64 keys.
+
+    ``argsort`` is slow on millions of keys; sorting values is fast.  So the key's low bits and the
+    element's index are packed into one int64 and sorted by value.  When key and index do not fit
+    in 63 bits together, the elements are first partitioned by the key's high bits (a radix pass
+    on a small integer, stable), and each partition is sorted the same way with local indices.
+    """
+    n = len(key)
+    if not n:
+        return np.zeros(0, dtype=np.int64), key
+    kbits = max(1, int(key.max()).bit_length())
+    tbits = max(1, int(n - 1).bit_length())
+    if kbits + tbits <= 63:
+        packed = (key << tbits) | np.arange(n, dtype=np.int64)
+        packed.sort()
+        return packed & ((1 << tbits) - 1), packed >> tbits
+    lowbits = 63 - tbits
+    part = (key >> lowbits).astype(np.int32)
+    by_part = np.argsort(part, kind="stable")
+    counts = np.bincount(part)
+    del part
+    order = np.empty(n, dtype=np.int64)
+    ks = np.empty(n, dtype=np.int64)
+    lowmask = (1 << lowbits) - 1
+    at = 0
+    for c in counts.tolist():
+        if not c:
+            continue
+        idx = by_part[at:at + c]
+        packed = ((key[idx] & lowmask) << tbits) | np.arange(c, dtype=np.int64)
+        packed.sort()
+        local = packed & ((1 << tbits) - 1)
+        order[at:at + c] = idx[local]
+        ks[at:at + c] = key[order[at:at + c]]
+        at += c
+    return order, ks
 
 
 def _likely_similar_mask(

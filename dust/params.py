@@ -33,7 +33,7 @@ class DustParams:
     epsilon: float = 0.05
     #: parameter rules (thesis §5.3; our choice, see docs/semantics.md): a rule is kept when its
     #: likely-similar support is >= ms and at least this fraction of its instances are likely similar.
-    param_min_ratio: float = 0.5
+    param_min_ratio: float = 0.75
     #: a query parameter is "popular" when it occurs in at least this many distinct URLs.
     param_min_urls: int = 3
     #: LikelySimilar filter on (False = every pair counts, ``--no-similarity``).

@@ -41,6 +41,29 @@ def oracle_supports(urllist: URLList, params: DustParams, T: int) -> dict[tuple[
     return dict(IT)
 
 
+def oracle_supports_both(urllist: URLList, params: DustParams) -> tuple[dict, dict]:
+    """Figure 1 once for T_low and T_high (one ST table, two IT tables), as the engine does."""
+    ST: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for url in urllist:
+        for alpha, p, s in substrings(url, params.S):
+            ST[(p, s)].append((alpha, url))
+    low: dict[tuple[str, str], int] = defaultdict(int)
+    high: dict[tuple[str, str], int] = defaultdict(int)
+    for bucket in ST.values():
+        if len(bucket) == 1 or len(bucket) > params.t_high:
+            continue
+        small = len(bucket) <= params.t_low
+        for x in range(len(bucket)):
+            for y in range(x + 1, len(bucket)):
+                (a1, u1), (a2, u2) = bucket[x], bucket[y]
+                if urllist.similar(u1, u2, params):
+                    key = (a1, a2) if a1 < a2 else (a2, a1)
+                    high[key] += 1
+                    if small:
+                        low[key] += 1
+    return dict(low), dict(high)
+
+
 def brute_support(urllist: URLList, params: DustParams, T: int, a: str, b: str) -> int:
     """|E(a) ∩ E(b)| minus overflowing and disqualified envelopes, by direct enumeration per pair."""
     env: dict[str, set[tuple[str, str, str]]] = {a: set(), b: set()}

@@ -181,3 +181,18 @@ def test_real_sample_equals_oracle(logs_dir):
     table = count_supports(ul, P)
     assert table.as_dict("low") == oracle_supports(ul, P, P.t_low)
     assert table.as_dict("high") == oracle_supports(ul, P, P.t_high)
+
+
+@pytest.mark.parametrize("n, hi", [(1000, 2**20), (5000, 2**62), (1, 5), (3000, 2**45)])
+def test_sort_keys_packed_and_partitioned(n, hi):
+    import numpy as np
+
+    from dust.detect import _sort_keys
+
+    rng = np.random.default_rng(n)
+    key = rng.integers(0, hi, size=n, dtype=np.int64)
+    key[: n // 3] = key[n // 3: 2 * (n // 3)]  # duplicates
+    order, ks = _sort_keys(key)
+    assert np.array_equal(ks, np.sort(key))
+    assert np.array_equal(key[order], ks)
+    assert np.array_equal(np.sort(order), np.arange(n))
