@@ -196,3 +196,26 @@ def test_sort_keys_packed_and_partitioned(n, hi):
     assert np.array_equal(ks, np.sort(key))
     assert np.array_equal(key[order], ks)
     assert np.array_equal(np.sort(order), np.arange(n))
+
+
+def test_figure_7_forum_rules_from_a_generated_log():
+    """The forum of Figure 7 (bench/genlog.py): its valid rules come out of phases 1-2."""
+    from bench.genlog import generate
+    from dust import mine
+    from dust.rules import SubstringRule
+    from stream.logformats import PARSERS, Context
+
+    ul = URLList()
+    for line in generate(8000, seed=3):
+        rec = PARSERS["vhost"](line, Context())
+        if rec.status < 400:
+            ul.add(rec.url, rec.status, rec.size)
+    texts = {SubstringRule(p.alpha, p.beta).text for p in mine(ul).kept}
+    for expected in [
+        '".forum.co.il/story?id=" → ".forum.co.il/story_"',
+        '".forum.co.il/story.php3?id=" → ".forum.co.il/story?id="',
+        '".forum.co.il/thread?rep=" → ".forum.co.il/thread_"',
+        '"&LastView=&Close=$" → "$"',
+        '"&NewOnly=1&tvqz=2$" → "&NewOnly=1$"',
+    ]:
+        assert expected in texts, (expected, sorted(texts))
