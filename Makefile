@@ -5,13 +5,21 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all bench clean
+.PHONY: demo test test-all bench clean kafka-libs
+KAFKA_LIBS := deploy/kafka/target/.fetched
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
+
+## the jars of the local Kafka broker (Maven Central; needs java 17 + mvn)
+$(KAFKA_LIBS): deploy/kafka/pom.xml
+	mvn -B -q -f deploy/kafka/pom.xml package
+	touch $(KAFKA_LIBS)
+
+kafka-libs: $(KAFKA_LIBS)
 
 ## the main job on the bundled sample: mine the semicomplete.com access log, then canonize it
 demo: $(STAMP)
@@ -20,10 +28,10 @@ demo: $(STAMP)
 	awk '{print "http://semicomplete.com" $$7}' tests/data/logs/semicomplete-apache/apache_logs | $(BIN)/dustbuster canonize --rules var-demo-rules.json > /dev/null
 
 ## the test suite (what .ci/run runs); slow soak tests are excluded
-test: $(STAMP)
+test: $(STAMP) $(KAFKA_LIBS)
 	$(BIN)/python -m pytest -q -m "not slow"
 
-test-all: $(STAMP)
+test-all: $(STAMP) $(KAFKA_LIBS)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

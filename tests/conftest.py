@@ -15,3 +15,12 @@ if str(ROOT) not in sys.path:
 @pytest.fixture
 def logs_dir() -> Path:
     return LOGS
+
+
+@pytest.fixture(scope="session")
+def kafka() -> str:
+    """Bootstrap address of a real Kafka broker (see tests/kafka_fixture.py)."""
+    from tests.kafka_fixture import kafka_bootstrap
+
+    with kafka_bootstrap() as bootstrap:
+        yield bootstrap
