@@ -1,0 +1,302 @@
+"""Figure 1's supports maintained incrementally, for a stream of log records (issue 3).
+
+The invariant, at every commit: for every pair (α, β), the stored T_low / T_high supports equal
+what :func:`dust.detect.count_supports` computes on the current URL list, i.e. the number of
+envelopes (p, s) in buckets of size 2..T whose two URLs are LikelySimilar *with their current
+observations*.  It is kept by three moves:
+
+* a new URL joins the bucket of each of its envelopes.  A bucket of k members that grows to k+1
+  adds the new URL's likely-similar pairs (to T_low when k+1 <= T_low, to T_high when
+  k+1 <= T_high); when it passes T_low its existing pairs leave the T_low counts; when it passes
+  T_high they leave the T_high counts and the bucket becomes an overflow mark forever (a bucket
+  only grows).  Members are kept up to T_high, so the work per record is bounded;
+* a URL's evidence changes (its size interval widens, a digest or sketch arrives): each pair it
+  has in a usable bucket is re-judged and counted in or out;
+* anything else (a repeated line, a hit) changes no support: re-delivered lines are harmless.
+
+Storage is any :class:`KV` (an in-memory dict here for tests; RocksDB in state/).  Writes are
+buffered and applied atomically by ``commit()``, together with caller metadata (input offsets),
+so a crash never leaves half a batch.  Keys (bytes), per site ``S``:
+
+* ``U S \\0 url`` → URL record (id, hits, interval, digests, sketches);  ``I S \\0 id`` → url;
+* ``B S \\0 xxh3_128(p \\0 s)`` → bucket members ``(id, α start, α end)`` packed, or ``b""`` (overflow);
+* ``P S \\0 α \\0 β`` (α < β) → (T_low, T_high) supports;   ``N S`` → next URL id.
+
+Envelope keys are 128-bit xxh3 digests of ``p \\0 s``: a collision (probability ~n²/2¹²⁹) would
+merge two buckets; we accept that risk rather than store each envelope's text (~14 kB per URL).
+"""
+
+from __future__ import annotations
+
+import marshal
+import struct
+from itertools import accumulate
+from typing import Iterable, Iterator, Protocol
+
+import xxhash
+
+from .detect import _TOKEN_RE, Pair, _positions, likely_pairs, SupportTable
+from .params import DustParams
+from .tokens import wrap
+from .urllist import URLInfo, URLList, likely_similar
+
+_MEMBER = struct.Struct("<IHH")
+_SUP = struct.Struct("<ii")
+
+
+class KV(Protocol):
+    def get(self, key: bytes) -> bytes | None: ...
+    def multi_get(self, keys: list[bytes]) -> list[bytes | None]: ...
+    def write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None: ...
+    def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]: ...
+
+
+class MemoryKV:
+    """A dict with KV's interface (tests, and the reference for state.rocks.RocksKV)."""
+
+    def __init__(self) -> None:
+        self.d: dict[bytes, bytes] = {}
+
+    def get(self, key: bytes) -> bytes | None:
+        return self.d.get(key)
+
+    def multi_get(self, keys: list[bytes]) -> list[bytes | None]:
+        return [self.d.get(k) for k in keys]
+
+    def write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None:
+        for k, v in list(puts.items()) + list(meta.items()):
+            if v is None:
+                self.d.pop(k, None)
+            else:
+                self.d[k] = v
+
+    def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        for k in sorted(self.d):
+            if k.startswith(prefix):
+                yield k, self.d[k]
+
+
+def _enc_info(uid: int, info: URLInfo) -> bytes:
+    return marshal.dumps((uid, info.hits, info.lo, info.hi, sorted(info.digests or ()), sorted(info.sketches or ())))
+
+
+def _dec_info(raw: bytes) -> tuple[int, URLInfo]:
+    uid, hits, lo, hi, dig, sk = marshal.loads(raw)
+    return uid, URLInfo(hits, lo, hi, set(dig) if dig else None, {tuple(x) for x in sk} if sk else None)
+
+
+def _evidence(info: URLInfo) -> tuple:
+    return (info.lo, info.hi, frozenset(info.digests or ()), frozenset(info.sketches or ()))
+
+
+class SiteSupports:
+    """The incremental Figure 1 of one site, over a KV store.  Not thread-safe: one writer."""
+
+    def __init__(self, kv: KV, site: str, params: DustParams | None = None) -> None:
+        self.kv = kv
+        self.site = site
+        self.params = params or DustParams()
+        s = site.encode()
+        self._u, self._i, self._b, self._p, self._n = (c + s + b"\0" for c in (b"U", b"I", b"B", b"P", b"N"))
+        self._pending: dict[bytes, bytes | None] = {}
+        self._urls: dict[int, tuple[str, URLInfo]] = {}  # id -> (url, info), this batch's view
+        self._deltas: dict[tuple[str, str], list[int]] = {}
+        self.changed = False
+
+    # ------------------------------------------------------------------ storage helpers
+    def _get(self, key: bytes) -> bytes | None:
+        if key in self._pending:
+            return self._pending[key]
+        return self.kv.get(key)
+
+    def _put(self, key: bytes, value: bytes | None) -> None:
+        self._pending[key] = value
+
+    def _member(self, uid: int) -> tuple[str, URLInfo]:
+        got = self._urls.get(uid)
+        if got is None:
+            url = self._get(self._i + uid.to_bytes(8, "big"))
+            assert url is not None, f"dangling URL id {uid}"
+            u = url.decode()
+            raw = self._get(self._u + url)
+            assert raw is not None
+            got = self._urls[uid] = (u, _dec_info(raw)[1])
+        return got
+
+    def _count(self, a: str, b: str, low: int, high: int) -> None:
+        key = (a, b) if a < b else (b, a)
+        d = self._deltas.get(key)
+        if d is None:
+            self._deltas[key] = [low, high]
+        else:
+            d[0] += low
+            d[1] += high
+
+    def _similar(self, a: URLInfo, b: URLInfo) -> bool:
+        return likely_similar(a, b, self.params)
+
+    # ------------------------------------------------------------------ the three moves
+    def observe(self, url: str, status: int | None, size: int | None, digest: str | None = None,
+                sketch: tuple[int, ...] | None = None) -> None:
+        """One record (status >= 400 must be dropped by the caller, as in the batch reader)."""
+        key = self._u + url.encode()
+        raw = self._get(key)
+        if raw is None:
+            nraw = self._get(self._n)
+            uid = int.from_bytes(nraw, "big") if nraw else 0
+            self._put(self._n, (uid + 1).to_bytes(8, "big"))
+            info = URLInfo()
+            info.observe(status, size, digest, sketch)
+            self._put(key, _enc_info(uid, info))
+            self._put(self._i + uid.to_bytes(8, "big"), url.encode())
+            self._urls[uid] = (url, info)
+            self._insert(uid, url, info)
+            self.changed = True
+            return
+        uid, info = _dec_info(raw)
+        if uid in self._urls:
+            info = self._urls[uid][1]
+        before = _evidence(info)
+        old = URLInfo(info.hits, info.lo, info.hi, set(info.digests) if info.digests else None,
+                      set(info.sketches) if info.sketches else None)
+        info.observe(status, size, digest, sketch)
+        self._urls[uid] = (url, info)
+        self._put(key, _enc_info(uid, info))
+        if _evidence(info) != before:
+            self._rejudge(uid, url, old, info)
+            self.changed = True
+
+    def _envelopes(self, url: str) -> Iterator[tuple[bytes, int, int]]:
+        w = wrap(url)
+        offs = list(accumulate(map(len, _TOKEN_RE.findall(w)), initial=0))
+        ii, jj = _positions(len(offs) - 1, self.params.S)
+        h = xxhash.xxh3_128_digest
+        for i, j in zip(ii.tolist(), jj.tolist()):
+            a, b = offs[i], offs[j]
+            yield self._b + h((w[:a] + "\0" + w[b:]).encode("utf-8", "surrogatepass")), a, b
+
+    def _insert(self, uid: int, url: str, info: URLInfo) -> None:
+        p = self.params
+        w = wrap(url)
+        envs = list(self._envelopes(url))
+        stored = self.kv.multi_get([k for k, _, _ in envs])
+        for (key, a, b), got in zip(envs, stored):
+            if key in self._pending:
+                got = self._pending[key]
+            if got == b"":  # overflow mark
+                continue
+            if got is None:
+                self._put(key, _MEMBER.pack(uid, a, b))
+                continue
+            members = [_MEMBER.unpack_from(got, o) for o in range(0, len(got), _MEMBER.size)]
+            k = len(members)
+            alpha = w[a:b]
+            if k + 1 > p.t_high:
+                self._drop_pairs(members, low=k <= p.t_low, high=True)
+                self._put(key, b"")
+                continue
+            if k == p.t_low:
+                self._drop_pairs(members, low=True, high=False)
+            in_low = k + 1 <= p.t_low
+            for mid, ma, mb in members:
+                murl, minfo = self._member(mid)
+                if self._similar(info, minfo):
+                    self._count(alpha, wrap(murl)[ma:mb], 1 if in_low else 0, 1)
+            self._put(key, got + _MEMBER.pack(uid, a, b))
+
+    def _drop_pairs(self, members: list[tuple[int, int, int]], low: bool, high: bool) -> None:
+        for x in range(len(members)):
+            ux, ax, bx = members[x]
+            urlx, infox = self._member(ux)
+            for y in range(x + 1, len(members)):
+                uy, ay, by = members[y]
+                urly, infoy = self._member(uy)
+                if self._similar(infox, infoy):
+                    self._count(wrap(urlx)[ax:bx], wrap(urly)[ay:by], -int(low), -int(high))
+
+    def _rejudge(self, uid: int, url: str, old: URLInfo, new: URLInfo) -> None:
+        p = self.params
+        w = wrap(url)
+        envs = list(self._envelopes(url))
+        stored = self.kv.multi_get([k for k, _, _ in envs])
+        for (key, a, b), got in zip(envs, stored):
+            if key in self._pending:
+                got = self._pending[key]
+            if not got:
+                continue
+            members = [_MEMBER.unpack_from(got, o) for o in range(0, len(got), _MEMBER.size)]
+            k = len(members)
+            if k < 2:
+                continue
+            alpha = w[a:b]
+            for mid, ma, mb in members:
+                if mid == uid:
+                    continue
+                murl, minfo = self._member(mid)
+                before, after = self._similar(old, minfo), self._similar(new, minfo)
+                if before != after:
+                    d = 1 if after else -1
+                    self._count(alpha, wrap(murl)[ma:mb], d if k <= p.t_low else 0, d)
+
+    # ------------------------------------------------------------------ commit and read
+    def pending_writes(self) -> dict[bytes, bytes | None]:
+        """Fold the support deltas into the pending writes and hand them over (then reset)."""
+        keys = [self._p + a.encode() + b"\0" + b.encode() for a, b in self._deltas]
+        current = self.kv.multi_get(keys) if keys else []
+        for key, (dl, dh), cur in zip(keys, self._deltas.values(), current):
+            if key in self._pending:
+                cur = self._pending[key]
+            lo, hi = _SUP.unpack(cur) if cur else (0, 0)
+            lo, hi = lo + dl, hi + dh
+            self._pending[key] = None if lo == 0 and hi == 0 else _SUP.pack(lo, hi)
+        out = self._pending
+        self._pending, self._deltas, self._urls = {}, {}, {}
+        return out
+
+    def commit(self, meta: dict[bytes, bytes] | None = None) -> None:
+        self.kv.write(self.pending_writes(), meta or {})
+
+    def supports(self) -> dict[tuple[str, str], tuple[int, int]]:
+        """All non-zero (T_low, T_high) supports, keyed (a, b) with a < b (committed state)."""
+        out = {}
+        n = len(self._p)
+        for k, v in self.kv.scan(self._p):
+            a, b = k[n:].decode().split("\0", 1)
+            out[(a, b)] = _SUP.unpack(v)
+        return out
+
+    def table(self) -> SupportTable:
+        import numpy as np
+
+        sup = self.supports()
+        texts: list[str] = []
+        ids: dict[str, int] = {}
+        for a, b in sup:
+            for x in (a, b):
+                if x not in ids:
+                    ids[x] = len(texts)
+                    texts.append(x)
+        na = max(1, len(texts))
+        rows = sorted((min(ids[a], ids[b]) * na + max(ids[a], ids[b]), lo, hi) for (a, b), (lo, hi) in sup.items())
+        return SupportTable(texts, np.asarray([r[0] for r in rows], dtype=np.int64),
+                            np.asarray([r[2] for r in rows], dtype=np.int64),
+                            np.asarray([r[1] for r in rows], dtype=np.int64))
+
+    def likely_pairs(self) -> list[Pair]:
+        return likely_pairs(self.table(), self.params)
+
+    def urllist(self) -> URLList:
+        ul = URLList()
+        n = len(self._u)
+        rows = []
+        for k, v in self.kv.scan(self._u):
+            uid, info = _dec_info(v)
+            rows.append((uid, k[n:].decode(), info))
+        for uid, url, info in sorted(rows):
+            ul.infos[url] = info
+        return ul
+
+
+def feed(sites: "SiteSupports", records: Iterable[tuple]) -> None:
+    for rec in records:
+        sites.observe(*rec)
