@@ -1,0 +1,11 @@
+"""Thin Faust agents: decode, call dust/ and state/, send.  ``register_all`` wires them to an app."""
+
+from __future__ import annotations
+
+from .ingest import register as register_ingest
+from .windows import register as register_windows
+
+
+def register_all(app, settings, topics, stores) -> None:
+    register_ingest(app, settings, topics, stores)
+    register_windows(app, settings, topics, stores)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .detect import Pair, Progress, count_supports, likely_pairs
+from .detect import Pair, Progress, SupportTable, count_supports, likely_pairs
 from .paramrules import ParamCandidate, detect_param_rules
 from .params import DustParams
 from .refine import eliminate, elimination_order
@@ -67,7 +67,11 @@ def mine(urllist: URLList, params: DustParams | None = None, stage: str = "elimi
     params = params or DustParams()
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}")
-    table = count_supports(urllist, params, progress)
+    return mine_table(count_supports(urllist, params, progress), urllist, params, stage)
+
+
+def mine_table(table: SupportTable, urllist: URLList, params: DustParams, stage: str = "eliminate") -> MineResult:
+    """Phases 1 (ranking) to 3 from already counted supports (the streaming miner's state)."""
     stats = dict(table.stats)
     stats["urls_with_size"] = urllist.sized
     detected = likely_pairs(table, params)

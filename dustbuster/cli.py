@@ -111,7 +111,75 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--data-dir", default="var/kafka", help="persistent data dir (default %(default)s)")
     b.add_argument("--port", type=int, default=9092, help="client port (default %(default)s)")
     b.add_argument("--controller-port", type=int, default=9093, help="controller port (default %(default)s)")
+    f = sub.add_parser("feed", parents=[common], help="produce log lines into the raw topic",
+                       description="Send a log file's lines (or stdin's) to Kafka in batches keyed by site. "
+                       "Exits non-zero, saying how many lines were delivered, if the broker rejects a batch "
+                       "after retries.  Broker and topic names come from DUST_* settings.")
+    f.add_argument("log", metavar="LOG|-")
+    f.add_argument("--site", required=True, help="the site (host) the lines belong to; the message key")
+    f.add_argument("--format", default="auto", help="log format hint for the workers (default auto)")
+    f.add_argument("--scheme", default="http", choices=("http", "https"))
+    f.add_argument("--batch-lines", type=int, default=500, help="lines per message (default %(default)s)")
+    f.add_argument("--follow", action="store_true", help="keep reading new lines, like tail -F (survives rotation)")
+    f.add_argument("--bootstrap", help="Kafka bootstrap servers (default: DUST_KAFKA_BOOTSTRAP or 127.0.0.1:9092)")
+
+    w = sub.add_parser("worker", parents=[common], help="run a streaming worker (Faust)",
+                       description="Consume the raw topic, keep per-site incremental DUST state in RocksDB "
+                       "(DUST_DATA_DIR), and emit candidate rules every DUST_WINDOW_S seconds.  All settings "
+                       "come from DUST_* environment variables (stream/settings.py); flags override them.")
+    w.add_argument("--data-dir", help="state directory (DUST_DATA_DIR)")
+    w.add_argument("--window", type=float, help="window seconds (DUST_WINDOW_S)")
+    w.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
     return ap
+
+
+def cmd_feed(a: argparse.Namespace) -> int:
+    import asyncio
+
+    from stream.producer import feed
+    from stream.settings import Settings
+
+    settings = Settings.from_env(kafka_bootstrap=a.bootstrap)
+    show = prog.enabled(a.quiet)
+    bar = None
+    if show:
+        from tqdm import tqdm
+
+        bar = tqdm(desc="lines", unit=" lines", file=sys.stderr)
+    try:
+        stats = asyncio.run(feed(settings.kafka_bootstrap, settings.raw_topic, a.log, a.site.lower(), a.format,
+                                 a.scheme, a.batch_lines, a.follow, on_progress=bar.update if bar else None))
+    finally:
+        if bar:
+            bar.close()
+    if not a.quiet:
+        rate = stats.lines / stats.seconds if stats.seconds else 0
+        sys.stderr.write(f"fed {stats.lines} lines in {stats.batches} batches to {settings.raw_topic} "
+                         f"({rate:,.0f} lines/s)\n")
+    return 0
+
+
+def cmd_worker(a: argparse.Namespace) -> int:
+    import asyncio
+
+    import faust
+
+    from agents import register_all
+    from state.partitions import Stores
+    from stream.app import create_app, ensure_topics, topics
+    from stream.settings import Settings
+
+    settings = Settings.from_env(data_dir=Path(a.data_dir) if a.data_dir else None, window_s=a.window,
+                                 kafka_bootstrap=a.bootstrap)
+    asyncio.run(ensure_topics(settings))
+    app = create_app(settings)
+    stores = Stores(settings.data_dir / "state", settings.params)
+    register_all(app, settings, topics(app, settings), stores)
+    try:
+        faust.Worker(app, loglevel="warn" if not a.verbose else "info", quiet=True).execute_from_commandline()
+    finally:
+        stores.close()
+    return 0
 
 
 def cmd_broker(a: argparse.Namespace) -> int:
@@ -264,7 +332,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.print_help()
         return 2
     try:
-        return {"mine": cmd_mine, "canonize": cmd_canonize, "broker": cmd_broker}[a.cmd](a)
+        return {"mine": cmd_mine, "canonize": cmd_canonize, "broker": cmd_broker, "feed": cmd_feed,
+                "worker": cmd_worker}[a.cmd](a)
     except DustError as exc:
         sys.stderr.write(f"dustbuster {a.cmd}: error: {exc}\n")
         return 2

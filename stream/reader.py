@@ -176,3 +176,61 @@ def read_urllist(sources: Iterable[str | Path], fmt: str = "auto", site: str | N
         ul.add(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
     log.info("read %s lines: %s records, %s unique URLs", stats.lines, stats.records, len(ul))
     return ul, stats
+
+
+@dataclass
+class BatchResult:
+    records: list[tuple]
+    rejects: list[tuple[str, str, str]]  # (reason, detail, line)
+    counts: dict[str, int]
+    fmt: str | None
+
+
+def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "http", limits: Limits | None = None,
+                max_line_bytes: int = 65536) -> BatchResult:
+    """Parse one batch of a site's lines (the streaming ingest): records for status < 400,
+    every other line counted; rejects returned with their reason for the dead-letter topic."""
+    ctx = Context(site, scheme if scheme in ("http", "https") else "http", limits or Limits())
+    counts = {"lines": len(lines), "records": 0, "dropped_status": 0, "skipped": 0, "rejected": 0}
+    rejects: list[tuple[str, str, str]] = []
+    texts = [ln for ln in lines[:SNIFF_LINES] if ln.strip() and len(ln) <= max_line_bytes]
+    chosen: str | None = fmt
+    if fmt == "auto" or fmt not in PARSERS:
+        try:
+            chosen = sniff(texts, ctx) if texts else None
+        except ParseError:
+            chosen = None
+    if chosen == "tsv" and texts:
+        ctx.tsv_columns = tsv_header(texts[0])
+    records: list[tuple] = []
+    parse = PARSERS.get(chosen) if chosen else None
+    for line in lines:
+        if not line.strip():
+            counts["skipped"] += 1
+            continue
+        if len(line) > max_line_bytes:
+            counts["rejected"] += 1
+            rejects.append(("oversized_line", f"{len(line)} characters", line[:1000]))
+            continue
+        if parse is None:
+            counts["rejected"] += 1
+            rejects.append(("unknown_format", "no known log format matches the batch", line))
+            continue
+        try:
+            rec = parse(line, ctx)
+        except Skip:
+            counts["skipped"] += 1
+            continue
+        except ParseError as exc:
+            if chosen == "tsv" and tsv_header(line) is not None:
+                counts["skipped"] += 1
+                continue
+            counts["rejected"] += 1
+            rejects.append((exc.reason, exc.detail, line))
+            continue
+        if rec.status is not None and rec.status >= 400:
+            counts["dropped_status"] += 1
+            continue
+        counts["records"] += 1
+        records.append((rec.url, rec.status, rec.size, rec.digest, rec.sketch))
+    return BatchResult(records, rejects, counts, chosen)

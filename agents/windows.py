@@ -1,0 +1,27 @@
+"""The window timer: every window, each site whose state changed emits its candidate set."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from stream.records import CandidateSet
+
+log = logging.getLogger(__name__)
+
+
+def register(app, settings, topics, stores) -> None:
+    @app.timer(settings.window_s, name="dust-window")
+    async def window() -> None:
+        wid = int(time.time() // settings.window_s)
+        for part in list(stores.parts.values()):
+            for site, token in part.dirty_sites():
+                t0 = time.perf_counter()
+                result = part.window(site)
+                doc = result.to_json()
+                doc["stats"]["window_seconds"] = round(time.perf_counter() - t0, 3)
+                await topics.candidates.send(key=site.encode(), value=CandidateSet(
+                    site=site, window=wid, rules=doc["rules"], param_rules=doc["param_rules"],
+                    stats=doc["stats"], params=doc["params"]))
+                part.clear_dirty(site, token)
+                log.info("window %s: %s has %s likely rules", wid, site, len(doc["rules"]))

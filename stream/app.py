@@ -1,0 +1,72 @@
+"""The Faust app factory and the topics.  Only the entry point and agents/ import this module."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import faust
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError
+
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Topics:
+    raw: faust.TopicT
+    candidates: faust.TopicT
+    rules: faust.TopicT
+    rejects: faust.TopicT
+
+
+def create_app(settings: Settings) -> faust.App:
+    (settings.data_dir / "faust").mkdir(parents=True, exist_ok=True)
+    return faust.App(
+        settings.app_id,
+        broker=f"kafka://{settings.kafka_bootstrap}",
+        datadir=str(settings.data_dir / "faust"),
+        store="memory://",
+        web_enabled=settings.web_port > 0,
+        web_port=settings.web_port or 6066,
+        topic_partitions=settings.partitions,
+        producer_acks=-1,
+        consumer_auto_offset_reset="earliest",
+        broker_commit_every=50,
+        broker_commit_interval=1.0,
+    )
+
+
+def topics(app: faust.App, settings: Settings) -> Topics:
+    return Topics(
+        raw=app.topic(settings.raw_topic, key_type=bytes, value_type=bytes, value_serializer="raw",
+                      key_serializer="raw", partitions=settings.partitions),
+        candidates=app.topic(settings.candidates_topic, key_serializer="raw", partitions=settings.partitions),
+        rules=app.topic(settings.rules_topic, key_serializer="raw", partitions=settings.partitions),
+        rejects=app.topic(settings.rejects_topic, key_serializer="raw", partitions=1),
+    )
+
+
+async def ensure_topics(settings: Settings) -> None:
+    """Create the topics with their partitions and configs (the rules topic is compacted)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    try:
+        want = [
+            NewTopic(settings.raw_topic, settings.partitions, 1),
+            NewTopic(settings.candidates_topic, settings.partitions, 1),
+            NewTopic(settings.rules_topic, settings.partitions, 1, topic_configs={"cleanup.policy": "compact"}),
+            NewTopic(settings.rejects_topic, 1, 1),
+        ]
+        existing = set(await admin.list_topics())
+        new = [t for t in want if t.name not in existing]
+        if new:
+            try:
+                await admin.create_topics(new)
+                log.info("created topics %s", [t.name for t in new])
+            except TopicAlreadyExistsError:
+                pass
+    finally:
+        await admin.close()

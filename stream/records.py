@@ -1,0 +1,76 @@
+"""Typed Faust records for the topics, with pinned namespaces (docs/topics.md).  JSON on the wire.
+
+The raw topic is consumed as bytes and decoded here with :func:`decode_raw`, so junk on the topic
+(binary, wrong JSON, wrong types, oversize) becomes a counted reject with a reason, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, List, Optional
+
+import faust
+
+from dust.errors import ParseError
+
+
+class RawBatch(faust.Record, namespace="dustbuster.raw.v1", serializer="json"):
+    """Access-log lines of one site (key = site).  ``seq`` numbers a producer's batches."""
+
+    site: str
+    lines: List[str]
+    format: str = "auto"
+    scheme: str = "http"
+    source: str = ""
+    seq: int = 0
+
+
+class CandidateSet(faust.Record, namespace="dustbuster.candidates.v1", serializer="json"):
+    """Likely rules of one site at one window (key = site)."""
+
+    site: str
+    window: int
+    rules: List[Any]
+    param_rules: List[Any]
+    stats: Any
+    params: Any
+
+
+class Reject(faust.Record, namespace="dustbuster.rejects.v1", serializer="json"):
+    """A dead letter: what was rejected, where from, and why."""
+
+    reason: str
+    detail: str = ""
+    site: Optional[str] = None
+    line: str = ""
+    topic: str = ""
+    partition: int = -1
+    offset: int = -1
+
+
+def decode_raw(data: bytes | None, max_lines: int, max_line_bytes: int) -> RawBatch:
+    if data is None:
+        raise ParseError("empty_message", "no value")
+    try:
+        obj = json.loads(data)
+    except (UnicodeDecodeError, ValueError):
+        raise ParseError("bad_json", "the message is not UTF-8 JSON") from None
+    if not isinstance(obj, dict):
+        raise ParseError("bad_record", "the message is not a JSON object")
+    site, lines = obj.get("site"), obj.get("lines")
+    if not isinstance(site, str) or not site or len(site) > 255 or any(c in site for c in "/\x00 "):
+        raise ParseError("bad_record", "missing or bad 'site'")
+    if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
+        raise ParseError("bad_record", "'lines' must be a list of strings")
+    if len(lines) > max_lines:
+        raise ParseError("oversized", f"{len(lines)} lines > {max_lines}")
+    fmt = obj.get("format", "auto")
+    scheme = obj.get("scheme", "http")
+    if not isinstance(fmt, str) or not isinstance(scheme, str):
+        raise ParseError("bad_record", "'format' and 'scheme' must be strings")
+    return RawBatch(site=site.lower(), lines=lines, format=fmt, scheme=scheme,
+                    source=str(obj.get("source", ""))[:200], seq=int(obj.get("seq", 0) or 0))
+
+
+def encode(record: faust.Record) -> bytes:
+    return record.dumps(serializer="json")

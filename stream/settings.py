@@ -1,0 +1,95 @@
+"""The one settings object: frozen, read from the environment (prefix ``DUST_``) in one place.
+
+| variable | default | meaning |
+|---|---|---|
+| DUST_KAFKA_BOOTSTRAP | 127.0.0.1:9092 | Kafka bootstrap servers |
+| DUST_APP_ID | dustbuster | Faust app id (consumer group, internal topic prefix) |
+| DUST_DATA_DIR | var/worker | worker state (RocksDB per partition) |
+| DUST_TOPIC_PREFIX | dust | topics are <prefix>-raw, -candidates, -rules, -rejects |
+| DUST_PARTITIONS | 4 | partitions of the raw and candidates topics |
+| DUST_WINDOW_S | 60 | seconds between candidate windows |
+| DUST_WEB_PORT | 0 (off) | worker web port |
+| DUST_S, DUST_T_LOW, DUST_T_HIGH, DUST_MS, DUST_MRD, DUST_MAD, DUST_MW | papers' | DustBuster parameters |
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Mapping
+
+from dust.errors import ConfigError
+from dust.params import DustParams
+
+PREFIX = "DUST_"
+
+
+@dataclass(frozen=True)
+class Settings:
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    app_id: str = "dustbuster"
+    data_dir: Path = Path("var/worker")
+    topic_prefix: str = "dust"
+    partitions: int = 4
+    window_s: float = 60.0
+    web_port: int = 0
+    max_lines_per_message: int = 10000
+    max_line_bytes: int = 65536
+    params: DustParams = field(default_factory=DustParams)
+
+    @property
+    def raw_topic(self) -> str:
+        return f"{self.topic_prefix}-raw"
+
+    @property
+    def candidates_topic(self) -> str:
+        return f"{self.topic_prefix}-candidates"
+
+    @property
+    def rules_topic(self) -> str:
+        return f"{self.topic_prefix}-rules"
+
+    @property
+    def rejects_topic(self) -> str:
+        return f"{self.topic_prefix}-rejects"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "Settings":
+        env = os.environ if env is None else env
+        base = cls()
+        values: dict[str, object] = {}
+        for f in fields(cls):
+            if f.name == "params":
+                continue
+            raw = env.get(PREFIX + f.name.upper())
+            if raw is None and f.name == "kafka_bootstrap":
+                raw = env.get("DUST_KAFKA_BOOTSTRAP")
+            if raw is not None:
+                values[f.name] = _convert(f.name, raw, getattr(base, f.name))
+        pvals: dict[str, object] = {}
+        for name in ("S", "t_low", "t_high", "ms", "mrd", "mad", "mw", "ma"):
+            raw = env.get(PREFIX + name.upper())
+            if raw is not None:
+                pvals[name] = _convert(name, raw, getattr(base.params, name))
+        values["params"] = base.params.with_(**pvals)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        s = replace(base, **values)
+        if s.partitions < 1 or s.window_s <= 0:
+            raise ConfigError("DUST_PARTITIONS must be >= 1 and DUST_WINDOW_S > 0")
+        return s
+
+
+def _convert(name: str, raw: str, default: object) -> object:
+    try:
+        if isinstance(default, bool):
+            return raw.lower() in ("1", "true", "yes", "on")
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+        if isinstance(default, Path):
+            return Path(raw)
+        return raw
+    except ValueError:
+        raise ConfigError(f"{PREFIX}{name.upper()}={raw!r} is not a valid {type(default).__name__}") from None
