@@ -1,10 +1,20 @@
-"""The ingest agent: raw log batches in, per-partition incremental state updated, rejects out."""
+"""The ingest agent: raw log batches in, per-partition incremental state updated, rejects out.
+
+Per message: decode (junk → rejects topic), parse lines (bad lines → rejects topic), stage the
+state change, write it to the URL changelog and wait for the broker, then commit it to the local
+RocksDB together with the message's offset.  A message at or below the applied offset is a replay
+and is skipped; a message *beyond* applied + 1 means another worker went on with this partition
+(a rebalance) or the local copy is missing: the partition's state is rebuilt from the changelog
+first.  docs/state.md.
+"""
 
 from __future__ import annotations
 
 import logging
+import time
 
 from dust.errors import ParseError
+from stream.changelog import Changelog
 from stream.reader import parse_lines
 from stream.records import Reject, decode_raw
 
@@ -12,14 +22,32 @@ log = logging.getLogger(__name__)
 
 
 def register(app, settings, topics, stores) -> None:
-    stats = {"messages": 0, "replayed": 0, "rejected_messages": 0}
+    stats = {"messages": 0, "replayed": 0, "rejected_messages": 0, "rebuilds": 0}
     app.dust_ingest_stats = stats
+    changelog = Changelog(settings.kafka_bootstrap, settings.changelog_topic)
+
+    async def ensure_fresh(state, topic: str, offset: int) -> None:
+        applied = state.applied(topic)
+        if offset <= applied + 1:
+            return
+        t0 = time.perf_counter()
+        img = await changelog.read(state.partition)
+        if img.applied < applied:
+            log.warning("partition %s: changelog (%s) is behind the local state (%s); keeping local",
+                        state.partition, img.applied, applied)
+            return
+        n = state.rebuild(topic, img.applied, img.sites, img.counters)
+        stats["rebuilds"] += 1
+        log.warning("partition %s: rebuilt %s URLs of %s sites from the changelog (applied %s -> %s) in %.1fs",
+                    state.partition, n, len(img.sites), applied, img.applied, time.perf_counter() - t0)
 
     @app.agent(topics.raw, name="dust-ingest")
     async def ingest(stream):
         async for event in stream.events():
             msg = event.message
             stats["messages"] += 1
+            state = stores.get(msg.partition)
+            await ensure_fresh(state, msg.topic, msg.offset)
             try:
                 batch = decode_raw(event.value, settings.max_lines_per_message, settings.max_line_bytes)
             except ParseError as exc:
@@ -29,12 +57,16 @@ def register(app, settings, topics, stores) -> None:
                 await topics.rejects.send(key=None, value=Reject(
                     reason=exc.reason, detail=exc.detail, line=raw[:1000].decode("utf-8", "replace"),
                     topic=msg.topic, partition=msg.partition, offset=msg.offset))
+                state.skip(msg.topic, msg.offset)
                 continue
             res = parse_lines(batch.lines, batch.site, batch.format, batch.scheme, max_line_bytes=settings.max_line_bytes)
+            staged = state.stage(msg.topic, msg.offset, batch.site, res.records, res.counts)
+            if staged is None:
+                stats["replayed"] += 1
+                continue
             for reason, detail, line in res.rejects:
                 await topics.rejects.send(key=batch.site.encode(), value=Reject(
                     reason=reason, detail=detail, site=batch.site, line=line[:1000],
                     topic=msg.topic, partition=msg.partition, offset=msg.offset))
-            state = stores.get(msg.partition)
-            if not state.apply(msg.topic, msg.offset, batch.site, res.records, res.counts):
-                stats["replayed"] += 1
+            await changelog.write(msg.partition, batch.site, msg.offset, staged.changelog, staged.counters)
+            state.commit(staged)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
 
 from stream.records import CandidateSet
@@ -20,6 +22,8 @@ def register(app, settings, topics, stores) -> None:
                 result = part.window(site)
                 doc = result.to_json()
                 doc["stats"]["window_seconds"] = round(time.perf_counter() - t0, 3)
+                doc["stats"]["worker"] = f"{socket.gethostname()}:{os.getpid()}"
+                doc["stats"]["partition"] = part.partition
                 await topics.candidates.send(key=site.encode(), value=CandidateSet(
                     site=site, window=wid, rules=doc["rules"], param_rules=doc["param_rules"],
                     stats=doc["stats"], params=doc["params"]))

@@ -19,11 +19,12 @@ buffered and applied atomically by ``commit()``, together with caller metadata (
 so a crash never leaves half a batch.  Keys (bytes), per site ``S``:
 
 * ``U S \\0 url`` → URL record (id, hits, interval, digests, sketches);  ``I S \\0 id`` → url;
-* ``B S \\0 xxh3_128(p \\0 s)`` → bucket members ``(id, α start, α end)`` packed, or ``b""`` (overflow);
+* ``B S \\0 p \\0 s`` → bucket members ``(id, α start, α end)`` packed, or ``b""`` (overflow);
 * ``P S \\0 α \\0 β`` (α < β) → (T_low, T_high) supports;   ``N S`` → next URL id.
 
-Envelope keys are 128-bit xxh3 digests of ``p \\0 s``: a collision (probability ~n²/2¹²⁹) would
-merge two buckets; we accept that risk rather than store each envelope's text (~14 kB per URL).
+Envelope keys are the envelope's text itself: exact, and a URL's envelopes share long key prefixes,
+so RocksDB's sorted memtable and prefix-compressed blocks handle them faster and smaller than
+random 128-bit digests (measured: 2.6 vs 3.1 µs per get+put, 9.3 vs 16.2 MB for 4,000 URLs).
 """
 
 from __future__ import annotations
@@ -31,9 +32,7 @@ from __future__ import annotations
 import marshal
 import struct
 from itertools import accumulate
-from typing import Iterable, Iterator, Protocol
-
-import xxhash
+from typing import Iterator, Protocol
 
 from .detect import _TOKEN_RE, Pair, _positions, likely_pairs, SupportTable
 from .params import DustParams
@@ -102,6 +101,7 @@ class SiteSupports:
         self._urls: dict[int, tuple[str, URLInfo]] = {}  # id -> (url, info), this batch's view
         self._deltas: dict[tuple[str, str], list[int]] = {}
         self.changed = False
+        self.touched: dict[str, URLInfo] = {}  #: URLs whose record changed since the last commit
 
     # ------------------------------------------------------------------ storage helpers
     def _get(self, key: bytes) -> bytes | None:
@@ -152,6 +152,7 @@ class SiteSupports:
             self._urls[uid] = (url, info)
             self._insert(uid, url, info)
             self.changed = True
+            self.touched[url] = info
             return
         uid, info = _dec_info(raw)
         if uid in self._urls:
@@ -162,18 +163,43 @@ class SiteSupports:
         info.observe(status, size, digest, sketch)
         self._urls[uid] = (url, info)
         self._put(key, _enc_info(uid, info))
+        self.touched[url] = info
         if _evidence(info) != before:
             self._rejudge(uid, url, old, info)
             self.changed = True
+
+    def load(self, url: str, info: URLInfo) -> None:
+        """Put a URL with a known record (rebuilding from the changelog): the supports come out as
+        if its records had been observed one by one."""
+        key = self._u + url.encode()
+        raw = self._get(key)
+        if raw is not None:
+            uid, old = _dec_info(raw)
+            if uid in self._urls:
+                old = self._urls[uid][1]
+            self._urls[uid] = (url, info)
+            self._put(key, _enc_info(uid, info))
+            if _evidence(info) != _evidence(old):
+                self._rejudge(uid, url, old, info)
+            self.changed = True
+            return
+        nraw = self._get(self._n)
+        uid = int.from_bytes(nraw, "big") if nraw else 0
+        self._put(self._n, (uid + 1).to_bytes(8, "big"))
+        self._put(key, _enc_info(uid, info))
+        self._put(self._i + uid.to_bytes(8, "big"), url.encode())
+        self._urls[uid] = (url, info)
+        self._insert(uid, url, info)
+        self.changed = True
 
     def _envelopes(self, url: str) -> Iterator[tuple[bytes, int, int]]:
         w = wrap(url)
         offs = list(accumulate(map(len, _TOKEN_RE.findall(w)), initial=0))
         ii, jj = _positions(len(offs) - 1, self.params.S)
-        h = xxhash.xxh3_128_digest
+        pre = self._b
         for i, j in zip(ii.tolist(), jj.tolist()):
             a, b = offs[i], offs[j]
-            yield self._b + h((w[:a] + "\0" + w[b:]).encode("utf-8", "surrogatepass")), a, b
+            yield pre + (w[:a] + "\0" + w[b:]).encode("utf-8", "surrogatepass"), a, b
 
     def _insert(self, uid: int, url: str, info: URLInfo) -> None:
         p = self.params
@@ -250,7 +276,7 @@ class SiteSupports:
             lo, hi = lo + dl, hi + dh
             self._pending[key] = None if lo == 0 and hi == 0 else _SUP.pack(lo, hi)
         out = self._pending
-        self._pending, self._deltas, self._urls = {}, {}, {}
+        self._pending, self._deltas, self._urls, self.touched = {}, {}, {}, {}
         return out
 
     def commit(self, meta: dict[bytes, bytes] | None = None) -> None:
@@ -297,6 +323,11 @@ class SiteSupports:
         return ul
 
 
-def feed(sites: "SiteSupports", records: Iterable[tuple]) -> None:
-    for rec in records:
-        sites.observe(*rec)
+def info_to_json(info: URLInfo) -> dict:
+    return {"h": info.hits, "lo": info.lo, "hi": info.hi, "d": sorted(info.digests or ()),
+            "k": sorted(list(x) for x in (info.sketches or ()))}
+
+
+def info_from_json(obj: dict) -> URLInfo:
+    return URLInfo(int(obj.get("h", 0)), obj.get("lo"), obj.get("hi"), set(obj["d"]) if obj.get("d") else None,
+                   {tuple(x) for x in obj["k"]} if obj.get("k") else None)

@@ -16,7 +16,9 @@ import marshal
 from pathlib import Path
 from typing import Iterable
 
-from dust.incremental import SiteSupports
+from dataclasses import dataclass
+
+from dust.incremental import SiteSupports, info_from_json, info_to_json
 from dust.mine import MineResult, mine_table
 from dust.params import DustParams
 
@@ -25,6 +27,16 @@ from .rocks import RocksKV
 log = logging.getLogger(__name__)
 
 COUNTERS = ("lines", "records", "dropped_status", "skipped", "rejected")
+
+
+@dataclass
+class Staged:
+    site: str
+    offset: int
+    sup: SiteSupports
+    meta: dict[bytes, bytes]
+    changelog: dict[str, dict]  #: url -> record JSON, for the URL changelog topic
+    counters: dict[str, int]
 
 
 class PartitionState:
@@ -50,8 +62,17 @@ class PartitionState:
 
     def apply(self, topic: str, offset: int, site: str, records: Iterable[tuple], counts: dict[str, int]) -> bool:
         """Apply one input message atomically.  False when it was applied before (a replay)."""
-        if offset <= self.applied(topic):
+        staged = self.stage(topic, offset, site, records, counts)
+        if staged is None:
             return False
+        self.commit(staged)
+        return True
+
+    def stage(self, topic: str, offset: int, site: str, records: Iterable[tuple], counts: dict[str, int]) -> "Staged | None":
+        """Compute one message's effect without committing it: the caller first makes the
+        changelog durable, then calls :meth:`commit`.  None for a replay."""
+        if offset <= self.applied(topic):
+            return None
         sup = self.site(site)
         for rec in records:
             sup.observe(*rec)
@@ -64,9 +85,43 @@ class PartitionState:
         }
         if sup.changed or counts.get("lines"):
             meta[b"meta:dirty:" + site.encode()] = f"{topic}:{offset}".encode()  # a change token
-        sup.commit(meta)
-        sup.changed = False
-        return True
+        changelog = {u: info_to_json(i) for u, i in sup.touched.items()}
+        return Staged(site, offset, sup, meta, changelog, total)
+
+    def commit(self, staged: "Staged") -> None:
+        staged.sup.commit(staged.meta)
+        staged.sup.changed = False
+
+    def rebuild(self, topic: str, applied: int, sites: dict[str, dict[str, dict]], counters: dict[str, dict]) -> int:
+        """Replace this partition's state by the one the URL changelog describes (another worker
+        went on from where this copy stopped, or there is no local copy).  Returns URLs loaded."""
+        path = self.kv.path
+        self.kv.close()
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+        self.kv = RocksKV(path)
+        self._sites.clear()
+        n = 0
+        for site, urls in sites.items():
+            sup = self.site(site)
+            for k, (url, obj) in enumerate(urls.items(), 1):
+                sup.load(url, info_from_json(obj))
+                n += 1
+                if k % 2000 == 0:
+                    sup.commit()
+            sup.commit({b"meta:dirty:" + site.encode(): f"rebuild:{applied}".encode()})
+            sup.changed = False
+        meta = {b"meta:applied:" + topic.encode(): str(applied).encode()}
+        for site, c in counters.items():
+            meta[b"meta:count:" + site.encode()] = marshal.dumps(c)
+        self.kv.write({}, meta)
+        return n
+
+    def skip(self, topic: str, offset: int) -> None:
+        """Advance the applied offset over a message that carried nothing (a rejected one)."""
+        if offset > self.applied(topic):
+            self.kv.write({}, {b"meta:applied:" + topic.encode(): str(offset).encode()})
 
     def dirty_sites(self) -> list[tuple[str, bytes]]:
         """(site, change token) of the sites changed since their last window."""

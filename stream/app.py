@@ -36,6 +36,8 @@ def create_app(settings: Settings) -> faust.App:
         consumer_auto_offset_reset="earliest",
         broker_commit_every=50,
         broker_commit_interval=1.0,
+        broker_session_timeout=settings.session_timeout_s,
+        broker_heartbeat_interval=max(1.0, settings.session_timeout_s / 10),
     )
 
 
@@ -59,6 +61,7 @@ async def ensure_topics(settings: Settings) -> None:
             NewTopic(settings.candidates_topic, settings.partitions, 1),
             NewTopic(settings.rules_topic, settings.partitions, 1, topic_configs={"cleanup.policy": "compact"}),
             NewTopic(settings.rejects_topic, 1, 1),
+            NewTopic(settings.changelog_topic, settings.partitions, 1, topic_configs={"cleanup.policy": "compact"}),
         ]
         existing = set(await admin.list_topics())
         new = [t for t in want if t.name not in existing]

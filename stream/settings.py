@@ -5,10 +5,11 @@
 | DUST_KAFKA_BOOTSTRAP | 127.0.0.1:9092 | Kafka bootstrap servers |
 | DUST_APP_ID | dustbuster | Faust app id (consumer group, internal topic prefix) |
 | DUST_DATA_DIR | var/worker | worker state (RocksDB per partition) |
-| DUST_TOPIC_PREFIX | dust | topics are <prefix>-raw, -candidates, -rules, -rejects |
+| DUST_TOPIC_PREFIX | dust | topics are <prefix>-raw, -candidates, -rules, -rejects, -urls-changelog |
 | DUST_PARTITIONS | 4 | partitions of the raw and candidates topics |
 | DUST_WINDOW_S | 60 | seconds between candidate windows |
 | DUST_WEB_PORT | 0 (off) | worker web port |
+| DUST_SESSION_TIMEOUT_S | 30 | consumer-group session timeout (how long a dead worker holds its partitions) |
 | DUST_S, DUST_T_LOW, DUST_T_HIGH, DUST_MS, DUST_MRD, DUST_MAD, DUST_MW | papers' | DustBuster parameters |
 """
 
@@ -34,6 +35,7 @@ class Settings:
     partitions: int = 4
     window_s: float = 60.0
     web_port: int = 0
+    session_timeout_s: float = 30.0
     max_lines_per_message: int = 10000
     max_line_bytes: int = 65536
     params: DustParams = field(default_factory=DustParams)
@@ -49,6 +51,11 @@ class Settings:
     @property
     def rules_topic(self) -> str:
         return f"{self.topic_prefix}-rules"
+
+    @property
+    def changelog_topic(self) -> str:
+        """The URL records of every site, per input partition (compacted): the source of truth."""
+        return f"{self.topic_prefix}-urls-changelog"
 
     @property
     def rejects_topic(self) -> str:

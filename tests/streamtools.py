@@ -48,7 +48,8 @@ def stream_env(bootstrap: str, window: float = 1.0, partitions: int = 2) -> dict
     tag = uuid.uuid4().hex[:8]
     env = dict(os.environ)
     env.update({"DUST_KAFKA_BOOTSTRAP": bootstrap, "DUST_TOPIC_PREFIX": f"t{tag}", "DUST_APP_ID": f"app{tag}",
-                "DUST_WINDOW_S": str(window), "DUST_PARTITIONS": str(partitions)})
+                "DUST_WINDOW_S": str(window), "DUST_PARTITIONS": str(partitions),
+                "DUST_SESSION_TIMEOUT_S": "6"})
     return env
 
 

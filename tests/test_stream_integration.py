@@ -45,24 +45,30 @@ def test_stream_equals_batch(kafka, tmp_path, generated_log):
         w.stop()
 
 
-def test_kill9_midway_loses_nothing_and_counts_nothing_twice(kafka, tmp_path, generated_log):
-    env = stream_env(kafka)
-    lines = generated_log.read_bytes().splitlines(keepends=True)
-    half = len(lines) // 2
-    first, second = tmp_path / "a.log", tmp_path / "b.log"
-    first.write_bytes(b"".join(lines[:half]))
-    second.write_bytes(b"".join(lines[half:]))
+def test_kill9_midway_loses_nothing_and_counts_nothing_twice(kafka, tmp_path):
+    from bench.genlog import generate
+    from dust.params import DustParams
+    from state.partitions import PartitionState
+
+    env = stream_env(kafka, partitions=1)
+    log = tmp_path / "forum.log"
+    log.write_text("\n".join(generate(12000, seed=12)) + "\n")
+    total = 12000
     w = Worker(env, tmp_path / "w", tmp_path / "w.log").start()
-    feed(env, first, "www.forum.co.il")
-    feed(env, second, "www.forum.co.il")  # all lines are in Kafka; the worker is mid-way through them
+    feed(env, log, "www.forum.co.il")
     time.sleep(2.0)
     w.kill9()
+    # the killed worker's own state shows it was midway
+    st = PartitionState(tmp_path / "w" / "state", 0, DustParams())
+    done = st.counters("www.forum.co.il").get("lines", 0)
+    st.close()
+    assert 0 < done < total, done
     w = Worker(env, tmp_path / "w", tmp_path / "w2.log").start()  # same state dir: a restart
     try:
-        got = latest_candidates(env, {"www.forum.co.il": len(lines)}, workers=[w])["www.forum.co.il"]
-        want = mine_json(generated_log, "www.forum.co.il")
+        got = latest_candidates(env, {"www.forum.co.il": total}, workers=[w])["www.forum.co.il"]
+        want = mine_json(log, "www.forum.co.il")
         assert compact(got) == compact(want)
-        assert got["stats"]["lines"] == len(lines)  # none lost, none counted twice
+        assert got["stats"]["lines"] == total  # none lost, none counted twice
         assert got["stats"]["records"] == want["stats"]["read"]["records"]
     finally:
         w.stop()
@@ -98,3 +104,49 @@ def test_junk_on_the_topic_goes_to_rejects(kafka, tmp_path):
         assert w.alive()
     finally:
         w.stop()
+
+
+def test_scale_out_and_a_worker_stopped_midway(kafka, tmp_path):
+    """Three workers in one group; one is killed midway: its partitions move, their state is
+    rebuilt from the URL changelog, and every site ends equal to dustbuster mine."""
+    from bench.genlog import generate
+
+    env = stream_env(kafka, partitions=4)
+    files = {}
+    for k in range(6):
+        p = tmp_path / f"site{k}.log"
+        p.write_text("\n".join(generate(2500, seed=100 + k)) + "\n")
+        files[f"site{k}.example"] = p
+    halves = {}
+    for site, p in files.items():
+        lines = p.read_bytes().splitlines(keepends=True)
+        a, b = tmp_path / f"{site}.a", tmp_path / f"{site}.b"
+        a.write_bytes(b"".join(lines[: len(lines) // 2]))
+        b.write_bytes(b"".join(lines[len(lines) // 2:]))
+        halves[site] = (a, b, len(lines) // 2, len(lines))
+    workers = [Worker(env, tmp_path / f"w{i}", tmp_path / f"w{i}.log").start() for i in range(3)]
+    try:
+        time.sleep(8)  # let all three join the group before the first lines
+        for site, (a, _, _, _) in halves.items():
+            feed(env, a, site)
+        first = latest_candidates(env, {s: h[2] for s, h in halves.items()}, workers=workers)
+        owners = {s: d["stats"]["worker"] for s, d in first.items()}
+        victim = workers[2]
+        moved = [s for s, o in owners.items() if o.endswith(f":{victim.proc.pid}")]
+        if not moved:  # the group gave this worker no site: stop one that has some
+            victim = next(w for w in workers if any(o.endswith(f":{w.proc.pid}") for o in owners.values()))
+            moved = [s for s, o in owners.items() if o.endswith(f":{victim.proc.pid}")]
+        victim.kill9()
+        alive = [w for w in workers if w is not victim]
+        for site, (_, b, _, _) in halves.items():
+            feed(env, b, site)
+        final = latest_candidates(env, {s: h[3] for s, h in halves.items()}, workers=alive, timeout=180)
+        for site, path in files.items():
+            assert compact(final[site]) == compact(mine_json(path, site)), site
+            assert final[site]["stats"]["lines"] == halves[site][3]
+        assert moved and all(not final[s]["stats"]["worker"].endswith(f":{victim.proc.pid}") for s in moved)
+        logs = "".join(w.log.read_text(errors="replace") for w in alive)
+        assert "rebuilt" in logs
+    finally:
+        for w in workers:
+            w.stop()

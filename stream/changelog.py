@@ -1,0 +1,89 @@
+"""The URL changelog: the source of truth of the streaming state, in Kafka (docs/state.md).
+
+Partition N of the changelog describes the sites of input partition N: one record per URL
+(key ``site \\0 url``, value the URL's record), one per site for its counters (``site \\0\\0count``)
+and the input offset the partition has applied (``\\0applied``).  The topic is compacted, so it
+holds the latest value of each key.  A worker writes a message's records, and waits for the
+broker's acknowledgement, *before* it commits the same message to its local RocksDB; so the
+changelog is never behind the local state, and a worker that lacks a partition's state (or has a
+stale copy) rebuilds it by reading the partition from the start.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+log = logging.getLogger(__name__)
+
+APPLIED = b"\0applied"
+
+
+@dataclass
+class ChangelogImage:
+    applied: int = -1
+    sites: dict[str, dict[str, dict]] = field(default_factory=dict)
+    counters: dict[str, dict] = field(default_factory=dict)
+    records: int = 0
+
+
+class Changelog:
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.bootstrap = bootstrap
+        self.topic = topic
+        self.producer: AIOKafkaProducer | None = None
+
+    async def start(self) -> None:
+        if self.producer is None:
+            self.producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, acks="all", enable_idempotence=True,
+                                             linger_ms=2, max_batch_size=1024 * 1024)
+            await self.producer.start()
+
+    async def stop(self) -> None:
+        if self.producer is not None:
+            await self.producer.stop()
+            self.producer = None
+
+    async def write(self, partition: int, site: str, offset: int, urls: dict[str, dict], counters: dict) -> None:
+        """Write one input message's changes and wait until the broker has them all."""
+        await self.start()
+        assert self.producer is not None
+        futs = []
+        for url, rec in urls.items():
+            futs.append(await self.producer.send(self.topic, json.dumps(rec, separators=(",", ":")).encode(),
+                                                 key=f"{site}\0{url}".encode(), partition=partition))
+        futs.append(await self.producer.send(self.topic, json.dumps(counters).encode(),
+                                             key=f"{site}\0\0count".encode(), partition=partition))
+        futs.append(await self.producer.send(self.topic, str(offset).encode(), key=APPLIED, partition=partition))
+        for f in futs:
+            await f
+
+    async def read(self, partition: int) -> ChangelogImage:
+        """The latest value of every key of one partition."""
+        tp = TopicPartition(self.topic, partition)
+        c = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, group_id=None)
+        await c.start()
+        img = ChangelogImage()
+        try:
+            c.assign([tp])
+            await c.seek_to_beginning(tp)
+            end = (await c.end_offsets([tp]))[tp]
+            while await c.position(tp) < end:
+                got = await c.getmany(tp, timeout_ms=1000, max_records=5000)
+                for m in got.get(tp, []):
+                    img.records += 1
+                    key = m.key or b""
+                    if key == APPLIED:
+                        img.applied = int(m.value)
+                        continue
+                    site, _, rest = key.decode().partition("\0")
+                    if rest.startswith("\0"):
+                        img.counters[site] = json.loads(m.value)
+                    elif m.value is not None:
+                        img.sites.setdefault(site, {})[rest] = json.loads(m.value)
+        finally:
+            await c.stop()
+        return img
