@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import marshal
 import struct
+from functools import lru_cache
 from itertools import accumulate
 from typing import Iterator, Protocol
 
@@ -40,6 +41,7 @@ from .tokens import wrap
 from .urllist import URLInfo, URLList, likely_similar
 
 _MEMBER = struct.Struct("<IHH")
+OVERFLOW_CACHE = 1_000_000
 _SUP = struct.Struct("<ii")
 
 
@@ -88,6 +90,12 @@ def _evidence(info: URLInfo) -> tuple:
     return (info.lo, info.hi, frozenset(info.digests or ()), frozenset(info.sketches or ()))
 
 
+@lru_cache(maxsize=512)
+def _spans(n: int, S: int) -> tuple[tuple[int, int], ...]:
+    ii, jj = _positions(n, S)
+    return tuple(zip(ii.tolist(), jj.tolist()))
+
+
 class SiteSupports:
     """The incremental Figure 1 of one site, over a KV store.  Not thread-safe: one writer."""
 
@@ -102,6 +110,8 @@ class SiteSupports:
         self._deltas: dict[tuple[str, str], list[int]] = {}
         self.changed = False
         self.touched: dict[str, URLInfo] = {}  #: URLs whose record changed since the last commit
+        #: bucket keys known to be overflow marks (a mark is permanent): not read again
+        self._overflow: set[bytes] = set()
 
     # ------------------------------------------------------------------ storage helpers
     def _get(self, key: bytes) -> bytes | None:
@@ -192,34 +202,46 @@ class SiteSupports:
         self._insert(uid, url, info)
         self.changed = True
 
-    def _envelopes(self, url: str) -> Iterator[tuple[bytes, int, int]]:
+    def _envelopes(self, url: str) -> tuple[list[bytes], list[tuple[int, int]]]:
+        """Bucket keys of all envelopes of ``url`` and the (char) span of α in ``^url$`` for each."""
         w = wrap(url)
         offs = list(accumulate(map(len, _TOKEN_RE.findall(w)), initial=0))
-        ii, jj = _positions(len(offs) - 1, self.params.S)
+        spans = _spans(len(offs) - 1, self.params.S)
+        wb = w.encode("utf-8", "surrogatepass")
+        boffs = offs if len(wb) == len(w) else [len(w[:o].encode("utf-8", "surrogatepass")) for o in offs]
         pre = self._b
-        for i, j in zip(ii.tolist(), jj.tolist()):
-            a, b = offs[i], offs[j]
-            yield pre + (w[:a] + "\0" + w[b:]).encode("utf-8", "surrogatepass"), a, b
+        keys = [pre + wb[:boffs[i]] + b"\0" + wb[boffs[j]:] for i, j in spans]
+        return keys, [(offs[i], offs[j]) for i, j in spans]
 
     def _insert(self, uid: int, url: str, info: URLInfo) -> None:
         p = self.params
         w = wrap(url)
-        envs = list(self._envelopes(url))
-        stored = self.kv.multi_get([k for k, _, _ in envs])
-        for (key, a, b), got in zip(envs, stored):
-            if key in self._pending:
-                got = self._pending[key]
-            if got == b"":  # overflow mark
-                continue
+        keys, spans = self._envelopes(url)
+        over = self._overflow
+        if over:
+            live = [n for n, k in enumerate(keys) if k not in over]
+            keys, spans = [keys[n] for n in live], [spans[n] for n in live]
+        stored = self.kv.multi_get(keys)
+        pending = self._pending
+        pack = _MEMBER.pack
+        for key, (a, b), got in zip(keys, spans, stored):
+            if key in pending:
+                got = pending[key]
             if got is None:
-                self._put(key, _MEMBER.pack(uid, a, b))
+                pending[key] = pack(uid, a, b)
+                continue
+            if got == b"":  # overflow mark
+                if len(over) < OVERFLOW_CACHE:
+                    over.add(key)
                 continue
             members = [_MEMBER.unpack_from(got, o) for o in range(0, len(got), _MEMBER.size)]
             k = len(members)
             alpha = w[a:b]
             if k + 1 > p.t_high:
                 self._drop_pairs(members, low=k <= p.t_low, high=True)
-                self._put(key, b"")
+                pending[key] = b""
+                if len(over) < OVERFLOW_CACHE:
+                    over.add(key)
                 continue
             if k == p.t_low:
                 self._drop_pairs(members, low=True, high=False)
@@ -228,7 +250,7 @@ class SiteSupports:
                 murl, minfo = self._member(mid)
                 if self._similar(info, minfo):
                     self._count(alpha, wrap(murl)[ma:mb], 1 if in_low else 0, 1)
-            self._put(key, got + _MEMBER.pack(uid, a, b))
+            pending[key] = got + pack(uid, a, b)
 
     def _drop_pairs(self, members: list[tuple[int, int, int]], low: bool, high: bool) -> None:
         for x in range(len(members)):
@@ -243,9 +265,13 @@ class SiteSupports:
     def _rejudge(self, uid: int, url: str, old: URLInfo, new: URLInfo) -> None:
         p = self.params
         w = wrap(url)
-        envs = list(self._envelopes(url))
-        stored = self.kv.multi_get([k for k, _, _ in envs])
-        for (key, a, b), got in zip(envs, stored):
+        keys, spans = self._envelopes(url)
+        over = self._overflow
+        if over:
+            live = [n for n, k in enumerate(keys) if k not in over]
+            keys, spans = [keys[n] for n in live], [spans[n] for n in live]
+        stored = self.kv.multi_get(keys)
+        for key, (a, b), got in zip(keys, spans, stored):
             if key in self._pending:
                 got = self._pending[key]
             if not got:

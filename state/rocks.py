@@ -2,6 +2,11 @@
 
 Writes of one batch, and the caller's metadata (input offsets, changelog positions), go in one
 ``WriteBatch``: RocksDB applies it atomically, so a crash leaves either the whole batch or none.
+
+Layout: envelope buckets (keys starting with ``B``, ~240 per URL, mostly looked up once and never
+again) live in their own column family, so that the small, hot records (URLs, pair supports,
+metadata) are not buried among them; those small records also go through a bounded write-through
+cache, since the worker is their only writer.
 """
 
 from __future__ import annotations
@@ -16,47 +21,84 @@ from dust.errors import StateError
 
 log = logging.getLogger(__name__)
 
+BUCKETS = "buckets"
+CACHE_ENTRIES = 400_000
+
+
+def _options(write_buffer_mb: int, cache_mb: int = 64) -> Options:
+    opts = Options(raw_mode=True)
+    opts.create_if_missing(True)
+    opts.create_missing_column_families(True)
+    # Most bucket lookups are of envelopes never seen before: bloom filters answer them without
+    # reading blocks; the memtable bloom does the same for recent writes.  The others hit the same
+    # generic envelopes again and again: a block cache that holds them matters (64 MB: 641 new
+    # URLs/s at 20k URLs; 512 MB: 969/s, 326 MB resident).
+    table = BlockBasedOptions()
+    table.set_bloom_filter(10, False)
+    table.set_block_cache(Cache(cache_mb * 1024 * 1024))
+    table.set_cache_index_and_filter_blocks(True)
+    opts.set_block_based_table_factory(table)
+    opts.set_memtable_prefix_bloom_ratio(0.1)
+    opts.set_memtable_whole_key_filtering(True)
+    opts.set_write_buffer_size(write_buffer_mb * 1024 * 1024)
+    return opts
+
 
 class RocksKV:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        opts = Options(raw_mode=True)
-        opts.create_if_missing(True)
-        # Most lookups are of envelopes never seen before: bloom filters answer them without I/O;
-        # the memtable bloom does the same for recent writes.  A larger memtable batches flushes.
-        table = BlockBasedOptions()
-        table.set_bloom_filter(10, False)
-        table.set_block_cache(Cache(64 * 1024 * 1024))
-        table.set_cache_index_and_filter_blocks(True)
-        opts.set_block_based_table_factory(table)
-        opts.set_memtable_prefix_bloom_ratio(0.1)
-        opts.set_memtable_whole_key_filtering(True)
-        opts.set_write_buffer_size(64 * 1024 * 1024)
         try:
-            self.db = Rdict(str(self.path), opts)
+            self.db = Rdict(str(self.path), _options(16), column_families={BUCKETS: _options(64, 512)})
+            self.bdb = self.db.get_column_family(BUCKETS)
+            self.bcf = self.db.get_column_family_handle(BUCKETS)
         except Exception as exc:  # rocksdict raises plain Exceptions (lock held, corruption)
             raise StateError(f"cannot open RocksDB at {self.path}: {exc}") from exc
+        self.cache: dict[bytes, bytes | None] = {}
 
     def get(self, key: bytes) -> bytes | None:
-        return self.db.get(key)
+        if key[:1] == b"B":
+            return self.bdb.get(key)
+        try:
+            return self.cache[key]
+        except KeyError:
+            v = self.db.get(key)
+            if len(self.cache) >= CACHE_ENTRIES:
+                self.cache.clear()
+            self.cache[key] = v
+            return v
 
     def multi_get(self, keys: list[bytes]) -> list[bytes | None]:
-        return self.db[keys] if keys else []
+        if not keys:
+            return []
+        if all(k[:1] == b"B" for k in keys):
+            return self.bdb[keys]
+        return [self.get(k) for k in keys]
 
     def write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None:
         wb = WriteBatch(raw_mode=True)
+        cache = self.cache
         for k, v in puts.items():
+            if k[:1] == b"B":
+                if v is None:
+                    wb.delete(k, self.bcf)
+                else:
+                    wb.put(k, v, self.bcf)
+                continue
             if v is None:
                 wb.delete(k)
             else:
                 wb.put(k, v)
+            if k in cache:
+                cache[k] = v
         for k, v in meta.items():
             wb.put(k, v)
+            if k in cache:
+                cache[k] = v
         self.db.write(wb)
 
     def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
-        it = self.db.iter()
+        it = (self.bdb if prefix[:1] == b"B" else self.db).iter()
         it.seek(prefix)
         while it.valid():
             k = it.key()
@@ -70,6 +112,9 @@ class RocksKV:
 
     def flush(self) -> None:
         self.db.flush()
+        self.bdb.flush()
 
     def close(self) -> None:
+        self.cache.clear()
+        del self.bdb, self.bcf
         self.db.close()
