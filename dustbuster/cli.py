@@ -146,9 +146,18 @@ def cmd_feed(a: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         bar = tqdm(desc="lines", unit=" lines", file=sys.stderr)
+    async def run():
+        import signal
+
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)  # --follow: finish the batch in hand, then exit 0
+        return await feed(settings.kafka_bootstrap, settings.raw_topic, a.log, a.site.lower(), a.format,
+                          a.scheme, a.batch_lines, a.follow, on_progress=bar.update if bar else None, stop=stop)
+
     try:
-        stats = asyncio.run(feed(settings.kafka_bootstrap, settings.raw_topic, a.log, a.site.lower(), a.format,
-                                 a.scheme, a.batch_lines, a.follow, on_progress=bar.update if bar else None))
+        stats = asyncio.run(run())
     finally:
         if bar:
             bar.close()

@@ -54,6 +54,12 @@ async def _lines_follow(path: Path, poll: float, stop: asyncio.Event) -> AsyncIt
         except FileNotFoundError:
             continue  # rotated away; wait for the new file
         if st.st_ino != ino or st.st_size < fh.tell():
+            if st.st_ino != ino:  # rotated: what was written to the old file before the switch
+                for rest in fh:
+                    buf += rest
+                    if buf.endswith(b"\n"):
+                        yield buf.decode("utf-8", "replace").rstrip("\r\n")
+                        buf = b""
             fh.close()
             fh = open(path, "rb")
             ino = os.fstat(fh.fileno()).st_ino
@@ -91,6 +97,7 @@ async def feed(
     try:
         await producer.start()
     except KafkaError as exc:
+        await producer.stop()
         raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from exc
     stats = FeedStats()
     t0 = time.perf_counter()
