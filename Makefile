@@ -21,11 +21,10 @@ $(KAFKA_LIBS): deploy/kafka/pom.xml
 
 kafka-libs: $(KAFKA_LIBS)
 
-## the main job on the bundled sample: mine the semicomplete.com access log, then canonize it
-demo: $(STAMP)
-	$(BIN)/dustbuster mine tests/data/logs/semicomplete-apache/apache_logs --site semicomplete.com --json > var-demo-rules.json
-	$(BIN)/dustbuster mine tests/data/logs/semicomplete-apache/apache_logs --site semicomplete.com --limit 25
-	awk '{print "http://semicomplete.com" $$7}' tests/data/logs/semicomplete-apache/apache_logs | $(BIN)/dustbuster canonize --rules var-demo-rules.json > /dev/null
+## the main job, end to end: local Kafka broker, a streaming worker, two real access logs fed as
+## live lines, the candidate rules of each site (and the batch miner on the same log)
+demo: $(STAMP) $(KAFKA_LIBS)
+	bash deploy/demo.sh
 
 ## the test suite (what .ci/run runs); slow soak tests are excluded
 test: $(STAMP) $(KAFKA_LIBS)

@@ -123,6 +123,17 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--follow", action="store_true", help="keep reading new lines, like tail -F (survives rotation)")
     f.add_argument("--bootstrap", help="Kafka bootstrap servers (default: DUST_KAFKA_BOOTSTRAP or 127.0.0.1:9092)")
 
+    cs = sub.add_parser("candidates", parents=[common], help="print the latest candidate rules of each site",
+                        description="Read the candidates topic from the start and print each site's newest "
+                        "candidate set (likely rules from the streaming workers).")
+    cs.add_argument("--site", help="only this site")
+    cs.add_argument("--wait-lines", type=int, default=0, metavar="N",
+                    help="wait until the site's candidate set has seen N lines (needs --site)")
+    cs.add_argument("--timeout", type=float, default=300, help="seconds to wait (default %(default)s)")
+    cs.add_argument("--json", action="store_true", help="print the JSON candidate sets")
+    cs.add_argument("--limit", type=int, default=20, help="rules per site in the table (default %(default)s)")
+    cs.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
+
     w = sub.add_parser("worker", parents=[common], help="run a streaming worker (Faust)",
                        description="Consume the raw topic, keep per-site incremental DUST state in RocksDB "
                        "(DUST_DATA_DIR), and emit candidate rules every DUST_WINDOW_S seconds.  All settings "
@@ -165,6 +176,40 @@ def cmd_feed(a: argparse.Namespace) -> int:
         rate = stats.lines / stats.seconds if stats.seconds else 0
         sys.stderr.write(f"fed {stats.lines} lines in {stats.batches} batches to {settings.raw_topic} "
                          f"({rate:,.0f} lines/s)\n")
+    return 0
+
+
+def cmd_candidates(a: argparse.Namespace) -> int:
+    import asyncio
+
+    from stream.consume import latest_by_key
+    from stream.settings import Settings
+
+    if a.wait_lines and not a.site:
+        raise DustError("--wait-lines needs --site")
+    settings = Settings.from_env(kafka_bootstrap=a.bootstrap)
+    deadline = time.monotonic() + a.timeout
+    while True:
+        latest = asyncio.run(latest_by_key(settings.kafka_bootstrap, settings.candidates_topic))
+        sets = {k: v for k, v in latest.items() if not a.site or k == a.site}
+        ready = not a.wait_lines or (a.site in sets and sets[a.site]["stats"].get("lines", 0) >= a.wait_lines)
+        if ready or time.monotonic() > deadline:
+            break
+        time.sleep(1.0)
+    if not ready:
+        raise DustError(f"no candidate set of {a.site} with {a.wait_lines} lines within {a.timeout:.0f}s")
+    if a.json:
+        json.dump(sets, sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    for site, d in sorted(sets.items()):
+        st = d["stats"]
+        print(f"# {site}: window {d['window']}, {st.get('lines')} lines, {st.get('urls')} unique URLs, "
+              f"{len(d['rules'])} likely rules, {len(d['param_rules'])} parameter rules")
+        for r in d["rules"][: a.limit]:
+            print(f"{r['support']:>7} {r['support_high']:>6}  {r['display']}")
+        for r in d["param_rules"]:
+            print(f"{r['support']:>7} {r['disqualified']:>6}  {r['display']}")
     return 0
 
 
@@ -342,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return {"mine": cmd_mine, "canonize": cmd_canonize, "broker": cmd_broker, "feed": cmd_feed,
-                "worker": cmd_worker}[a.cmd](a)
+                "worker": cmd_worker, "candidates": cmd_candidates}[a.cmd](a)
     except DustError as exc:
         sys.stderr.write(f"dustbuster {a.cmd}: error: {exc}\n")
         return 2
