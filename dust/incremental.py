@@ -78,12 +78,13 @@ class MemoryKV:
 
 
 def _enc_info(uid: int, info: URLInfo) -> bytes:
-    return marshal.dumps((uid, info.hits, info.lo, info.hi, sorted(info.digests or ()), sorted(info.sketches or ())))
+    return marshal.dumps((uid, info.hits, info.lo, info.hi, sorted(info.digests or ()), sorted(info.sketches or ()),
+                          info.first_seen, info.last_seen))
 
 
 def _dec_info(raw: bytes) -> tuple[int, URLInfo]:
-    uid, hits, lo, hi, dig, sk = marshal.loads(raw)
-    return uid, URLInfo(hits, lo, hi, set(dig) if dig else None, {tuple(x) for x in sk} if sk else None)
+    uid, hits, lo, hi, dig, sk, first, last = marshal.loads(raw)
+    return uid, URLInfo(hits, lo, hi, set(dig) if dig else None, {tuple(x) for x in sk} if sk else None, first, last)
 
 
 def _evidence(info: URLInfo) -> tuple:
@@ -147,7 +148,7 @@ class SiteSupports:
 
     # ------------------------------------------------------------------ the three moves
     def observe(self, url: str, status: int | None, size: int | None, digest: str | None = None,
-                sketch: tuple[int, ...] | None = None) -> None:
+                sketch: tuple[int, ...] | None = None, when: int | None = None) -> None:
         """One record (status >= 400 must be dropped by the caller, as in the batch reader)."""
         key = self._u + url.encode()
         raw = self._get(key)
@@ -156,7 +157,7 @@ class SiteSupports:
             uid = int.from_bytes(nraw, "big") if nraw else 0
             self._put(self._n, (uid + 1).to_bytes(8, "big"))
             info = URLInfo()
-            info.observe(status, size, digest, sketch)
+            info.observe(status, size, digest, sketch, when)
             self._put(key, _enc_info(uid, info))
             self._put(self._i + uid.to_bytes(8, "big"), url.encode())
             self._urls[uid] = (url, info)
@@ -170,7 +171,7 @@ class SiteSupports:
         before = _evidence(info)
         old = URLInfo(info.hits, info.lo, info.hi, set(info.digests) if info.digests else None,
                       set(info.sketches) if info.sketches else None)
-        info.observe(status, size, digest, sketch)
+        info.observe(status, size, digest, sketch, when)
         self._urls[uid] = (url, info)
         self._put(key, _enc_info(uid, info))
         self.touched[url] = info
@@ -351,9 +352,9 @@ class SiteSupports:
 
 def info_to_json(info: URLInfo) -> dict:
     return {"h": info.hits, "lo": info.lo, "hi": info.hi, "d": sorted(info.digests or ()),
-            "k": sorted(list(x) for x in (info.sketches or ()))}
+            "k": sorted(list(x) for x in (info.sketches or ())), "f": info.first_seen, "l": info.last_seen}
 
 
 def info_from_json(obj: dict) -> URLInfo:
     return URLInfo(int(obj.get("h", 0)), obj.get("lo"), obj.get("hi"), set(obj["d"]) if obj.get("d") else None,
-                   {tuple(x) for x in obj["k"]} if obj.get("k") else None)
+                   {tuple(x) for x in obj["k"]} if obj.get("k") else None, obj.get("f"), obj.get("l"))

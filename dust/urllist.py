@@ -35,6 +35,8 @@ class URLInfo:
     hi: int | None = None
     digests: set[str] | None = None
     sketches: set[tuple[int, ...]] | None = None
+    first_seen: int | None = None  #: unix seconds of the first record (streaming: ingest time)
+    last_seen: int | None = None
 
     def observe(
         self,
@@ -42,8 +44,14 @@ class URLInfo:
         size: int | None,
         digest: str | None = None,
         sketch: tuple[int, ...] | None = None,
+        when: int | None = None,
     ) -> None:
         self.hits += 1
+        if when is not None:
+            if self.first_seen is None or when < self.first_seen:
+                self.first_seen = when
+            if self.last_seen is None or when > self.last_seen:
+                self.last_seen = when
         if status is not None and status in NO_BODY_STATUSES:
             return
         if size is not None and size >= 0:

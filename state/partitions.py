@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import marshal
+import time
 from pathlib import Path
 from typing import Iterable
 
@@ -74,8 +75,9 @@ class PartitionState:
         if offset <= self.applied(topic):
             return None
         sup = self.site(site)
+        now = int(time.time())
         for rec in records:
-            sup.observe(*rec)
+            sup.observe(*rec, when=now)
         total = self.counters(site)
         for k, v in counts.items():
             total[k] = total.get(k, 0) + v

@@ -41,6 +41,11 @@ def test_stream_equals_batch(kafka, tmp_path, generated_log):
             assert compact(got[site]) == compact(want), site
             assert got[site]["stats"]["records"] == want["stats"]["read"]["records"]
             assert got[site]["stats"]["dropped_status"] == want["stats"]["read"]["dropped_status"]
+        # sites with no change emit nothing: three more windows, no new candidate sets
+        topic = env["DUST_TOPIC_PREFIX"] + "-candidates"
+        before = len(read_topic(kafka, topic))
+        time.sleep(3.5)
+        assert len(read_topic(kafka, topic)) == before
     finally:
         w.stop()
 
