@@ -75,12 +75,16 @@ class PartitionState:
         if offset <= self.applied(topic):
             return None
         sup = self.site(site)
-        now = int(time.time())
+        t_start = time.time()
+        now = int(t_start)
         for rec in records:
             sup.observe(*rec, when=now)
         total = self.counters(site)
         for k, v in counts.items():
             total[k] = total.get(k, 0) + v
+        # wall-clock span of this site's ingest (for throughput figures)
+        total["ingest_first"] = total.get("ingest_first") or round(t_start, 3)
+        total["ingest_last"] = round(time.time(), 3)
         meta = {
             b"meta:applied:" + topic.encode(): str(offset).encode(),
             b"meta:count:" + site.encode(): marshal.dumps(total),

@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 from typing import Iterator
 
-from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch
+from rocksdict import BlockBasedOptions, Cache, MemtableFactory, Options, Rdict, SliceTransform, WriteBatch
 
 from dust.errors import StateError
 
@@ -25,10 +25,11 @@ BUCKETS = "buckets"
 CACHE_ENTRIES = 400_000
 
 
-def _options(write_buffer_mb: int, cache_mb: int = 64) -> Options:
+def _options(write_buffer_mb: int, cache_mb: int = 64, hashed_keys: bool = False) -> Options:
     opts = Options(raw_mode=True)
     opts.create_if_missing(True)
     opts.create_missing_column_families(True)
+    opts.set_allow_concurrent_memtable_write(False)  # one writer; required by the hash memtable
     # Most bucket lookups are of envelopes never seen before: bloom filters answer them without
     # reading blocks; the memtable bloom does the same for recent writes.  The others hit the same
     # generic envelopes again and again: a block cache that holds them matters (64 MB: 641 new
@@ -41,6 +42,9 @@ def _options(write_buffer_mb: int, cache_mb: int = 64) -> Options:
     opts.set_memtable_prefix_bloom_ratio(0.1)
     opts.set_memtable_whole_key_filtering(True)
     opts.set_write_buffer_size(write_buffer_mb * 1024 * 1024)
+    if hashed_keys:  # bucket keys are b"B" + a 128-bit digest: point lookups only
+        opts.set_prefix_extractor(SliceTransform.create_fixed_prefix(3))
+        opts.set_memtable_factory(MemtableFactory.hash_skip_list(1 << 20, 4, 4))
     return opts
 
 
@@ -49,7 +53,7 @@ class RocksKV:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = Rdict(str(self.path), _options(16), column_families={BUCKETS: _options(64, 512)})
+            self.db = Rdict(str(self.path), _options(16), column_families={BUCKETS: _options(64, 512, hashed_keys=True)})
             self.bdb = self.db.get_column_family(BUCKETS)
             self.bcf = self.db.get_column_family_handle(BUCKETS)
         except Exception as exc:  # rocksdict raises plain Exceptions (lock held, corruption)
@@ -106,6 +110,19 @@ class RocksKV:
                 break
             yield k, it.value()
             it.next()
+
+    def neighbors(self, prefix: bytes, key: bytes) -> tuple[bytes | None, bytes | None]:
+        """The greatest key < ``key`` and the least key >= ``key`` that start with ``prefix``
+        (pending writes are the caller's business)."""
+        it = self.db.iter()
+        it.seek(key)
+        above = it.key() if it.valid() and it.key().startswith(prefix) else None
+        if it.valid():
+            it.prev()
+        else:
+            it.seek_to_last()
+        below = it.key() if it.valid() and it.key().startswith(prefix) and it.key() < key else None
+        return below, above
 
     def size_on_disk(self) -> int:
         return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
