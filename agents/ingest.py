@@ -59,7 +59,8 @@ def register(app, settings, topics, stores) -> None:
                     topic=msg.topic, partition=msg.partition, offset=msg.offset))
                 state.skip(msg.topic, msg.offset)
                 continue
-            res = parse_lines(batch.lines, batch.site, batch.format, batch.scheme, max_line_bytes=settings.max_line_bytes)
+            res = parse_lines(batch.lines, batch.site, batch.format, batch.scheme, max_line_bytes=settings.max_line_bytes,
+                              header=batch.header)
             staged = state.stage(msg.topic, msg.offset, batch.site, res.records, res.counts)
             if staged is None:
                 stats["replayed"] += 1

@@ -23,6 +23,7 @@ from aiokafka.errors import KafkaError
 
 from dust.errors import StreamError
 
+from .logformats import tsv_header
 from .records import RawBatch, encode
 
 log = logging.getLogger(__name__)
@@ -104,8 +105,11 @@ async def feed(
     batch: list[str] = []
     last_flush = time.monotonic()
 
+    header = ""
+
     async def send(lines: list[str]) -> None:
-        value = encode(RawBatch(site=site, lines=lines, format=fmt, scheme=scheme, source=str(path), seq=stats.batches))
+        value = encode(RawBatch(site=site, lines=lines, format=fmt, scheme=scheme, source=str(path), seq=stats.batches,
+                                header=header))
         try:
             await producer.send_and_wait(topic, value, key=site.encode())
         except KafkaError as exc:
@@ -120,6 +124,8 @@ async def feed(
     try:
         source = _lines_follow(Path(path), 0.2, stop) if follow else _lines_plain(path)
         async for line in source:
+            if stats.lines == 0 and not batch and not header and fmt in ("auto", "tsv") and tsv_header(line):
+                header = line  # a TSV header row travels with every batch (the workers need it)
             batch.append(line)
             if len(batch) >= batch_lines or (follow and time.monotonic() - last_flush > flush_s):
                 await send(batch)

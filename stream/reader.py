@@ -187,13 +187,15 @@ class BatchResult:
 
 
 def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "http", limits: Limits | None = None,
-                max_line_bytes: int = 65536) -> BatchResult:
+                max_line_bytes: int = 65536, header: str = "") -> BatchResult:
     """Parse one batch of a site's lines (the streaming ingest): records for status < 400,
     every other line counted; rejects returned with their reason for the dead-letter topic."""
     ctx = Context(site, scheme if scheme in ("http", "https") else "http", limits or Limits())
     counts = {"lines": len(lines), "records": 0, "dropped_status": 0, "skipped": 0, "rejected": 0}
     rejects: list[tuple[str, str, str]] = []
     texts = [ln for ln in lines[:SNIFF_LINES] if ln.strip() and len(ln) <= max_line_bytes]
+    if header and tsv_header(header) is not None:
+        texts = [header] + texts
     chosen: str | None = fmt
     if fmt == "auto" or fmt not in PARSERS:
         try:

@@ -23,6 +23,7 @@ class RawBatch(faust.Record, namespace="dustbuster.raw.v1", serializer="json"):
     scheme: str = "http"
     source: str = ""
     seq: int = 0
+    header: str = ""  #: the file's header row, for formats that need one (tsv)
 
 
 class CandidateSet(faust.Record, namespace="dustbuster.candidates.v1", serializer="json"):
@@ -68,8 +69,15 @@ def decode_raw(data: bytes | None, max_lines: int, max_line_bytes: int) -> RawBa
     scheme = obj.get("scheme", "http")
     if not isinstance(fmt, str) or not isinstance(scheme, str):
         raise ParseError("bad_record", "'format' and 'scheme' must be strings")
+    header = obj.get("header", "")
+    if not isinstance(header, str) or len(header) > max_line_bytes:
+        raise ParseError("bad_record", "'header' must be a string")
+    try:
+        seq = int(obj.get("seq", 0) or 0)
+    except (TypeError, ValueError):
+        raise ParseError("bad_record", "'seq' must be an integer") from None
     return RawBatch(site=site.lower(), lines=lines, format=fmt, scheme=scheme,
-                    source=str(obj.get("source", ""))[:200], seq=int(obj.get("seq", 0) or 0))
+                    source=str(obj.get("source", ""))[:200], seq=seq, header=header)
 
 
 def encode(record: faust.Record) -> bytes:

@@ -12,6 +12,7 @@ from tests.streamtools import Worker, compact, feed, latest_candidates, mine_jso
 
 TWIKI = LOGS / "monitorware-twiki" / "access_log"
 SEMI = LOGS / "semicomplete-apache" / "apache_logs"
+NASA = LOGS / "nasa-ksc-1995-tsv-sample" / "nasa_19950701.tsv"
 
 
 def nlines(path) -> int:
@@ -32,7 +33,8 @@ def test_stream_equals_batch(kafka, tmp_path, generated_log):
     env = stream_env(kafka)
     w = Worker(env, tmp_path / "w", tmp_path / "w.log").start()
     try:
-        sites = {"monitorware.example": TWIKI, "semicomplete.com": SEMI, "www.forum.co.il": generated_log}
+        sites = {"monitorware.example": TWIKI, "semicomplete.com": SEMI, "www.forum.co.il": generated_log,
+                 "ksc.nasa.gov": NASA}
         for site, path in sites.items():
             feed(env, path, site)
         got = latest_candidates(env, {s: nlines(p) for s, p in sites.items()}, workers=[w])
