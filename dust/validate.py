@@ -1,0 +1,192 @@
+"""Phase 4: validating likely rules by fetching sample pages (WWW 2007 §5.3, Figures 3 and 4;
+thesis §5.4).  Pure logic: the pages come from a ``fetch`` coroutine the caller provides (the
+validator agent fetches over HTTP with its politeness and safety policy; tests pass a function).
+
+ValidateRule (Figure 3): draw URLs of the test list on which the rule changes the URL; fetch u and
+v = R(u); u failed → skip it; v failed or not similar → a negative; similar → a positive; stop at
+(1 − ε)N positives (valid) or εN negatives (invalid).  Validate (Figure 4): pairs in order, each
+tried in its shrinking direction first and in the other only if that fails; a pair that refines a
+rule already found valid is dropped before any fetch; parameter rules go through Figure 3.
+
+Choices (docs/validation.md):
+* URLs are drawn without replacement (a URL is never used twice for one rule), in an order fixed by
+  ``seed``; a round's fetches are cached, so no URL is fetched twice in one round;
+* when the applicable URLs run out before either bound, the rule is valid if at least
+  ``min_samples`` (10) comparisons were made and fewer than ε of them were negative, invalid if ε
+  or more were negative, else undecided (``valid = None``: not published; tried again later);
+* a rule may use at most ``max_fetch_factor``·N fetches (4N): beyond, it is undecided.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable, Sequence
+
+from .canonize import canonical
+from .detect import Pair
+from .params import DustParams
+from .refine import pair_refines
+from .rules import ParamRule, Rule, SubstringRule
+from .sketch import Sketch, similar
+from .tokens import END, START
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    ok: bool
+    sketch: Sketch | None = None
+    status: int | None = None
+    reason: str = ""  #: why it failed (timeout, status_404, refused_private_address, too_large, …)
+
+
+Fetch = Callable[[str], Awaitable[Fetched]]
+
+
+class RoundFetcher:
+    """One validation round's fetches: each URL at most once, counted by outcome."""
+
+    def __init__(self, fetch: Fetch) -> None:
+        self._fetch = fetch
+        self.cache: dict[str, Fetched] = {}
+        self.fetches = 0
+        self.outcomes: dict[str, int] = {}
+
+    async def __call__(self, url: str) -> Fetched:
+        got = self.cache.get(url)
+        if got is None:
+            got = await self._fetch(url)
+            self.cache[url] = got
+            self.fetches += 1
+            key = "ok" if got.ok else (got.reason or "failed")
+            self.outcomes[key] = self.outcomes.get(key, 0) + 1
+        return got
+
+
+@dataclass
+class Verdict:
+    rule: Rule
+    valid: bool | None
+    positives: int = 0
+    negatives: int = 0
+    skipped: int = 0  #: u could not be fetched
+    fetches: int = 0  #: new fetches this rule caused
+    applicable: int = 0  #: test URLs the rule changes
+    reason: str = ""
+    samples: list[tuple[str, str, str]] = field(default_factory=list)  #: (u, v, outcome), first few
+
+    def evidence(self) -> dict:
+        return {"positives": self.positives, "negatives": self.negatives, "skipped": self.skipped,
+                "fetches": self.fetches, "applicable": self.applicable, "reason": self.reason,
+                "samples": [list(s) for s in self.samples[:5]]}
+
+
+def apply_rule(rule: Rule, url: str) -> str:
+    return canonical(url, [rule], ma=1)
+
+
+async def validate_rule(
+    rule: Rule,
+    test_urls: Sequence[str],
+    fetch: RoundFetcher,
+    params: DustParams | None = None,
+    seed: int = 0,
+    min_equal: float = 1.0,
+    min_samples: int = 10,
+    max_fetch_factor: int = 4,
+) -> Verdict:
+    """Figure 3."""
+    p = params or DustParams()
+    need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
+    cands = [u for u in dict.fromkeys(test_urls) if apply_rule(rule, u) != u]
+    random.Random(seed).shuffle(cands)
+    v_ = Verdict(rule, None, applicable=len(cands))
+    start = fetch.fetches
+    for u in cands:
+        if v_.positives >= need_pos or v_.negatives >= max_neg:
+            break
+        if fetch.fetches - start >= max_fetch_factor * p.n:
+            v_.reason = "fetch_budget"
+            break
+        v = apply_rule(rule, u)
+        fu = await fetch(u)
+        if not fu.ok:
+            v_.skipped += 1
+            continue
+        fv = await fetch(v)
+        if not fv.ok:
+            v_.negatives += 1
+            outcome = f"v_failed:{fv.reason}"
+        elif fu.sketch is None or fv.sketch is None or not similar(fu.sketch, fv.sketch, min_equal):
+            v_.negatives += 1
+            outcome = "not_similar"
+        else:
+            v_.positives += 1
+            outcome = "similar"
+        if len(v_.samples) < 10:
+            v_.samples.append((u, v, outcome))
+    v_.fetches = fetch.fetches - start
+    if v_.negatives >= max_neg:
+        v_.valid, v_.reason = False, v_.reason or "refuted"
+    elif v_.positives >= need_pos:
+        v_.valid, v_.reason = True, v_.reason or "confirmed"
+    elif v_.reason != "fetch_budget":
+        done = v_.positives + v_.negatives
+        if done and v_.negatives >= p.epsilon * done:
+            v_.valid, v_.reason = False, "refuted_on_fewer_samples"
+        elif done >= min_samples:
+            v_.valid, v_.reason = True, "confirmed_on_fewer_samples"
+        else:
+            v_.reason = "too_few_samples" if cands else "no_applicable_urls"
+    return v_
+
+
+@dataclass
+class ValidationResult:
+    valid: list[Rule]  #: in canonization order
+    verdicts: list[Verdict]
+    dropped_refinements: list[tuple[Pair, Rule]]  #: (pair, the valid rule it refines)
+    fetches: int
+    outcomes: dict[str, int]
+
+
+async def validate(
+    pairs: Sequence[Pair],
+    param_rules: Sequence[ParamRule],
+    test_urls: Sequence[str],
+    fetch: Fetch,
+    params: DustParams | None = None,
+    seed: int = 0,
+    min_equal: float = 1.0,
+) -> ValidationResult:
+    """Figure 4 over the likely pairs (in rank order, oriented α > β), then parameter rules."""
+    p = params or DustParams()
+    rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
+    valid: list[Rule] = []
+    valid_pairs: list[tuple[tuple[str, str], Rule]] = []
+    verdicts: list[Verdict] = []
+    dropped: list[tuple[Pair, Rule]] = []
+    for k, pair in enumerate(pairs):
+        refined = next((r for vp, r in valid_pairs if pair_refines((pair.alpha, pair.beta), vp)), None)
+        if refined is not None:
+            dropped.append((pair, refined))
+            continue
+        for a, b in ((pair.alpha, pair.beta), (pair.beta, pair.alpha)):
+            rule = SubstringRule(a, b, pair.support, pair.support_high)
+            v = await validate_rule(rule, test_urls, rf, p, seed + k, min_equal)
+            verdicts.append(v)
+            if v.valid:
+                ok = SubstringRule(a, b, pair.support, pair.support_high, "valid", v.evidence())
+                valid.append(ok)
+                valid_pairs.append(((a, b), ok))
+                break
+    for k, pr in enumerate(param_rules):
+        v = await validate_rule(pr, test_urls, rf, p, seed + 10_000 + k, min_equal)
+        verdicts.append(v)
+        if v.valid:
+            valid.append(ParamRule(pr.name, pr.action, pr.value, pr.support, pr.disqualified, "valid", v.evidence()))
+    return ValidationResult(valid, verdicts, dropped, rf.fetches, dict(rf.outcomes))
+
+
+__all__ = ["Fetched", "RoundFetcher", "ValidationResult", "Verdict", "apply_rule", "validate", "validate_rule",
+           "START", "END"]

@@ -1,0 +1,134 @@
+"""Validation decision procedure (WWW 2007 Figures 3 and 4) against a site made of a function."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+from dust import DustParams, ParamRule
+from dust.detect import Pair
+from dust.sketch import sketch
+from dust.tokens import END, START
+from dust.validate import Fetched, RoundFetcher, validate, validate_rule
+
+WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho".split()
+
+
+def text(seed: int) -> bytes:
+    import random
+
+    rnd = random.Random(seed)
+    return ("<html><body><p>" + " ".join(rnd.choice(WORDS) for _ in range(200)) + "</p></body></html>").encode()
+
+
+def forum_site(url: str) -> bytes | None:
+    """story_N ≡ story?id=N; /d/ ≡ /d/index.html; lectK differ; /old/X ≡ /new/X but not back."""
+    path = url.split("://", 1)[1].split("/", 1)[1] if "/" in url.split("://", 1)[1] else ""
+    path = "/" + path
+    if path.startswith("/story_"):
+        return text(int(path[7:]))
+    if path.startswith("/story?id="):
+        return text(int(path[10:].split("&")[0]))
+    if path.startswith("/lect"):
+        return text(1000 + int(path[5:].split(".")[0]))
+    if path.startswith("/d") and (path.endswith("/") or path.endswith("/index.html")):
+        return text(2000 + int(path[2:].split("/")[0]))
+    if path.startswith("/new/"):
+        return text(3000 + int(path[5:]))
+    if path.startswith("/old/") and int(path[5:]) < 10:
+        return text(3000 + int(path[5:]))
+    if path.startswith("/broken/"):
+        return None
+    return None
+
+
+def make_fetch(site, calls: Counter):
+    async def fetch(url: str) -> Fetched:
+        calls[url] += 1
+        body = site(url)
+        if body is None:
+            return Fetched(False, None, 404, "status_404")
+        return Fetched(True, sketch(body, "text/html"), 200)
+    return fetch
+
+
+H = "http://f.co.il"
+TEST_URLS = (
+    [f"{H}/story_{i}" for i in range(150)]
+    + [f"{H}/story?id={i}" for i in range(150, 300)]
+    + [f"{H}/lect{i}.ps" for i in range(1, 9)]
+    + [f"{H}/d{i}/index.html" for i in range(120)]
+    + [f"{H}/d{i}/" for i in range(120, 140)]
+    + [f"{H}/old/{i}" for i in range(10)]
+    + [f"{H}/new/{i}" for i in range(10, 40)]
+)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_valid_rule_stops_at_the_positive_bound():
+    calls = Counter()
+    rf = RoundFetcher(make_fetch(forum_site, calls))
+    rule = __import__("dust").SubstringRule("/story?id=", "/story_")
+    v = run(validate_rule(rule, TEST_URLS, rf))
+    assert v.valid is True and v.positives == 95 and v.negatives == 0
+    assert v.fetches == 190  # 95 pairs of u, v: early stop at (1 − ε)N
+    assert max(calls.values()) == 1
+
+
+def test_invalid_rule_stops_after_eps_n_negatives():
+    rule = __import__("dust").SubstringRule("/index.html", "/x.html")  # every v is a 404
+    v = run(validate_rule(rule, TEST_URLS, RoundFetcher(make_fetch(forum_site, Counter()))))
+    assert v.valid is False and v.negatives == 5 and v.positives == 0 and v.fetches == 10
+    rule = __import__("dust").SubstringRule("lect1", "lect2")  # both exist, different text
+    tests = [f"{H}/lect1.ps", f"{H}/x/lect1.ps"]
+    v = run(validate_rule(rule, tests, RoundFetcher(make_fetch(forum_site, Counter()))))
+    assert v.valid is False and v.reason == "refuted_on_fewer_samples"
+
+
+def test_figure_4_direction_refinement_and_parameters():
+    pairs = [
+        Pair(START + "http://f.co.il/story?id=", START + "http://f.co.il/story_", 150, 150),
+        Pair("/story?id=", "/story_", 150, 150),  # refined by nothing: broader; kept in order
+        Pair("/index.html" + END, "/" + END, 120, 120),
+        Pair("/old/", "/new/", 10, 10),  # shrinking? equal length: "old" > "new" lexicographically
+        Pair("lect1", "lect2", 4, 4),
+    ]
+    calls = Counter()
+    res = run(validate(pairs, [ParamRule("sid", "remove")], TEST_URLS + [f"{H}/story?id=1&sid=9"],
+                       make_fetch(lambda u: forum_site(u.replace("&sid=9", "")), calls)))
+    texts = [r.text for r in res.valid]
+    assert texts[0] == '"^http://f.co.il/story?id=" → "^http://f.co.il/story_"'
+    assert '"/index.html$" → "/$"' in texts
+    assert '"/old/" → "/new/"' in texts  # /old/X → /new/X holds (the reverse does not)
+    assert not any("lect" in t for t in texts)
+    assert [p.alpha for p, _ in res.dropped_refinements] == []  # the broader pair is not a refinement
+    assert "remove sid=*" not in texts  # one applicable URL: too few samples, undecided
+    assert max(calls.values()) == 1  # never the same URL twice in a round
+    assert all(r.status == "valid" and r.evidence["positives"] >= 10 for r in res.valid)
+
+
+def test_a_pair_refining_a_valid_rule_is_dropped_before_fetching():
+    pairs = [Pair("/story?id=", "/story_", 300, 300), Pair(".il/story?id=", ".il/story_", 300, 300)]
+    calls = Counter()
+    res = run(validate(pairs, [], TEST_URLS, make_fetch(forum_site, calls)))
+    assert [r.text for r in res.valid] == ['"/story?id=" → "/story_"']
+    assert [p.alpha for p, _ in res.dropped_refinements] == [".il/story?id="]
+    assert res.fetches == 190
+
+
+def test_u_failures_are_skipped_and_no_urls_is_undecided():
+    rule = __import__("dust").SubstringRule("/broken/", "/new/")
+    tests = [f"{H}/broken/{i}" for i in range(30)]
+    v = run(validate_rule(rule, tests, RoundFetcher(make_fetch(forum_site, Counter()))))
+    assert v.valid is None and v.skipped == 30 and v.reason == "too_few_samples"
+    v = run(validate_rule(rule, [f"{H}/nothing"], RoundFetcher(make_fetch(forum_site, Counter()))))
+    assert v.valid is None and v.reason == "no_applicable_urls" and v.fetches == 0
+
+
+def test_small_n_and_epsilon_parameters():
+    rule = __import__("dust").SubstringRule("/story?id=", "/story_")
+    v = run(validate_rule(rule, TEST_URLS, RoundFetcher(make_fetch(forum_site, Counter())), DustParams(n=40, epsilon=0.1)))
+    assert v.valid is True and v.positives == 36
