@@ -1,0 +1,250 @@
+"""The validator's HTTP fetcher (aiohttp): safe, polite, and counted.
+
+Policy (every refusal and failure is counted by reason in ``Fetcher.counts``):
+
+* only URLs of the site's configured origins (``scheme://host[:port]``) are fetched
+  (``refused_off_site``); redirects are followed by hand, only within those origins
+  (``refused_redirect_off_site``), at most ``max_redirects`` (``redirect_loop``);
+* host names are resolved by a resolver that refuses loopback, private, link-local, multicast,
+  reserved and unspecified addresses (``refused_private_address``) unless the policy allows them
+  (tests allow loopback explicitly); the check is made on the addresses actually connected to,
+  so DNS rebinding cannot slip past it.  ``resolve`` pins names to addresses (like curl --resolve);
+* bodies over ``max_bytes`` are cut and the fetch fails (``too_large``); a total ``timeout_s`` per
+  request (``timeout``); transient failures (connection errors, timeouts, 5xx, 429) are retried
+  ``retries`` times with exponential backoff; 4xx fail at once (``status_404`` …);
+* per-host concurrency limit and minimum interval between requests (``rate_per_s``);
+* robots.txt honoured by default (``refused_robots``), fetched once per origin, with our
+  User-Agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import socket
+import time
+import urllib.robotparser
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
+from yarl import URL
+
+from dust.sketch import sketch
+from dust.validate import Fetched
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = "dustbuster/0.1 (DUST rule validator; +https://github.com/dustbuster)"
+
+
+@dataclass(frozen=True)
+class FetchPolicy:
+    origins: frozenset[str]
+    allow_private: bool = False
+    resolve: Mapping[str, str] = field(default_factory=dict)
+    max_bytes: int = 2_000_000
+    timeout_s: float = 10.0
+    retries: int = 2
+    backoff_s: float = 0.25
+    per_host_concurrency: int = 4
+    rate_per_s: float = 10.0
+    max_redirects: int = 5
+    robots: bool = True
+    user_agent: str = USER_AGENT
+
+    @staticmethod
+    def origin_of(url: str | URL) -> str:
+        u = URL(str(url)) if not isinstance(url, URL) else url
+        port = "" if u.port is None or u.port == {"http": 80, "https": 443}.get(u.scheme or "") else f":{u.port}"
+        return f"{(u.scheme or '').lower()}://{(u.host or '').lower()}{port}"
+
+
+class Refused(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _forbidden(ip: str) -> bool:
+    a = ipaddress.ip_address(ip)
+    if isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped:
+        a = a.ipv4_mapped
+    return a.is_private or a.is_loopback or a.is_link_local or a.is_multicast or a.is_reserved or a.is_unspecified
+
+
+class PolicyResolver(AbstractResolver):
+    def __init__(self, policy: FetchPolicy) -> None:
+        self.policy = policy
+
+    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+        pinned = self.policy.resolve.get(host.lower())
+        if pinned:
+            addrs = [pinned]
+        else:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, port, family=family, type=socket.SOCK_STREAM)
+            addrs = list(dict.fromkeys(i[4][0] for i in infos))
+        ok = [a for a in addrs if self.policy.allow_private or not _forbidden(a)]
+        if not ok:
+            raise Refused("refused_private_address")
+        return [ResolveResult(hostname=host, host=a, port=port, family=socket.AF_INET6 if ":" in a else socket.AF_INET,
+                              proto=0, flags=socket.AI_NUMERICHOST) for a in ok]
+
+    async def close(self) -> None:
+        pass
+
+
+class Fetcher:
+    def __init__(self, policy: FetchPolicy) -> None:
+        self.policy = policy
+        self.counts: Counter = Counter()
+        self._session: aiohttp.ClientSession | None = None
+        self._sems: dict[str, asyncio.Semaphore] = {}
+        self._next_at: dict[str, float] = {}
+        self._robots: dict[str, urllib.robotparser.RobotFileParser | None] = {}
+
+    async def __aenter__(self) -> "Fetcher":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _sess(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            conn = aiohttp.TCPConnector(resolver=PolicyResolver(self.policy), limit=32, ttl_dns_cache=60)
+            self._session = aiohttp.ClientSession(connector=conn, headers={"User-Agent": self.policy.user_agent},
+                                                  timeout=aiohttp.ClientTimeout(total=self.policy.timeout_s))
+        return self._session
+
+    async def _polite(self, origin: str) -> None:
+        gap = 1.0 / self.policy.rate_per_s if self.policy.rate_per_s > 0 else 0.0
+        now = time.monotonic()
+        at = max(now, self._next_at.get(origin, now))
+        self._next_at[origin] = at + gap
+        if at > now:
+            await asyncio.sleep(at - now)
+
+    async def _allowed_by_robots(self, url: URL) -> bool:
+        if not self.policy.robots:
+            return True
+        origin = self.policy.origin_of(url)
+        if origin not in self._robots:
+            rp: urllib.robotparser.RobotFileParser | None = None
+            try:
+                status, body, _ = await self._get(URL(origin + "/robots.txt"), count=False)
+                if status == 200:
+                    rp = urllib.robotparser.RobotFileParser()
+                    rp.parse(body.decode("utf-8", "replace").splitlines())
+                elif status in (401, 403):
+                    rp = urllib.robotparser.RobotFileParser()
+                    rp.disallow_all = True
+            except Exception as exc:  # no robots.txt reachable: allowed (RFC 9309 §2.3.1.3)
+                log.debug("robots.txt of %s: %s", origin, exc)
+            self._robots[origin] = rp
+        rp = self._robots[origin]
+        return rp is None or rp.can_fetch(self.policy.user_agent, str(url))
+
+    async def _get(self, url: URL, count: bool = True) -> tuple[int, bytes, str]:
+        """One request, no redirects followed; the body read up to max_bytes (+1 to detect more)."""
+        origin = self.policy.origin_of(url)
+        sem = self._sems.setdefault(origin, asyncio.Semaphore(self.policy.per_host_concurrency))
+        async with sem:
+            await self._polite(origin)
+            async with self._sess().get(url, allow_redirects=False) as resp:
+                body = bytearray()
+                async for chunk in resp.content.iter_chunked(65536):
+                    body.extend(chunk)
+                    if len(body) > self.policy.max_bytes:
+                        raise Refused("too_large")
+                if resp.status in (301, 302, 303, 307, 308):
+                    return resp.status, bytes(body), resp.headers.get("Location", "")
+                return resp.status, bytes(body), resp.headers.get("Content-Type", "")
+
+    def _address_ok(self, u: URL) -> bool:
+        """IP-literal hosts never reach the resolver: police them here."""
+        try:
+            ipaddress.ip_address((u.host or "").strip("[]"))
+        except ValueError:
+            return True
+        return self.policy.allow_private or not _forbidden((u.host or "").strip("[]"))
+
+    async def fetch(self, url: str) -> Fetched:
+        res = await self._fetch(url)
+        self.counts["ok" if res.ok else res.reason] += 1
+        return res
+
+    __call__ = fetch
+
+    async def _fetch(self, url: str) -> Fetched:
+        try:
+            u = URL(url)
+        except (ValueError, TypeError):
+            return Fetched(False, reason="bad_url")
+        if u.scheme not in ("http", "https") or not u.host:
+            return Fetched(False, reason="refused_scheme")
+        if self.policy.origin_of(u) not in self.policy.origins:
+            return Fetched(False, reason="refused_off_site")
+        if not self._address_ok(u):
+            return Fetched(False, reason="refused_private_address")
+        seen: set[str] = set()
+        for _ in range(self.policy.max_redirects + 1):
+            if str(u) in seen:
+                return Fetched(False, reason="redirect_loop")
+            seen.add(str(u))
+            try:
+                if not await self._allowed_by_robots(u):
+                    return Fetched(False, reason="refused_robots")
+                status, body, extra = await self._with_retries(u)
+            except Refused as r:
+                return Fetched(False, reason=r.reason)
+            if status in (301, 302, 303, 307, 308):
+                if not extra:
+                    return Fetched(False, status, reason="redirect_without_location")
+                nxt = u.join(URL(extra))
+                if self.policy.origin_of(nxt) not in self.policy.origins:
+                    return Fetched(False, status=status, reason="refused_redirect_off_site")
+                if not self._address_ok(nxt):
+                    return Fetched(False, status=status, reason="refused_private_address")
+                u = nxt
+                continue
+            if status >= 400:
+                return Fetched(False, status=status, reason=f"status_{status}")
+            return Fetched(True, sketch(body, extra), status)
+        return Fetched(False, reason="redirect_loop")
+
+    async def _with_retries(self, u: URL) -> tuple[int, bytes, str]:
+        delay = self.policy.backoff_s
+        for attempt in range(self.policy.retries + 1):
+            last = attempt == self.policy.retries
+            try:
+                status, body, extra = await self._get(u)
+            except Refused:
+                raise
+            except (asyncio.TimeoutError, TimeoutError):
+                if last:
+                    raise Refused("timeout") from None
+            except aiohttp.ClientConnectorError as exc:
+                if isinstance(exc.__cause__, Refused) or isinstance(getattr(exc, "os_error", None), Refused):
+                    raise Refused("refused_private_address") from None
+                if last:
+                    raise Refused("connection_failed") from None
+            except aiohttp.ClientError:
+                if last:
+                    raise Refused("http_error") from None
+            else:
+                if status >= 500 or status == 429:
+                    if last:
+                        return status, body, extra
+                else:
+                    return status, body, extra
+            await asyncio.sleep(delay)
+            delay *= 2
+        raise Refused("connection_failed")
