@@ -26,6 +26,6 @@ def register(app, settings, topics, stores) -> None:
                 doc["stats"]["partition"] = part.partition
                 await topics.candidates.send(key=site.encode(), value=CandidateSet(
                     site=site, window=wid, rules=doc["rules"], param_rules=doc["param_rules"],
-                    stats=doc["stats"], params=doc["params"]))
+                    stats=doc["stats"], params=doc["params"], test_urls=getattr(result, "test_urls", [])))
                 part.clear_dirty(site, token)
                 log.info("window %s: %s has %s likely rules", wid, site, len(doc["rules"]))

@@ -30,6 +30,7 @@ class MineResult:
     param_kept: list[ParamCandidate]
     stats: dict = field(default_factory=dict)
     eliminated_by: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    test_urls: list[str] = field(default_factory=list)  #: streaming: recent URLs for validation
 
     def substring_rules(self) -> list[SubstringRule]:
         out = []

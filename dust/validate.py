@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Sequence
+from typing import Awaitable, Callable, Protocol, Sequence
 
 from .canonize import canonical
 from .detect import Pair
@@ -150,6 +150,13 @@ class ValidationResult:
     outcomes: dict[str, int]
 
 
+class VerdictCache(Protocol):
+    """Decided verdicts by rule text (the validator keeps them in RocksDB with a TTL)."""
+
+    def get(self, key: str) -> dict | None: ...
+    def put(self, key: str, verdict: dict) -> None: ...
+
+
 async def validate(
     pairs: Sequence[Pair],
     param_rules: Sequence[ParamRule],
@@ -158,9 +165,24 @@ async def validate(
     params: DustParams | None = None,
     seed: int = 0,
     min_equal: float = 1.0,
+    cache: VerdictCache | None = None,
 ) -> ValidationResult:
-    """Figure 4 over the likely pairs (in rank order, oriented α > β), then parameter rules."""
+    """Figure 4 over the likely pairs (in rank order, oriented α > β), then parameter rules.
+    With a ``cache``, a rule decided before (valid or invalid, within its TTL) is not fetched again;
+    undecided verdicts are not cached."""
     p = params or DustParams()
+
+    async def decide(rule: Rule, seed_k: int) -> Verdict:
+        hit = cache.get(rule.text) if cache is not None else None
+        if hit is not None:
+            v = Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
+                        hit.get("skipped", 0), 0, hit.get("applicable", 0), "cached")
+            return v
+        v = await validate_rule(rule, test_urls, rf, p, seed_k, min_equal)
+        if cache is not None and v.valid is not None:
+            cache.put(rule.text, {"valid": v.valid, **{k: x for k, x in v.evidence().items() if k != "samples"}})
+        return v
+
     rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
     valid: list[Rule] = []
     valid_pairs: list[tuple[tuple[str, str], Rule]] = []
@@ -173,7 +195,7 @@ async def validate(
             continue
         for a, b in ((pair.alpha, pair.beta), (pair.beta, pair.alpha)):
             rule = SubstringRule(a, b, pair.support, pair.support_high)
-            v = await validate_rule(rule, test_urls, rf, p, seed + k, min_equal)
+            v = await decide(rule, seed + k)
             verdicts.append(v)
             if v.valid:
                 ok = SubstringRule(a, b, pair.support, pair.support_high, "valid", v.evidence())
@@ -181,7 +203,7 @@ async def validate(
                 valid_pairs.append(((a, b), ok))
                 break
     for k, pr in enumerate(param_rules):
-        v = await validate_rule(pr, test_urls, rf, p, seed + 10_000 + k, min_equal)
+        v = await decide(pr, seed + 10_000 + k)
         verdicts.append(v)
         if v.valid:
             valid.append(ParamRule(pr.name, pr.action, pr.value, pr.support, pr.disqualified, "valid", v.evidence()))

@@ -134,6 +134,17 @@ def build_parser() -> argparse.ArgumentParser:
     cs.add_argument("--limit", type=int, default=20, help="rules per site in the table (default %(default)s)")
     cs.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
 
+    sm = sub.add_parser("sim-site", parents=[common], help="serve the DUST site simulator (and write its traffic log)",
+                        description="A simulated forum site with known DUST (sim/site.py) on loopback: several "
+                        "host names, aliases, no-op and content parameters, print versions, growing pages, "
+                        "look-alikes, redirects, soft errors, slow and failing pages.")
+    sm.add_argument("--host", default="127.0.0.1")
+    sm.add_argument("--port", type=int, default=8080)
+    sm.add_argument("--write-log", metavar="FILE", help="write an access log of simulated traffic and exit")
+    sm.add_argument("--lines", type=int, default=20000, help="lines of --write-log (default %(default)s)")
+    sm.add_argument("--log-port", type=int, help="port to put in the log's host names (default: --port)")
+    sm.add_argument("--truth", metavar="FILE", help="write the ground-truth rules as JSON")
+
     w = sub.add_parser("worker", parents=[common], help="run a streaming worker (Faust)",
                        description="Consume the raw topic, keep per-site incremental DUST state in RocksDB "
                        "(DUST_DATA_DIR), and emit candidate rules every DUST_WINDOW_S seconds.  All settings "
@@ -210,6 +221,37 @@ def cmd_candidates(a: argparse.Namespace) -> int:
             print(f"{r['support']:>7} {r['support_high']:>6}  {r['display']}")
         for r in d["param_rules"]:
             print(f"{r['support']:>7} {r['disqualified']:>6}  {r['display']}")
+    return 0
+
+
+def cmd_sim_site(a: argparse.Namespace) -> int:
+    import asyncio
+
+    from sim.site import SimSite, start
+
+    site = SimSite()
+    if a.truth:
+        Path(a.truth).write_text(json.dumps(site.truth(), indent=1))
+    if a.write_log:
+        port = a.log_port or a.port
+        Path(a.write_log).write_text("\n".join(site.log_lines(a.lines, port=port if port != 80 else None)) + "\n")
+        if not a.quiet:
+            sys.stderr.write(f"wrote {a.lines} lines to {a.write_log}\n")
+        return 0
+
+    async def serve():
+        runner, port = await start(site, a.host, a.port)
+        sys.stderr.write(f"simulated site on http://{a.host}:{port}/ (hosts {', '.join(site.hosts)})\n")
+        try:
+            while True:
+                await asyncio.sleep(3600)
+        finally:
+            await runner.cleanup()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        pass
     return 0
 
 
@@ -387,7 +429,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return {"mine": cmd_mine, "canonize": cmd_canonize, "broker": cmd_broker, "feed": cmd_feed,
-                "worker": cmd_worker, "candidates": cmd_candidates}[a.cmd](a)
+                "worker": cmd_worker, "candidates": cmd_candidates,
+                "sim-site": cmd_sim_site}[a.cmd](a)
     except DustError as exc:
         sys.stderr.write(f"dustbuster {a.cmd}: error: {exc}\n")
         return 2

@@ -28,6 +28,7 @@ from .rocks import RocksKV
 log = logging.getLogger(__name__)
 
 COUNTERS = ("lines", "records", "dropped_status", "skipped", "rejected")
+TEST_URLS = 3000  #: most recently seen URLs sent with each candidate set, for validation
 
 
 @dataclass
@@ -142,6 +143,8 @@ class PartitionState:
         table.stats = {"urls": len(ul)}
         result = mine_table(table, ul, self.params)
         result.stats.update(self.counters(site))
+        recent = sorted(ul.infos.items(), key=lambda kv: -(kv[1].last_seen or 0))
+        result.test_urls = [u for u, _ in recent[:TEST_URLS]]
         return result
 
     def clear_dirty(self, site: str, token: bytes) -> None:

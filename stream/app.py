@@ -9,6 +9,7 @@ import faust
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
+from .records import CandidateSet
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,8 @@ def topics(app: faust.App, settings: Settings) -> Topics:
     return Topics(
         raw=app.topic(settings.raw_topic, key_type=bytes, value_type=bytes, value_serializer="raw",
                       key_serializer="raw", partitions=settings.partitions),
-        candidates=app.topic(settings.candidates_topic, key_serializer="raw", partitions=settings.partitions),
+        candidates=app.topic(settings.candidates_topic, key_serializer="raw", partitions=settings.partitions,
+                             value_type=CandidateSet),
         rules=app.topic(settings.rules_topic, key_serializer="raw", partitions=settings.partitions),
         rejects=app.topic(settings.rejects_topic, key_serializer="raw", partitions=1),
     )

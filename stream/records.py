@@ -35,6 +35,18 @@ class CandidateSet(faust.Record, namespace="dustbuster.candidates.v1", serialize
     param_rules: List[Any]
     stats: Any
     params: Any
+    test_urls: List[str] = []  #: recent URLs of the site, for validation (Figure 3's test list)
+
+
+class RuleSet(faust.Record, namespace="dustbuster.ruleset.v1", serializer="json"):
+    """The validated rules of one site, in canonization order (key = site; compacted topic)."""
+
+    site: str
+    version: int
+    created: float
+    rules: List[Any]
+    schema: str = "dustbuster/ruleset@1"
+    stats: Any = None
 
 
 class Reject(faust.Record, namespace="dustbuster.rejects.v1", serializer="json"):

@@ -10,6 +10,10 @@
 | DUST_WINDOW_S | 60 | seconds between candidate windows |
 | DUST_WEB_PORT | 0 (off) | worker web port |
 | DUST_SESSION_TIMEOUT_S | 30 | consumer-group session timeout (how long a dead worker holds its partitions) |
+| DUST_VALIDATOR_SITES | (none) | JSON file: site → {"origins": [...], "allow_private": false, "resolve": {host: ip}} |
+| DUST_VERDICT_TTL_S | 86400 | a verdict is re-validated after this many seconds |
+| DUST_SKETCH_MIN_EQUAL | 1.0 | fraction of the 4 min-hashes that must agree (0.5 = "2 of 4") |
+| DUST_VALIDATE | true | run the validator agent in this worker |
 | DUST_S, DUST_T_LOW, DUST_T_HIGH, DUST_MS, DUST_MRD, DUST_MAD, DUST_MW | papers' | DustBuster parameters |
 """
 
@@ -36,6 +40,10 @@ class Settings:
     window_s: float = 60.0
     web_port: int = 0
     session_timeout_s: float = 30.0
+    validator_sites: Path | None = None
+    verdict_ttl_s: float = 86400.0
+    sketch_min_equal: float = 1.0
+    validate: bool = True
     max_lines_per_message: int = 10000
     max_line_bytes: int = 65536
     params: DustParams = field(default_factory=DustParams)
@@ -95,7 +103,7 @@ def _convert(name: str, raw: str, default: object) -> object:
             return int(raw)
         if isinstance(default, float):
             return float(raw)
-        if isinstance(default, Path):
+        if isinstance(default, Path) or name in ("validator_sites",):
             return Path(raw)
         return raw
     except ValueError:

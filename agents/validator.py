@@ -1,0 +1,124 @@
+"""The validator agent: candidate sets in, rules fetched and decided (Figures 3–4), versioned rule
+sets out on the compacted rules topic (key = site).  A site's rule set changes only when a
+verdict changes; verdicts are cached with a TTL (re-validated after it, at the next window)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+
+from dust.detect import Pair
+from dust.errors import RuleError
+from dust.rules import ParamRule, SubstringRule, rule_from_json
+from dust.sketch import similar
+from dust.validate import Fetched, RoundFetcher, validate
+from state.verdicts import VerdictStore
+from stream.fetcher import FetchPolicy, Fetcher
+from stream.records import RuleSet
+
+log = logging.getLogger(__name__)
+
+
+def site_policy(settings, site: str) -> FetchPolicy:
+    conf = {}
+    if settings.validator_sites:
+        conf = json.loads(settings.validator_sites.read_text()).get(site, {})
+    origins = conf.get("origins") or [f"http://{site}", f"https://{site}"]
+    return FetchPolicy(origins=frozenset(FetchPolicy.origin_of(o) for o in origins),
+                       allow_private=bool(conf.get("allow_private", False)),
+                       resolve={k.lower(): v for k, v in (conf.get("resolve") or {}).items()},
+                       robots=bool(conf.get("robots", True)),
+                       rate_per_s=float(conf.get("rate_per_s", 10.0)),
+                       per_host_concurrency=int(conf.get("concurrency", 4)))
+
+
+class SoftErrorAware:
+    """Pages that look like the site's answer to a path that cannot exist are failures."""
+
+    def __init__(self, fetcher: Fetcher, min_equal: float) -> None:
+        self.fetcher = fetcher
+        self.min_equal = min_equal
+        self.probes: dict[str, Fetched] = {}
+
+    async def __call__(self, url: str) -> Fetched:
+        got = await self.fetcher.fetch(url)
+        if not got.ok:
+            return got
+        origin = FetchPolicy.origin_of(url)
+        if origin not in self.probes:
+            self.probes[origin] = await self.fetcher.fetch(f"{origin}/dustbuster-probe-{secrets.token_hex(8)}")
+        probe = self.probes[origin]
+        if probe.ok and probe.sketch and got.sketch and similar(got.sketch, probe.sketch, self.min_equal):
+            self.fetcher.counts["soft_error"] += 1
+            return Fetched(False, None, got.status, "soft_error")
+        return got
+
+
+class _SiteCache:
+    def __init__(self, store: VerdictStore, site: str, ttl_s: float) -> None:
+        self.store, self.site, self.ttl = store, site, ttl_s
+
+    def get(self, key: str) -> dict | None:
+        return self.store.get(self.site, key, self.ttl)
+
+    def put(self, key: str, verdict: dict) -> None:
+        self.store.put(self.site, key, verdict)
+
+
+def register(app, settings, topics, stores) -> None:
+    verdicts = VerdictStore(settings.data_dir / "verdicts")
+    app.dust_validator_stats = vstats = {"rounds": 0, "fetches": 0, "published": 0}
+
+    @app.agent(topics.candidates, name="dust-validator")
+    async def validator(stream):
+        async for cand in stream:
+            site = cand.site if hasattr(cand, "site") else cand["site"]
+            try:
+                await round_for(site, cand)
+            except Exception:  # a bad round must not stop the agent; the next window retries
+                log.exception("validation round of %s failed", site)
+
+    async def round_for(site: str, cand) -> None:
+        t0 = time.perf_counter()
+        pairs, params = [], []
+        for rj in cand.rules:
+            try:
+                r = rule_from_json(rj)
+            except RuleError as exc:
+                log.warning("skipping a bad candidate rule of %s: %s", site, exc)
+                continue
+            if isinstance(r, SubstringRule):
+                pairs.append(Pair(r.alpha, r.beta, r.support, r.support_high))
+        for rj in cand.param_rules:
+            try:
+                r = rule_from_json(rj)
+            except RuleError:
+                continue
+            if isinstance(r, ParamRule):
+                params.append(r)
+        policy = site_policy(settings, site)
+        async with Fetcher(policy) as fetcher:
+            rf = RoundFetcher(SoftErrorAware(fetcher, settings.sketch_min_equal))
+            res = await validate(pairs, params, list(cand.test_urls), rf, settings.params,
+                                 min_equal=settings.sketch_min_equal, cache=_SiteCache(verdicts, site, settings.verdict_ttl_s))
+            counts = dict(fetcher.counts)
+        vstats["rounds"] += 1
+        vstats["fetches"] += res.fetches
+        rules = [r.to_json() | {"validated_at": round(time.time(), 3)} for r in res.valid]
+        prev = verdicts.ruleset(site)
+        sig = [(r["display"]) for r in rules]
+        if prev is not None and prev["sig"] == sig:
+            log.info("%s: rule set unchanged (%s rules)", site, len(rules))
+            return
+        version = (prev["version"] + 1) if prev else 1
+        stats = {"candidates": len(pairs) + len(params), "valid": len(rules), "fetches": res.fetches,
+                 "fetch_outcomes": counts, "dropped_refinements": len(res.dropped_refinements),
+                 "undecided": sum(1 for v in res.verdicts if v.valid is None),
+                 "seconds": round(time.perf_counter() - t0, 3), "window": cand.window}
+        await topics.rules.send(key=site.encode(), value=RuleSet(site=site, version=version, created=time.time(),
+                                                                  rules=rules, stats=stats))
+        verdicts.set_ruleset(site, {"version": version, "sig": sig})
+        vstats["published"] += 1
+        log.warning("%s: published rule set v%s: %s valid rules (%s fetches)", site, version, len(rules), res.fetches)

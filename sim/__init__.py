@@ -1,0 +1,1 @@
+"""The DUST site simulator: a realistic site with known ground truth (issue 4)."""

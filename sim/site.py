@@ -1,0 +1,169 @@
+"""A simulated forum site with DUST and ground truth, served by aiohttp on loopback.
+
+In the spirit of the papers' forum (WWW 2007 §6, Figure 7): several host names for one site,
+aliases, parameters that do not change content and ones that do, print versions with extra
+chrome, pages that grow as comments arrive, look-alike URLs with different content, redirects,
+soft-error pages (unknown paths answer 200 with a generic page), slow and failing pages.
+
+``SimSite.truth()`` lists the rules that are valid (and some that look valid but are not);
+``SimSite.log_lines(n)`` writes an access log of simulated traffic whose sizes are the real sizes
+the server returns, so mining, validation and canonization can be scored against the truth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+WORDS = ("market election river concert festival bridge harbor season council rally orchestra "
+         "theater museum library stadium parliament budget forecast storm drought harvest "
+         "vaccine hospital school teacher student archive scandal verdict treaty summit").split()
+
+
+@dataclass
+class SimSite:
+    hosts: tuple[str, ...] = ("www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test")
+    stories: int = 300
+    seed: int = 7
+    slow_s: float = 3.0
+    comments: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ content
+    def _section(self, host: str) -> str:
+        return "movies" if host.startswith("movies.") else "politics" if host.startswith("politics.") else "main"
+
+    def story_text(self, host: str, n: int) -> str:
+        rnd = random.Random(f"{self.seed}:{self._section(host)}:{n}")
+        body = " ".join(rnd.choice(WORDS) + str(rnd.randrange(100)) for _ in range(rnd.randrange(120, 900)))
+        k = self.comments.get((self._section(host), n), 0)
+        notes = " ".join(f"comment{j} reader{j} agrees" for j in range(k))
+        return f"story {n} {body} {notes}"
+
+    def page(self, title: str, text: str, chrome: str = "") -> str:
+        nav = " ".join(f'<a href="/s{i}">section{i}</a>' for i in range(5))
+        return f"<html><head><title>{title}</title></head><body><nav>{nav}{chrome}</nav><p>{text}</p></body></html>"
+
+    def render(self, host: str, path: str, query: dict[str, str]) -> tuple[int, str, str | None]:
+        """(status, html, redirect location) for a request; the single source of the site's truth."""
+        host = host.split(":")[0].lower()
+        if host not in self.hosts:
+            return 404, self.page("no such host", "unknown host"), None
+        for drop in ("sid", "utm_source", "LastView", "Close"):
+            query.pop(drop, None)
+        if path.startswith("/old/"):
+            return 301, "", path[4:]
+        if path in ("/", "/index.html"):
+            return 200, self.page("home", f"front page of {self._section(host)} " + " ".join(WORDS * 8)), None
+        n = None
+        if path.startswith("/story_") and path[7:].isdigit():
+            n = int(path[7:])
+        elif path in ("/story", "/story.php3") and query.get("id", "").isdigit():
+            n = int(query["id"])
+        if n is not None and n < self.stories:
+            page = int(query.get("page", "1") or 1)
+            text = self.story_text(host, n)
+            if page > 1:
+                text = f"page {page} of story {n} " + " ".join(reversed(text.split()))
+            return 200, self.page(f"story {n}", text), None
+        if path.startswith("/print/story_") and path[13:].isdigit() and int(path[13:]) < self.stories:
+            chrome = " ".join(f"print{i} share{i} email{i}" for i in range(40))
+            return 200, self.page("print", self.story_text(host, int(path[13:])), chrome), None
+        if path.startswith("/lect") and path.endswith(".ps") and path[5:-3].isdigit():
+            return 200, self.page("lecture", f"lecture {path[5:-3]} " + self.story_text("lect", int(path[5:-3]))), None
+        if path.startswith("/fail/"):
+            return 500, "", None
+        return 200, self.page("not found", "sorry the page you asked for does not exist here " * 5), None  # soft error
+
+    def comment(self, host: str, n: int) -> None:
+        key = (self._section(host), n)
+        self.comments[key] = self.comments.get(key, 0) + 1
+
+    # ------------------------------------------------------------------ ground truth
+    @staticmethod
+    def truth() -> dict:
+        return {
+            "valid": [
+                {"type": "substring", "alpha": "story.php3?", "beta": "story?"},
+                {"type": "substring", "alpha": "/story?id=", "beta": "/story_"},
+                {"type": "substring", "alpha": "/index.html", "beta": "/", "anchor_end": True},
+                {"type": "substring", "alpha": "&LastView=&Close=", "beta": "", "anchor_end": True},
+                {"type": "substring", "alpha": "http://forum.test/", "beta": "http://www.forum.test/", "anchor_start": True},
+                {"type": "parameter", "name": "sid", "action": "remove"},
+                {"type": "parameter", "name": "utm_source", "action": "remove"},
+            ],
+            "invalid": [
+                {"type": "substring", "alpha": "http://politics.", "beta": "http://movies.", "anchor_start": True},
+                {"type": "parameter", "name": "page", "action": "remove"},
+                {"type": "substring", "alpha": "/print/story_", "beta": "/story_"},
+            ],
+        }
+
+    # ------------------------------------------------------------------ traffic
+    def log_lines(self, n: int, seed: int = 1, port: int | None = None) -> list[str]:
+        """Combined-format lines with a vhost first field (``host:port`` when ``port`` is given);
+        sizes are what the server returns at that moment."""
+        rnd = random.Random(seed)
+        out = []
+        for k in range(n):
+            host = rnd.choice(self.hosts)
+            vhost = f"{host}:{port}" if port else host
+            s = min(int(rnd.paretovariate(1.0)) - 1, self.stories - 1) if rnd.random() < 0.4 else rnd.randrange(self.stories)
+            r = rnd.random()
+            if r < 0.25:
+                target = f"/story_{s}"
+            elif r < 0.45:
+                target = f"/story?id={s}"
+            elif r < 0.55:
+                target = f"/story.php3?id={s}"
+            elif r < 0.62:
+                target = f"/story?id={s}&LastView=&Close="
+            elif r < 0.70:
+                target = f"/story?id={s}&sid={rnd.randrange(16**6):06x}"
+            elif r < 0.75:
+                target = f"/story_{s}?utm_source=feed{rnd.randrange(3)}"
+            elif r < 0.80:
+                target = f"/story?id={s}&page={rnd.randrange(2, 4)}"
+            elif r < 0.85:
+                target = f"/print/story_{s}"
+            elif r < 0.90:
+                target = rnd.choice(["/", "/index.html"])
+            elif r < 0.95:
+                target = f"/lect{rnd.randrange(1, 12)}.ps"
+            else:
+                target = f"/old/story_{s}"
+            if rnd.random() < 0.02:
+                self.comment(host, s)
+            path, _, q = target.partition("?")
+            query = dict(p.split("=", 1) if "=" in p else (p, "") for p in q.split("&") if p)
+            status, html, _ = self.render(host, path, query)
+            size = len(html.encode()) if status == 200 else 0
+            out.append(f'{vhost} 10.0.{k % 250}.{rnd.randrange(1, 250)} - - [25/Nov/2026:10:00:00 +0000] '
+                       f'"GET {target} HTTP/1.1" {status} {size} "-" "sim"')
+        return out
+
+    # ------------------------------------------------------------------ server
+    def app(self) -> web.Application:
+        async def handle(req: web.Request) -> web.StreamResponse:
+            if req.path.startswith("/slow/"):
+                await asyncio.sleep(self.slow_s)
+            if req.path == "/robots.txt":
+                return web.Response(text="User-agent: *\nDisallow: /admin/\n")
+            status, html, loc = self.render(req.host, req.path, dict(req.query))
+            if loc is not None:
+                raise web.HTTPMovedPermanently(loc)
+            return web.Response(status=status, text=html, content_type="text/html")
+
+        a = web.Application()
+        a.router.add_route("GET", "/{tail:.*}", handle)
+        return a
+
+
+async def start(site: SimSite, host: str = "127.0.0.1", port: int = 0) -> tuple[web.AppRunner, int]:
+    runner = web.AppRunner(site.app())
+    await runner.setup()
+    tcp = web.TCPSite(runner, host, port)
+    await tcp.start()
+    return runner, runner.addresses[0][1]
