@@ -71,6 +71,18 @@ def register(app, settings, topics, stores) -> None:
     verdicts = VerdictStore(settings.data_dir / "verdicts")
     app.dust_validator_stats = vstats = {"rounds": 0, "fetches": 0, "published": 0}
 
+    @app.timer(max(settings.verdict_ttl_s / 4, settings.window_s), name="dust-revalidate")
+    async def revalidate() -> None:
+        """Rules are re-validated on a schedule even when a site sends no new candidates: the
+        verdicts past their TTL are fetched again, and a rule that stopped holding is dropped."""
+        from stream.records import CandidateSet
+
+        for site, raw in verdicts.all_candidates():
+            try:
+                await round_for(site, CandidateSet.from_data(raw))
+            except Exception:
+                log.exception("re-validation of %s failed", site)
+
     @app.agent(topics.candidates, name="dust-validator")
     async def validator(stream):
         async for cand in stream:
@@ -106,6 +118,7 @@ def register(app, settings, topics, stores) -> None:
             counts = dict(fetcher.counts)
         vstats["rounds"] += 1
         vstats["fetches"] += res.fetches
+        verdicts.set_candidates(site, cand.to_representation() if hasattr(cand, "to_representation") else dict(cand))
         rules = [r.to_json() | {"validated_at": round(time.time(), 3)} for r in res.valid]
         prev = verdicts.ruleset(site)
         sig = [(r["display"]) for r in rules]
@@ -113,7 +126,14 @@ def register(app, settings, topics, stores) -> None:
             log.info("%s: rule set unchanged (%s rules)", site, len(rules))
             return
         version = (prev["version"] + 1) if prev else 1
+        decided = sum(1 for v in res.verdicts if v.valid is not None and v.reason != "cached")
+        if not rules and prev is not None:  # the site has no valid rule any more: remove it
+            await topics.rules.send(key=site.encode(), value=None)
+            verdicts.set_ruleset(site, {"version": version, "sig": sig})
+            log.warning("%s: no valid rules any more: tombstone published", site)
+            return
         stats = {"candidates": len(pairs) + len(params), "valid": len(rules), "fetches": res.fetches,
+                 "decided": decided, "fetches_per_decided_rule": round(res.fetches / decided, 1) if decided else None,
                  "fetch_outcomes": counts, "dropped_refinements": len(res.dropped_refinements),
                  "undecided": sum(1 for v in res.verdicts if v.valid is None),
                  "seconds": round(time.perf_counter() - t0, 3), "window": cand.window}

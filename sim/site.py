@@ -29,6 +29,7 @@ class SimSite:
     stories: int = 300
     seed: int = 7
     slow_s: float = 3.0
+    admin_hits: int = 0
     comments: dict[tuple[str, int], int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ content
@@ -149,6 +150,19 @@ class SimSite:
         async def handle(req: web.Request) -> web.StreamResponse:
             if req.path.startswith("/slow/"):
                 await asyncio.sleep(self.slow_s)
+            if req.path.startswith("/huge/"):  # a never-ending response
+                resp = web.StreamResponse(headers={"Content-Type": "text/html"})
+                await resp.prepare(req)
+                try:
+                    while True:
+                        await resp.write(b"<p>" + b"endless " * 8000 + b"</p>")
+                except (ConnectionResetError, RuntimeError):
+                    return resp
+            if req.path.startswith("/loop/"):
+                raise web.HTTPFound(req.path)
+            if req.path.startswith("/admin/"):
+                self.admin_hits += 1
+                return web.Response(text="admin console", content_type="text/html")
             if req.path == "/robots.txt":
                 return web.Response(text="User-agent: *\nDisallow: /admin/\n")
             status, html, loc = self.render(req.host, req.path, dict(req.query))

@@ -31,5 +31,11 @@ class VerdictStore:
     def set_ruleset(self, site: str, rs: dict) -> None:
         self.kv.write({f"S{site}".encode(): json.dumps(rs).encode()}, {})
 
+    def set_candidates(self, site: str, cand: dict) -> None:
+        self.kv.write({f"C{site}".encode(): json.dumps(cand).encode()}, {})
+
+    def all_candidates(self) -> list[tuple[str, dict]]:
+        return [(k[1:].decode(), json.loads(v)) for k, v in self.kv.scan(b"C")]
+
     def close(self) -> None:
         self.kv.close()
