@@ -213,11 +213,11 @@ def rules_from_document(doc: Mapping[str, Any]) -> list[Rule]:
     """Rules of a RuleSet document or of ``dustbuster mine --json`` output, in canonization order.
 
     A RuleSet lists them in ``rules``; a mine output lists substring rules in ``rules`` and
-    parameter rules in ``param_rules`` (applied after the substring rules).
+    parameter rules in ``param_rules`` (applied first: they normalise the query, docs/rules.md).
     """
     if not isinstance(doc, Mapping):
         raise RuleError("a rule document must be a JSON object")
-    rules_json = list(doc.get("rules") or []) + list(doc.get("param_rules") or [])
+    rules_json = list(doc.get("param_rules") or []) + list(doc.get("rules") or [])
     if "rules" not in doc and "param_rules" not in doc:
         raise RuleError("no 'rules' (or 'param_rules') list in the document")
     return [rule_from_json(r) for r in rules_json]

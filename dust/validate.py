@@ -207,6 +207,9 @@ async def validate(
         verdicts.append(v)
         if v.valid:
             valid.append(ParamRule(pr.name, pr.action, pr.value, pr.support, pr.disqualified, "valid", v.evidence()))
+    # canonization order: parameter rules first (they normalise the query, so the substring rules
+    # see canonical queries and a query never ends up in the path with parameters in it)
+    valid = [r for r in valid if isinstance(r, ParamRule)] + [r for r in valid if not isinstance(r, ParamRule)]
     return ValidationResult(valid, verdicts, dropped, rf.fetches, dict(rf.outcomes))
 
 

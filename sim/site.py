@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -30,6 +31,8 @@ class SimSite:
     seed: int = 7
     slow_s: float = 3.0
     admin_hits: int = 0
+    comment_every: int = 25  #: the server appends a comment to a story every N requests of it
+    _requests: dict[tuple[str, int], int] = field(default_factory=dict)
     comments: dict[tuple[str, int], int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ content
@@ -47,7 +50,7 @@ class SimSite:
         nav = " ".join(f'<a href="/s{i}">section{i}</a>' for i in range(5))
         return f"<html><head><title>{title}</title></head><body><nav>{nav}{chrome}</nav><p>{text}</p></body></html>"
 
-    def render(self, host: str, path: str, query: dict[str, str]) -> tuple[int, str, str | None]:
+    def render(self, host: str, path: str, query: dict[str, str], serving: bool = False) -> tuple[int, str, str | None]:
         """(status, html, redirect location) for a request; the single source of the site's truth."""
         host = host.split(":")[0].lower()
         if host not in self.hosts:
@@ -59,12 +62,25 @@ class SimSite:
         if path in ("/", "/index.html"):
             return 200, self.page("home", f"front page of {self._section(host)} " + " ".join(WORDS * 8)), None
         n = None
-        if path.startswith("/story_") and path[7:].isdigit():
-            n = int(path[7:])
-        elif path in ("/story", "/story.php3") and query.get("id", "").isdigit():
-            n = int(query["id"])
+        if path.startswith("/story_"):
+            # lenient, like many real servers: "/story_5&sid=x" is story 5 with sid=x
+            head, *rest = path[7:].split("&")
+            for kv in rest:
+                k, _, v = kv.partition("=")
+                query.setdefault(k, v)
+            for drop in ("sid", "utm_source", "LastView", "Close"):
+                query.pop(drop, None)
+            n = int(head) if head.isdigit() else None
+        elif path in ("/story", "/story.php3"):
+            digits = re.match(r"\d+", query.get("id", ""))
+            n = int(digits.group()) if digits else None
         if n is not None and n < self.stories:
-            page = int(query.get("page", "1") or 1)
+            if serving and self.comment_every:
+                key = (self._section(host), n)
+                self._requests[key] = self._requests.get(key, 0) + 1
+                if self._requests[key] % self.comment_every == 0:
+                    self.comment(host, n)  # a dynamic page: it grows between requests
+            page = int(re.match(r"\d*", query.get("page", "1")).group() or 1)
             text = self.story_text(host, n)
             if page > 1:
                 text = f"page {page} of story {n} " + " ".join(reversed(text.split()))
@@ -165,7 +181,7 @@ class SimSite:
                 return web.Response(text="admin console", content_type="text/html")
             if req.path == "/robots.txt":
                 return web.Response(text="User-agent: *\nDisallow: /admin/\n")
-            status, html, loc = self.render(req.host, req.path, dict(req.query))
+            status, html, loc = self.render(req.host, req.path, dict(req.query), serving=True)
             if loc is not None:
                 raise web.HTTPMovedPermanently(loc)
             return web.Response(status=status, text=html, content_type="text/html")

@@ -113,9 +113,9 @@ def test_bad_rule_json(bad):
         rule_from_json(bad)
 
 
-def test_rules_from_document_orders_param_rules_last():
+def test_rules_from_document_orders_param_rules_first():
     doc = {"rules": [FORUM[0].to_json()], "param_rules": [ParamRule("sid", "remove").to_json()]}
-    assert [r.type for r in rules_from_document(doc)] == ["substring", "parameter"]
+    assert [r.type for r in rules_from_document(doc)] == ["parameter", "substring"]
     with pytest.raises(RuleError):
         rules_from_document({"nothing": 1})
 
