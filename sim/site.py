@@ -39,8 +39,8 @@ class SimSite:
     def _section(self, host: str) -> str:
         return "movies" if host.startswith("movies.") else "politics" if host.startswith("politics.") else "main"
 
-    def story_text(self, host: str, n: int) -> str:
-        rnd = random.Random(f"{self.seed}:{self._section(host)}:{n}")
+    def story_text(self, host: str, n: int, salt: str = "") -> str:
+        rnd = random.Random(f"{self.seed}:{self._section(host)}:{n}:{salt}")
         body = " ".join(rnd.choice(WORDS) + str(rnd.randrange(100)) for _ in range(rnd.randrange(120, 900)))
         k = self.comments.get((self._section(host), n), 0)
         notes = " ".join(f"comment{j} reader{j} agrees" for j in range(k))
@@ -82,8 +82,8 @@ class SimSite:
                     self.comment(host, n)  # a dynamic page: it grows between requests
             page = int(re.match(r"\d*", query.get("page", "1")).group() or 1)
             text = self.story_text(host, n)
-            if page > 1:
-                text = f"page {page} of story {n} " + " ".join(reversed(text.split()))
+            if page > 1:  # another page of the thread: other comments, other text
+                text = f"page {page} of story {n} " + self.story_text(host, n, salt=f"page{page}")
             return 200, self.page(f"story {n}", text), None
         if path.startswith("/print/story_") and path[13:].isdigit() and int(path[13:]) < self.stories:
             chrome = " ".join(f"print{i} share{i} email{i}" for i in range(40))
