@@ -9,7 +9,7 @@ import sys
 import time
 
 from tests.conftest import ROOT
-from tests.streamtools import Worker, feed, stream_env
+from tests.streamtools import Worker, feed, latest_candidates, stream_env
 from dustbuster.broker import free_port, port_open
 
 
@@ -35,7 +35,8 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
         w = Worker(env, tmp_path / "w", tmp_path / "w.log").start()
         try:
             feed(env, log, "forum.test")
-            rs = wait_ruleset(env, "forum.test", w)
+            final = latest_candidates(env, {"forum.test": 12000}, workers=[w])["forum.test"]
+            rs = wait_ruleset(env, "forum.test", w, final["window"])
             import asyncio
 
             from stream.consume import latest_by_key
@@ -87,16 +88,25 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
     assert current == rs
 
 
-def wait_ruleset(env, site, worker, timeout=240):
+def wait_ruleset(env, site, worker, window, timeout=240):
+    """The rule set published from the candidate set of ``window`` (all lines) or a later one."""
     from tests.streamtools import read_topic
 
     deadline = time.monotonic() + timeout
     topic = env["DUST_TOPIC_PREFIX"] + "-rules"
+    last = (None, time.monotonic())
     while time.monotonic() < deadline:
         assert worker.alive(), worker.log.read_text()[-3000:]
         msgs = [json.loads(m.value) for m in read_topic(env["DUST_KAFKA_BOOTSTRAP"], topic) if m.value]
         mine = [m for m in msgs if m["site"] == site]
-        if mine and len(mine[-1]["rules"]) >= 3:
-            return mine[-1]
+        done = [m for m in mine if m["stats"]["window"] >= window]
+        if done:
+            return done[-1]
+        # the final round may find nothing new to publish: then the newest version, once stable
+        if mine and mine[-1]["version"] == last[0]:
+            if time.monotonic() - last[1] > 15:
+                return mine[-1]
+        elif mine:
+            last = (mine[-1]["version"], time.monotonic())
         time.sleep(2)
     raise AssertionError(f"no rule set for {site}: {worker.log.read_text()[-3000:]}")
