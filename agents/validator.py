@@ -92,53 +92,78 @@ def register(app, settings, topics, stores) -> None:
             except Exception:  # a bad round must not stop the agent; the next window retries
                 log.exception("validation round of %s failed", site)
 
+
+    async def publish(site: str, value) -> None:
+        await topics.rules.send(key=site.encode(), value=value)
+
     async def round_for(site: str, cand) -> None:
-        t0 = time.perf_counter()
-        pairs, params = [], []
-        for rj in cand.rules:
-            try:
-                r = rule_from_json(rj)
-            except RuleError as exc:
-                log.warning("skipping a bad candidate rule of %s: %s", site, exc)
-                continue
-            if isinstance(r, SubstringRule):
-                pairs.append(Pair(r.alpha, r.beta, r.support, r.support_high))
-        for rj in cand.param_rules:
-            try:
-                r = rule_from_json(rj)
-            except RuleError:
-                continue
-            if isinstance(r, ParamRule):
-                params.append(r)
-        policy = site_policy(settings, site)
-        async with Fetcher(policy) as fetcher:
-            rf = RoundFetcher(SoftErrorAware(fetcher, settings.sketch_min_equal))
-            res = await validate(pairs, params, list(cand.test_urls), rf, settings.params,
-                                 min_equal=settings.sketch_min_equal, cache=_SiteCache(verdicts, site, settings.verdict_ttl_s))
-            counts = dict(fetcher.counts)
-        vstats["rounds"] += 1
-        vstats["fetches"] += res.fetches
-        verdicts.set_candidates(site, cand.to_representation() if hasattr(cand, "to_representation") else dict(cand))
-        rules = [r.to_json() | {"validated_at": round(time.time(), 3)} for r in res.valid]
-        prev = verdicts.ruleset(site)
-        sig = [(r["display"]) for r in rules]
-        if prev is not None and prev["sig"] == sig:
-            log.info("%s: rule set unchanged (%s rules)", site, len(rules))
-            return
-        version = (prev["version"] + 1) if prev else 1
-        decided = sum(1 for v in res.verdicts if v.valid is not None and v.reason != "cached")
-        if not rules and prev is not None:  # the site has no valid rule any more: remove it
-            await topics.rules.send(key=site.encode(), value=None)
-            verdicts.set_ruleset(site, {"version": version, "sig": sig})
-            log.warning("%s: no valid rules any more: tombstone published", site)
-            return
-        stats = {"candidates": len(pairs) + len(params), "valid": len(rules), "fetches": res.fetches,
-                 "decided": decided, "fetches_per_decided_rule": round(res.fetches / decided, 1) if decided else None,
-                 "fetch_outcomes": counts, "dropped_refinements": len(res.dropped_refinements),
-                 "undecided": sum(1 for v in res.verdicts if v.valid is None),
-                 "seconds": round(time.perf_counter() - t0, 3), "window": cand.window}
-        await topics.rules.send(key=site.encode(), value=RuleSet(site=site, version=version, created=time.time(),
-                                                                  rules=rules, stats=stats))
-        verdicts.set_ruleset(site, {"version": version, "sig": sig})
-        vstats["published"] += 1
-        log.warning("%s: published rule set v%s: %s valid rules (%s fetches)", site, version, len(rules), res.fetches)
+        await validation_round(site, cand, settings, verdicts, publish, vstats)
+
+
+async def validation_round(site: str, cand, settings, verdicts: VerdictStore, publish, vstats: dict | None = None):
+    """One validation round of a site's candidate set; ``publish(site, RuleSet | None)`` sends a
+    new version (or a tombstone) when the list of valid rules changed.  Returns what was sent."""
+    vstats = vstats if vstats is not None else {"rounds": 0, "fetches": 0, "published": 0}
+    t0 = time.perf_counter()
+    pairs, params = [], []
+    for rj in cand.rules:
+        try:
+            r = rule_from_json(rj)
+        except RuleError as exc:
+            log.warning("skipping a bad candidate rule of %s: %s", site, exc)
+            continue
+        if isinstance(r, SubstringRule):
+            pairs.append(Pair(r.alpha, r.beta, r.support, r.support_high))
+    for rj in cand.param_rules:
+        try:
+            r = rule_from_json(rj)
+        except RuleError:
+            continue
+        if isinstance(r, ParamRule):
+            params.append(r)
+    policy = site_policy(settings, site)
+    async with Fetcher(policy) as fetcher:
+        # an outage decides nothing: if no origin answers its front page, keep the rule set as it is
+        fronts = [await fetcher.fetch(o + "/") for o in sorted(policy.origins)[:4]]
+        if not any(f.ok or (f.status or 0) == 404 for f in fronts):
+            log.warning("%s: site unreachable (%s); rule set kept", site, sorted({f.reason for f in fronts}))
+            return "unchanged"
+        rf = RoundFetcher(SoftErrorAware(fetcher, settings.sketch_min_equal))
+        res = await validate(pairs, params, list(cand.test_urls), rf, settings.params,
+                             min_equal=settings.sketch_min_equal, cache=_SiteCache(verdicts, site, settings.verdict_ttl_s))
+        counts = dict(fetcher.counts)
+    vstats["rounds"] += 1
+    vstats["fetches"] += res.fetches
+    verdicts.set_candidates(site, cand.to_representation() if hasattr(cand, "to_representation") else dict(cand))
+    rules = [r.to_json() | {"validated_at": round(time.time(), 3)} for r in res.valid]
+    prev = verdicts.ruleset(site)
+    # a rule valid before whose verdict is now undecided (an outage, too few URLs) is kept as it was:
+    # only a refutation removes a rule
+    undecided = {v.rule.text for v in res.verdicts if v.valid is None}
+    have = {r["display"] for r in rules}
+    kept = [r for r in (prev or {}).get("rules", []) if r["display"] in undecided and r["display"] not in have]
+    if kept:
+        rules = ([r for r in rules + kept if r["type"] == "parameter"]
+                 + [r for r in rules + kept if r["type"] != "parameter"])
+    sig = [(r["display"]) for r in rules]
+    if prev is not None and prev["sig"] == sig:
+        log.info("%s: rule set unchanged (%s rules)", site, len(rules))
+        return "unchanged"
+    version = (prev["version"] + 1) if prev else 1
+    decided = sum(1 for v in res.verdicts if v.valid is not None and v.reason != "cached")
+    if not rules and prev is not None:  # the site has no valid rule any more: remove it
+        await publish(site, None)
+        verdicts.set_ruleset(site, {"version": version, "sig": sig, "rules": []})
+        log.warning("%s: no valid rules any more: tombstone published", site)
+        return None
+    stats = {"candidates": len(pairs) + len(params), "valid": len(rules), "fetches": res.fetches,
+             "decided": decided, "fetches_per_decided_rule": round(res.fetches / decided, 1) if decided else None,
+             "fetch_outcomes": counts, "dropped_refinements": len(res.dropped_refinements),
+             "undecided": sum(1 for v in res.verdicts if v.valid is None),
+             "seconds": round(time.perf_counter() - t0, 3), "window": cand.window}
+    rs = RuleSet(site=site, version=version, created=time.time(), rules=rules, stats=stats)
+    await publish(site, rs)
+    verdicts.set_ruleset(site, {"version": version, "sig": sig, "rules": rules})
+    vstats["published"] += 1
+    log.warning("%s: published rule set v%s: %s valid rules (%s fetches)", site, version, len(rules), res.fetches)
+    return rs

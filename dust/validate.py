@@ -14,7 +14,8 @@ Choices (docs/validation.md):
 * when the applicable URLs run out before either bound, the rule is valid if at least
   ``min_samples`` (10) comparisons were made and fewer than ε of them were negative, invalid if ε
   or more were negative, else undecided (``valid = None``: not published; tried again later);
-* a rule may use at most ``max_fetch_factor``·N fetches (4N): beyond, it is undecided.
+* a rule may use at most ``max_fetch_factor``·N fetches (4N): beyond, it is undecided; so is a rule
+  whose first max(10, 2εN) u-fetches all failed (the site is down: nothing is decided in an outage).
 """
 
 from __future__ import annotations
@@ -112,6 +113,9 @@ async def validate_rule(
         fu = await fetch(u)
         if not fu.ok:
             v_.skipped += 1
+            if v_.skipped >= max(10, 2 * max_neg) and v_.positives + v_.negatives == 0:
+                v_.reason = "u_unreachable"  # the site is down or hostile: decide nothing
+                break
             continue
         fv = await fetch(v)
         if not fv.ok:
@@ -130,7 +134,7 @@ async def validate_rule(
         v_.valid, v_.reason = False, v_.reason or "refuted"
     elif v_.positives >= need_pos:
         v_.valid, v_.reason = True, v_.reason or "confirmed"
-    elif v_.reason != "fetch_budget":
+    elif v_.reason not in ("fetch_budget", "u_unreachable"):
         done = v_.positives + v_.negatives
         if done and v_.negatives >= p.epsilon * done:
             v_.valid, v_.reason = False, "refuted_on_fewer_samples"

@@ -32,6 +32,7 @@ class SimSite:
     slow_s: float = 3.0
     admin_hits: int = 0
     comment_every: int = 25  #: the server appends a comment to a story every N requests of it
+    broken: set[str] = field(default_factory=set)  #: "story_alias", "distinct" (no DUST), "all" (500s)
     _requests: dict[tuple[str, int], int] = field(default_factory=dict)
     comments: dict[tuple[str, int], int] = field(default_factory=dict)
 
@@ -53,6 +54,11 @@ class SimSite:
     def render(self, host: str, path: str, query: dict[str, str], serving: bool = False) -> tuple[int, str, str | None]:
         """(status, html, redirect location) for a request; the single source of the site's truth."""
         host = host.split(":")[0].lower()
+        if "all" in self.broken:
+            return 500, "", None
+        if "distinct" in self.broken:  # every URL its own page: no DUST at all any more
+            salt = host + path + "?" + "&".join(f"{k}={v}" for k, v in sorted(query.items()))
+            return 200, self.page("x", self.story_text(host, 0, salt=salt)), None
         if host not in self.hosts:
             return 404, self.page("no such host", "unknown host"), None
         for drop in ("sid", "utm_source", "LastView", "Close"):
@@ -62,7 +68,9 @@ class SimSite:
         if path in ("/", "/index.html"):
             return 200, self.page("home", f"front page of {self._section(host)} " + " ".join(WORDS * 8)), None
         n = None
-        if path.startswith("/story_"):
+        if path.startswith("/story_") and "story_alias" in self.broken:
+            pass  # the site changed: story_N is gone (a soft error below)
+        elif path.startswith("/story_"):
             # lenient, like many real servers: "/story_5&sid=x" is story 5 with sid=x
             head, *rest = path[7:].split("&")
             for kv in rest:

@@ -1,0 +1,77 @@
+"""Validation rounds over real HTTP (the simulator): publish, stay quiet while nothing changes,
+drop a rule that stopped holding, keep rules through an outage, and remove a site whose rules were
+all refuted (a tombstone)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from agents.validator import validation_round
+from dust import mine
+from sim.site import SimSite, start
+from state.verdicts import VerdictStore
+from stream.reader import parse_lines
+from stream.records import CandidateSet
+from stream.settings import Settings
+
+HOSTS = ["www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test"]
+
+
+def candidates(site: SimSite, port: int) -> CandidateSet:
+    from dust.urllist import URLList
+
+    ul = URLList()
+    for rec in parse_lines(site.log_lines(8000, port=port), "forum.test").records:
+        ul.add(*rec)
+    doc = mine(ul).to_json()
+    return CandidateSet(site="forum.test", window=1, rules=doc["rules"], param_rules=doc["param_rules"],
+                        stats=doc["stats"], params=doc["params"], test_urls=list(ul))
+
+
+def test_rounds_publish_keep_drop_and_tombstone(tmp_path):
+    async def go():
+        sim = SimSite()
+        runner, port = await start(sim)
+        conf = tmp_path / "sites.json"
+        conf.write_text(json.dumps({"forum.test": {
+            "origins": [f"http://{h}:{port}" for h in HOSTS], "allow_private": True,
+            "resolve": {h: "127.0.0.1" for h in HOSTS}, "rate_per_s": 2000, "concurrency": 8}}))
+        cand = candidates(sim, port)
+        store = VerdictStore(tmp_path / "verdicts")
+        sent: list = []
+
+        async def publish(site, value):
+            sent.append(value)
+
+        settings = Settings(validator_sites=conf, verdict_ttl_s=3600)
+        first = await validation_round("forum.test", cand, settings, store, publish)
+        again = await validation_round("forum.test", cand, settings, store, publish)
+        sent_after_again = len(sent)
+        sim.broken.add("story_alias")
+        expired = Settings(validator_sites=conf, verdict_ttl_s=0)
+        third = await validation_round("forum.test", cand, expired, store, publish)
+        sim.broken.add("all")  # an outage: nothing can be decided, nothing is dropped
+        outage = await validation_round("forum.test", cand, expired, store, publish)
+        sim.broken = {"distinct"}  # the site lost all its DUST: every rule is refuted
+        fourth = await validation_round("forum.test", cand, expired, store, publish)
+        await runner.cleanup()
+        store.close()
+        return first, again, third, outage, fourth, sent, sent_after_again
+
+    first, again, third, outage, fourth, sent, sent_after_again = asyncio.run(go())
+    assert outage == "unchanged"
+    t1 = [r["display"] for r in first.rules]
+    assert first.version == 1 and any("story_" in t for t in t1)
+    assert again == "unchanged" and sent_after_again == 1  # nothing re-published while verdicts hold
+    t3 = [r["display"] for r in third.rules]
+    # story?id=N ↔ story_N stopped holding: refuted and dropped (rules whose u is now a soft error
+    # are undecided and kept as they were: only a refutation removes a rule)
+    assert third.version == 2 and len(t3) > 0
+    to_story_ = [r["display"] for r in third.rules if r["type"] == "substring" and "story?id=" in r["alpha"]
+                 and r["beta"].endswith("story_")]
+    assert any(r["type"] == "substring" and "story?id=" in r["alpha"] and r["beta"].endswith("story_")
+               for r in first.rules)
+    assert to_story_ == []  # every rule that sends URLs to the broken story_N pages is gone
+    assert fourth is None and sent[-1] is None  # tombstone: the site's rules are gone
+    assert len(sent) == 3
