@@ -21,12 +21,16 @@ from stream.records import RuleSet
 log = logging.getLogger(__name__)
 
 
-def site_policy(settings, site: str) -> FetchPolicy:
-    conf = {}
-    if settings.validator_sites:
-        conf = json.loads(settings.validator_sites.read_text()).get(site, {})
-    origins = conf.get("origins") or [f"http://{site}", f"https://{site}"]
-    return FetchPolicy(origins=frozenset(FetchPolicy.origin_of(o) for o in origins),
+def site_policy(settings, site: str) -> FetchPolicy | None:
+    """The fetch policy of a configured site; None for a site nobody configured: such a site is
+    never fetched (its origins, and whether loopback or private addresses are allowed, must be
+    said explicitly in DUST_VALIDATOR_SITES)."""
+    if not settings.validator_sites:
+        return None
+    conf = json.loads(settings.validator_sites.read_text()).get(site)
+    if not conf or not conf.get("origins"):
+        return None
+    return FetchPolicy(origins=frozenset(FetchPolicy.origin_of(o) for o in conf["origins"]),
                        allow_private=bool(conf.get("allow_private", False)),
                        resolve={k.lower(): v for k, v in (conf.get("resolve") or {}).items()},
                        robots=bool(conf.get("robots", True)),
@@ -122,6 +126,10 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
         if isinstance(r, ParamRule):
             params.append(r)
     policy = site_policy(settings, site)
+    if policy is None:
+        vstats["unconfigured"] = vstats.get("unconfigured", 0) + 1
+        log.info("%s: not in DUST_VALIDATOR_SITES: not validated (nothing fetched)", site)
+        return "unconfigured"
     async with Fetcher(policy) as fetcher:
         # an outage decides nothing: if no origin answers its front page, keep the rule set as it is
         fronts = [await fetcher.fetch(o + "/") for o in sorted(policy.origins)[:4]]

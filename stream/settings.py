@@ -10,7 +10,7 @@
 | DUST_WINDOW_S | 60 | seconds between candidate windows |
 | DUST_WEB_PORT | 0 (off) | worker web port |
 | DUST_SESSION_TIMEOUT_S | 30 | consumer-group session timeout (how long a dead worker holds its partitions) |
-| DUST_VALIDATOR_SITES | (none) | JSON file: site → {"origins": [...], "allow_private": false, "resolve": {host: ip}} |
+| DUST_VALIDATOR_SITES | (none) | JSON file: site → {"origins": [...], "allow_private": false, "resolve": {host: ip}}; only the sites listed there are ever fetched |
 | DUST_VERDICT_TTL_S | 86400 | a verdict is re-validated after this many seconds |
 | DUST_SKETCH_MIN_EQUAL | 1.0 | fraction of the 4 min-hashes that must agree (0.5 = "2 of 4") |
 | DUST_VALIDATE | true | run the validator agent in this worker |

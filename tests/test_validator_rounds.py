@@ -75,3 +75,24 @@ def test_rounds_publish_keep_drop_and_tombstone(tmp_path):
     assert to_story_ == []  # every rule that sends URLs to the broken story_N pages is gone
     assert fourth is None and sent[-1] is None  # tombstone: the site's rules are gone
     assert len(sent) == 3
+
+
+def test_unconfigured_sites_are_never_fetched(tmp_path):
+    async def go():
+        store = VerdictStore(tmp_path / "v")
+        cand = CandidateSet(site="semicomplete.com", window=1, rules=[{"type": "substring", "alpha": "/a", "beta": "/b"}],
+                            param_rules=[], stats={}, params={}, test_urls=["http://semicomplete.com/a"])
+        sent = []
+
+        async def publish(site, value):
+            sent.append(value)
+
+        out = [await validation_round("semicomplete.com", cand, Settings(), store, publish)]
+        conf = tmp_path / "s.json"
+        conf.write_text(json.dumps({"other.org": {"origins": ["http://other.org"]}}))
+        out.append(await validation_round("semicomplete.com", cand, Settings(validator_sites=conf), store, publish))
+        store.close()
+        return out, sent
+
+    out, sent = asyncio.run(go())
+    assert out == ["unconfigured", "unconfigured"] and sent == []
