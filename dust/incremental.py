@@ -169,17 +169,9 @@ class SiteSupports:
         key = self._u + url.encode()
         raw = self._get(key)
         if raw is None:
-            nraw = self._get(self._n)
-            uid = int.from_bytes(nraw, "big") if nraw else 0
-            self._put(self._n, (uid + 1).to_bytes(8, "big"))
             info = URLInfo()
             info.observe(status, size, digest, sketch, when)
-            self._put(key, _enc_info(uid, info))
-            self._put(self._i + uid.to_bytes(8, "big"), url.encode())
-            self._urls[uid] = (url, info)
-            self._insert(uid, url, info)
-            self._remember(url)
-            self.changed = True
+            self._add_new(key, url, info)
             self.touched[url] = info
             return
         uid, info = _dec_info(raw)
@@ -211,6 +203,10 @@ class SiteSupports:
                 self._rejudge(uid, url, old, info)
             self.changed = True
             return
+        self._add_new(key, url, info)
+
+    def _add_new(self, key: bytes, url: str, info: URLInfo) -> None:
+        """A URL the site did not have: a new id, its records, and its envelopes' buckets."""
         nraw = self._get(self._n)
         uid = int.from_bytes(nraw, "big") if nraw else 0
         self._put(self._n, (uid + 1).to_bytes(8, "big"))
