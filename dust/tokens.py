@@ -30,20 +30,9 @@ def wrap(url: str) -> str:
     return START + url + END
 
 
-def unwrap(internal: str) -> str:
-    return internal[1:-1] if internal.startswith(START) and internal.endswith(END) else internal
-
-
 def tokenize(s: str) -> list[str]:
     """Tokens of ``s`` (no sentinels are added; call :func:`wrap` first for a whole URL)."""
     return _TOKEN_RE.findall(s)
-
-
-def token_offsets(s: str) -> list[int]:
-    """Character offsets of each token start in ``s``, plus ``len(s)`` at the end."""
-    offs = [m.start() for m in _TOKEN_RE.finditer(s)]
-    offs.append(len(s))
-    return offs
 
 
 def is_boundary(s: str, k: int) -> bool:
@@ -51,11 +40,6 @@ def is_boundary(s: str, k: int) -> bool:
     if k <= 0 or k >= len(s):
         return True
     return not (s[k - 1] in _ALNUM and s[k] in _ALNUM)
-
-
-def joins_cleanly(left: str, right: str) -> bool:
-    """True when ``left + right`` keeps a token boundary at the junction."""
-    return not left or not right or not (left[-1] in _ALNUM and right[0] in _ALNUM)
 
 
 def token_count(s: str) -> int:

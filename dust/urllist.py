@@ -18,7 +18,7 @@ Semantics of a record (docs/semantics.md has the table and the reasons):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from .params import DustParams
 
@@ -132,17 +132,6 @@ class URLList:
         if info is None:
             info = self.infos[url] = URLInfo()
         info.observe(status, size, digest, sketch)
-
-    @classmethod
-    def from_records(cls, records: Iterable[tuple]) -> "URLList":
-        """Build from ``(url, status, size[, digest[, sketch]])`` tuples (status >= 400 skipped)."""
-        ul = cls()
-        for rec in records:
-            url, status, size = rec[0], rec[1], rec[2]
-            if status is not None and status >= 400:
-                continue
-            ul.add(url, status, size, *rec[3:5])
-        return ul
 
     def __len__(self) -> int:
         return len(self.infos)

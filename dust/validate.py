@@ -30,7 +30,6 @@ from .params import DustParams
 from .refine import pair_refines
 from .rules import ParamRule, Rule, SubstringRule
 from .sketch import Sketch, similar
-from .tokens import END, START
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,5 +216,5 @@ async def validate(
     return ValidationResult(valid, verdicts, dropped, rf.fetches, dict(rf.outcomes))
 
 
-__all__ = ["Fetched", "RoundFetcher", "ValidationResult", "Verdict", "apply_rule", "validate", "validate_rule",
-           "START", "END"]
+__all__ = ["Fetched", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule", "validate",
+           "validate_rule"]

@@ -62,17 +62,10 @@ class PartitionState:
         raw = self.kv.get(b"meta:count:" + site.encode())
         return dict(marshal.loads(raw)) if raw else {k: 0 for k in COUNTERS}
 
-    def apply(self, topic: str, offset: int, site: str, records: Iterable[tuple], counts: dict[str, int]) -> bool:
-        """Apply one input message atomically.  False when it was applied before (a replay)."""
-        staged = self.stage(topic, offset, site, records, counts)
-        if staged is None:
-            return False
-        self.commit(staged)
-        return True
-
     def stage(self, topic: str, offset: int, site: str, records: Iterable[tuple], counts: dict[str, int]) -> "Staged | None":
-        """Compute one message's effect without committing it: the caller first makes the
-        changelog durable, then calls :meth:`commit`.  None for a replay."""
+        """Compute one input message's effect without committing it: the caller first makes the
+        changelog durable, then calls :meth:`commit` (one atomic write with the offset).  None for
+        a replay (offset at or below the applied one)."""
         if offset <= self.applied(topic):
             return None
         sup = self.site(site)

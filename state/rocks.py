@@ -124,13 +124,6 @@ class RocksKV:
         below = it.key() if it.valid() and it.key().startswith(prefix) and it.key() < key else None
         return below, above
 
-    def size_on_disk(self) -> int:
-        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
-
-    def flush(self) -> None:
-        self.db.flush()
-        self.bdb.flush()
-
     def close(self) -> None:
         self.cache.clear()
         del self.bdb, self.bcf

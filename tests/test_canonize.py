@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from dust import DustParams, ParamRule, RuleError, SubstringRule, URLList, canonize, mine, rule_from_json
 from dust.canonize import canonical, redundancy
 from dust.rules import rules_from_document
-from dust.tokens import END, START
 
 R = SubstringRule.from_parts
 

@@ -6,7 +6,6 @@ import asyncio
 import time
 from collections import Counter
 
-import pytest
 from aiohttp import web
 
 from stream.fetcher import FetchPolicy, Fetcher

@@ -10,7 +10,7 @@ import pytest
 
 from dust.errors import ConfigError, ParseError
 from stream.logformats import PARSERS, Context, Limits, Skip, sniff
-from stream.reader import ReadStats, RejectSink, read_urllist
+from stream.reader import RejectSink, read_urllist
 
 CTX = Context(site="www.example.com")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from dust import ParamRule, SubstringRule
+from dust import ParamRule
 from dust.detect import Pair
 from dust.validate import RoundFetcher, validate
 from sim.site import SimSite, start
