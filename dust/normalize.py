@@ -1,0 +1,54 @@
+"""The universal normalization step applied before a site's rules (issue 5): RFC 3986 §6.2.2 and
+§6.2.3 syntax- and scheme-based normalization, by yarl (aio-libs; already installed with aiohttp).
+
+What it does, with yarl's behaviour written down and tested (tests/test_normalize.py):
+
+* scheme and host to lower case; IDNA hosts to their ``xn--`` form (§6.2.2.1);
+* percent-encodings: hex digits upper case, unreserved characters decoded, a ``%`` that starts no
+  valid escape encoded as ``%25`` (§6.2.2.2); in the query yarl also decodes the reserved
+  characters that need no escaping there (``%2F`` → ``/``, ``%3F`` → ``?``) but keeps the
+  separators ``%26`` ``%3D`` ``%2B`` and ``%23`` encoded — servers decode such values alike;
+* dot segments removed (§6.2.2.3); the default port of http/https dropped and an empty path
+  becomes ``/`` (§6.2.3);
+* the fragment is dropped (our choice: a crawler never sends it; log URLs have none either);
+* an empty query (``/p?``) loses its ``?`` (yarl).
+
+It does not sort parameters or touch letter case in paths: those are site rules' business
+(DustBuster learns them).  A string yarl cannot parse (``http://h:port/``) raises
+:class:`~dust.errors.ParseError`; callers keep such a URL as it is and count it.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .errors import ParseError
+
+MAX_URL = 8192
+
+
+@lru_cache(maxsize=65536)
+def normalize(url: str) -> str:
+    """RFC 3986 normalization of ``url`` (see the module docstring).  Raises ParseError."""
+    from yarl import URL
+
+    if len(url) > MAX_URL:
+        raise ParseError("url_too_long", f"{len(url)} characters")
+    try:
+        u = URL(url)
+        if u.raw_fragment:
+            u = u.with_fragment(None)
+        out = str(u)
+        if u.absolute and u.raw_path == "/" and not out.endswith("/") and not u.raw_query_string:
+            out += "/"  # yarl prints "http://h" for "http://h/": RFC 3986 §6.2.3 wants the "/"
+        return out
+    except (ValueError, TypeError, UnicodeError) as exc:
+        raise ParseError("bad_url", str(exc)[:200]) from None
+
+
+def normalize_or_keep(url: str) -> tuple[str, bool]:
+    """``(normalized, True)``, or ``(url, False)`` when it cannot be parsed."""
+    try:
+        return normalize(url), True
+    except ParseError:
+        return url, False

@@ -1,0 +1,163 @@
+"""The compiled canonizer (Aho–Corasick prefilter) = thesis Figure 5.5's canonize, the RFC 3986
+normalization step, and the rule book (site lookup, versions, tombstones)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dust import Canonizer, DustParams, ParamRule, RuleError, SubstringRule, canonize, mine
+from dust.normalize import normalize, normalize_or_keep
+from dust.rulebook import RuleBook, _host
+
+R = SubstringRule.from_parts
+
+TOK = st.sampled_from(["a", "b", "www", "index", "html", "1", "id", "sid", "story", "x", ""])
+SEPS = st.sampled_from(["/", "?", "=", "&", ".", "_", ":", "//", "-"])
+FRAG = st.lists(st.tuples(SEPS, TOK), max_size=5).map(lambda xs: "".join(a + b for a, b in xs))
+
+
+@st.composite
+def substring_rule(draw):
+    a, b = draw(FRAG), draw(FRAG)
+    s, e = draw(st.booleans()), draw(st.booleans())
+    if a == b:
+        b = b + "/z"
+    return R(a, b, s, e)
+
+
+param_rule = st.builds(
+    lambda n, act, v: ParamRule(n, act, v if act == "replace" else None),
+    st.sampled_from(["id", "sid", "a", "x", "b"]), st.sampled_from(["remove", "replace"]), st.sampled_from(["1", "", "z"]))
+rule_list = st.lists(st.one_of(substring_rule(), param_rule), max_size=12)
+url = st.one_of(FRAG.map(lambda p: "http://www.h.com" + p), st.text(max_size=40))
+
+
+@settings(max_examples=500, deadline=None)
+@given(rule_list, url, st.integers(1, 10))
+def test_compiled_equals_figure_5_5(rules, u, ma):
+    assert Canonizer(rules, ma).canonize(u) == canonize(u, rules, ma)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80))
+def test_never_raises_and_stops_within_ma(s):
+    rules = [R("", "x"), R("/", "", anchor_end=True), R("a", "aa"), ParamRule("sid", "remove"), R("www.", "", True)]
+    res = Canonizer(rules, 10).canonize(s)
+    assert res.iterations <= 10
+    book = RuleBook()
+    book.update("h.com", {"version": 1, "rules": [r.to_json() for r in rules]})
+    for u in (s, "http://h.com/" + s):
+        out = book.canonicalize(u)
+        assert isinstance(out.canonical, str) and out.url == u
+
+
+@st.composite
+def dusty_list(draw):
+    from dust import URLList
+
+    ul = URLList()
+    for i in range(draw(st.integers(3, 8))):
+        size = draw(st.integers(100, 130))
+        ul.add(f"http://h/story_{i}", 200, size)
+        ul.add(f"http://h/story?id={i}", 200, size)
+        ul.add(f"http://h/d{i}/", 200, size + 50)
+        ul.add(f"http://h/d{i}/index.html", 200, size + 50)
+        ul.add(f"http://h/d{i}/?sid={draw(st.integers(0, 99))}", 200, size + 50)
+    for _ in range(draw(st.integers(0, 10))):
+        parts = draw(st.lists(st.tuples(SEPS, TOK), max_size=4))
+        ul.add("http://h" + "".join(a + b for a, b in parts), 200, draw(st.integers(100, 200)))
+    return ul
+
+
+@settings(max_examples=40, deadline=None)
+@given(dusty_list())
+def test_canonical_url_maps_to_itself_with_engine_rules(ul):
+    result = mine(ul, DustParams(S=8))
+    rules = [r for r in result.param_rules() + result.substring_rules() if r.direction != "growing"]
+    c = Canonizer(rules)
+    for u in ul:
+        res = c.canonize(u)
+        assert res.iterations <= 10
+        if res.converged:
+            again = c.canonize(res.url)
+            assert again.url == res.url and not again.applied
+
+
+# ------------------------------------------------------------------------- normalization
+
+@pytest.mark.parametrize("raw, want", [
+    ("HTTP://WWW.Example.COM/a", "http://www.example.com/a"),           # scheme, host case
+    ("http://example.com:80/a", "http://example.com/a"),                # default port
+    ("https://example.com:443/a", "https://example.com/a"),
+    ("http://example.com:8080/a", "http://example.com:8080/a"),         # other ports kept
+    ("http://example.com", "http://example.com/"),                      # empty path
+    ("http://example.com?a=1", "http://example.com/?a=1"),
+    ("http://example.com/a/./b/../c", "http://example.com/a/c"),        # dot segments
+    ("http://example.com/../../a", "http://example.com/a"),
+    ("http://example.com/%7euser/%41", "http://example.com/~user/A"),   # unreserved decoded
+    ("http://example.com/a%2fb", "http://example.com/a%2Fb"),           # reserved kept, upper hex
+    ("http://example.com/a%zz", "http://example.com/a%25zz"),           # stray % encoded
+    ("http://example.com/p?q=%26%3D%2B", "http://example.com/p?q=%26%3D%2B"),  # separators kept
+    ("http://example.com/p?a=1#top", "http://example.com/p?a=1"),       # fragment dropped
+    ("http://example.com/p?", "http://example.com/p"),                  # empty query
+    ("http://example.com/A/B", "http://example.com/A/B"),               # path case kept
+    ("http://bücher.de/x", "http://xn--bcher-kva.de/x"),                # IDNA
+    ("http://[::1]:80/x", "http://[::1]/x"),
+    ("http://example.com/p?b=2&a=1", "http://example.com/p?b=2&a=1"),   # no parameter sorting
+])
+def test_normalize_case_table(raw, want):
+    assert normalize(raw) == want
+    assert normalize(want) == want  # idempotent
+
+
+@pytest.mark.parametrize("bad", ["http://h:port/", "http://h:99999999/"])
+def test_normalize_unparseable_is_kept(bad):
+    assert normalize_or_keep(bad) == (bad, False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_normalize_never_raises_unexpectedly(s):
+    out, ok = normalize_or_keep("http://h.com/" + s)
+    assert isinstance(out, str)
+    if ok:
+        assert normalize_or_keep(out)[0] == out
+
+
+# ------------------------------------------------------------------------- rule book
+
+DOC = {"site": "forum.test", "version": 3, "rules": [
+    ParamRule("sid", "remove", status="valid").to_json(),
+    R("http://www.", "http://", True, status="valid").to_json(),
+    R("/story?id=", "/story_", status="valid").to_json(),
+    R("/index.html", "/", anchor_end=True, status="invalid").to_json(),
+]}
+
+
+def test_rulebook_site_lookup_versions_and_tombstones():
+    book = RuleBook()
+    book.update("Forum.Test", DOC)
+    r = book.canonicalize("HTTP://WWW.Forum.test:80/story?id=5&sid=abc#x")
+    assert r.canonical == "http://forum.test/story_5"
+    assert r.site == "forum.test" and r.version == 3
+    assert r.rules == ("remove sid=*", '"^http://www." → "^http://"', '"/story?id=" → "/story_"')
+    assert book.canonicalize("http://forum.test/d/index.html").canonical == "http://forum.test/d/index.html"  # invalid: skipped
+    assert book.canonicalize("http://a.b.forum.test/story?id=1").site == "forum.test"      # parent domain
+    assert book.canonicalize("http://other.test/story?id=1").version is None               # unknown site
+    assert book.canonicalize("http://other.test/story?id=1", site="forum.test").canonical == "http://other.test/story_1"
+    assert book.canonicalize("http://forum.test/p?sid=1", normalize=False).canonical == "http://forum.test/p"
+    with pytest.raises(RuleError):
+        book.update("forum.test", {"version": 4, "rules": [{"type": "nope"}]})
+    assert book.sites["forum.test"].version == 3 and book.bad == 1                         # kept
+    book.update("forum.test", None)
+    assert book.canonicalize("http://forum.test/story?id=1").canonical == "http://forum.test/story?id=1"
+
+
+@pytest.mark.parametrize("u, host", [
+    ("http://User:pw@WWW.H.com:8080/x?y#z", "www.h.com"), ("https://h.com", "h.com"), ("h.com/x", ""),
+    ("http://[::1]:80/", "[::1]"), ("http://h.com?x=/", "h.com"),
+])
+def test_host(u, host):
+    assert _host(u) == host
