@@ -1,0 +1,168 @@
+"""Exports crawlers read (Nutch regex-normalize.xml, ClearURLs JSON) rewrite exactly as our canonizer.
+
+Nutch applies each <regex> in order with Java's ``Matcher.replaceAll`` and loops the list up to
+``urlnormalizer.loop.count`` times while the URL changes; :func:`nutch_apply` does the same in
+Python (the exported patterns use only constructs Java and Python read alike; the Java replacement
+syntax ``$n`` / ``\\x`` is interpreted here as Java does).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from dust import Canonizer, ParamRule, SubstringRule
+from dust.export import parse_nutch_xml, to_clearurls, to_nutch_xml
+from tests.realruns import LOGS, RUNS
+from tests.test_canonizer import FRAG, rule_list, substring_rule
+
+R = SubstringRule.from_parts
+
+
+def java_replace_all(pattern: str, replacement: str, s: str) -> str:
+    def repl(m: re.Match) -> str:
+        out, i = [], 0
+        while i < len(replacement):
+            c = replacement[i]
+            if c == "\\":
+                out.append(replacement[i + 1])
+                i += 2
+            elif c == "$":
+                j = i + 1
+                while j < len(replacement) and replacement[j].isdigit():
+                    j += 1
+                out.append(m.group(int(replacement[i + 1:j])) or "")
+                i = j
+            else:
+                out.append(c)
+                i += 1
+        return "".join(out)
+
+    return re.sub(pattern, repl, s)
+
+
+def nutch_apply(regexes: list[tuple[str, str]], url: str, loop: int = 10) -> str:
+    for _ in range(loop):
+        before = url
+        for pat, sub in regexes:
+            url = java_replace_all(pat, sub, url)
+        if url == before:
+            break
+    return url
+
+
+def nutch(rules) -> list[tuple[str, str]]:
+    return parse_nutch_xml(to_nutch_xml("h.com", rules, 1))
+
+
+remove_rule = st.builds(lambda n: ParamRule(n, "remove"), st.sampled_from(["id", "sid", "a", "x", "b", "s.d"]))
+urls = st.one_of(FRAG.map(lambda p: "http://www.h.com" + p), st.text(max_size=40).filter(lambda s: "\n" not in s))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(substring_rule(), remove_rule), max_size=10), st.lists(urls, max_size=6))
+def test_nutch_export_rewrites_exactly_as_canonizer(rules, us):
+    c, rx = Canonizer(rules), nutch(rules)
+    for u in us:
+        assume("\x02" not in u and "\x03" not in u)
+        assert nutch_apply(rx, u) == c(u), (u, [r.text for r in rules])
+
+
+@settings(max_examples=300, deadline=None)
+@given(rule_list, st.lists(urls, max_size=6))
+def test_nutch_replace_rules_exact_under_their_precondition(rules, us):
+    """A value-replacing rule N: exact unless '&N=' is in the path or '?N=' inside a value."""
+    c, rx = Canonizer(rules), nutch(rules)
+    names = [r.name for r in rules if isinstance(r, ParamRule) and r.action == "replace"]
+    for u in us:
+        path, _, q = u.partition("?")
+        assume("\x02" not in u and "\x03" not in u)
+        assume(not any(f"&{n}=" in path or f"?{n}=" in q for n in names))
+        assert nutch_apply(rx, u) == c(u)
+
+
+def test_nutch_replace_rule_known_divergences():
+    rx = nutch([ParamRule("id", "replace", "1")])
+    assert nutch_apply(rx, "http://h/a&id=5/p?id=7") == "http://h/a&id=1"  # the path item swallows the rest
+    assert Canonizer([ParamRule("id", "replace", "1")])("http://h/a&id=5/p?id=7") == "http://h/a&id=5/p?id=1"
+
+
+@pytest.mark.parametrize("u, want", [
+    ("http://h/p?sid=1", "http://h/p"), ("http://h/p?sid=1&a=2", "http://h/p?a=2"),
+    ("http://h/p?a=2&sid=1", "http://h/p?a=2"), ("http://h/p?sid=1&sid=2", "http://h/p"),
+    ("http://h/p?sid=1&a&sid=2&sid=3", "http://h/p?a"), ("http://h/p?sid=1&", "http://h/p?"),
+    ("http://h/p?", "http://h/p?"), ("http://h/a&sid=1/p", "http://h/a&sid=1/p"), ("http://h/p?sid", "http://h/p?sid"),
+    ("http://h/p?xsid=1&sidx=2", "http://h/p?xsid=1&sidx=2"), ("http://h/p?a=?&sid=1", "http://h/p?a=?"),
+])
+def test_nutch_remove_param_cases(u, want):
+    rx = nutch([ParamRule("sid", "remove")])
+    assert Canonizer([ParamRule("sid", "remove")])(u) == want
+    assert nutch_apply(rx, u) == want
+
+
+def test_nutch_xml_is_escaped_and_annotated():
+    xml = to_nutch_xml("h.com", [R("a<&>$\\", "b$1&", True), ParamRule("sd", "remove")], 7)
+    assert "urlnormalizer.loop.count=10" in xml and "version 7" in xml
+    (p1, s1), _ = parse_nutch_xml(xml)
+    assert re.match(p1, "a<&>$\\x") and s1 == "b\\$1&"
+
+
+@pytest.mark.parametrize("name", ["semicomplete", "monitorware", "secrepo"])
+def test_exports_on_real_log_urls(name):
+    from dust.mine import mine
+    from stream.reader import read_urllist
+
+    files, site = RUNS[name]
+    ul, _ = read_urllist([LOGS / f for f in files], site=site)
+    r = mine(ul)
+    rules = r.param_rules() + r.substring_rules()
+    c, rx = Canonizer(rules), nutch(rules)
+    changed = 0
+    for u in ul:
+        got = c(u)
+        changed += got != u
+        assert nutch_apply(rx, u) == got, u
+    assert changed > 0
+    removes = [p for p in r.param_rules() if p.action == "remove"]
+    doc = to_clearurls(site, rules, 3)
+    prov = doc["providers"][f"dustbuster:{site}"]
+    assert prov["rules"] == [re.escape(p.name) for p in removes]
+    cr = Canonizer(removes)
+    for u in ul:
+        assert clearurls_apply(doc, u) == cr(u)
+
+
+def clearurls_apply(doc: dict, url: str) -> str:
+    """ClearURLs' field removal: a provider whose urlPattern matches removes the query fields whose
+    names match ^rule$ (case-insensitive); an emptied query loses its '?'."""
+    for prov in doc["providers"].values():
+        if not re.match(prov["urlPattern"], url, re.I):
+            continue
+        base, q, query = url.partition("?")
+        if not q or not query:
+            continue
+        kept = [f for f in query.split("&")
+                if not ("=" in f and any(re.fullmatch(rule, f.split("=", 1)[0], re.I) for rule in prov["rules"]))]
+        url = base + ("?" + "&".join(kept) if kept else "")
+    return url
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(remove_rule, max_size=4), st.lists(FRAG.map(lambda p: "http://www.h.com/p" + p), max_size=6))
+def test_clearurls_export_removes_exactly_as_canonizer(rules, us):
+    doc = json.loads(json.dumps(to_clearurls("h.com", rules)))
+    c = Canonizer(rules)
+    for u in us:
+        assert clearurls_apply(doc, u) == c(u)
+
+
+def test_clearurls_skips_what_it_cannot_say():
+    doc = to_clearurls("h.com", [ParamRule("sid", "remove"), ParamRule("o", "replace", "1"), R("/a", "/b")])
+    assert doc["x-dustbuster"]["skipped"] == ["o=* → o=1", '"/a" → "/b"']
+    pat = doc["providers"]["dustbuster:h.com"]["urlPattern"]
+    assert re.match(pat, "https://www.h.com:8080/x") and re.match(pat, "http://h.com")
+    assert not re.match(pat, "http://h.com.evil.org/") and not re.match(pat, "http://xh.com/")
