@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+from dust.rulebook import RuleBook
+from stream.metrics import Metrics
+from stream.rulesview import RulesFollower
+
+from .api import register as register_api
+from .canonizer import register as register_canonizer
 from .ingest import register as register_ingest
 from .validator import register as register_validator
 from .windows import register as register_windows
 
 
 def register_all(app, settings, topics, stores) -> None:
+    metrics = app.dust_metrics = Metrics()
     register_ingest(app, settings, topics, stores)
     register_windows(app, settings, topics, stores)
     if settings.validate:
         register_validator(app, settings, topics, stores)
+    book = app.dust_rulebook = RuleBook(settings.params.ma, settings.normalize)
+    follower = None
+    if settings.canonize:
+        def on_rules(site: str, doc: dict | None) -> None:
+            book.update(site, doc)
+            metrics.rule_set_updates.inc()
+            metrics.rule_sets.set(len(book.sites))
+
+        follower = RulesFollower(settings.kafka_bootstrap, settings.rules_topic, on_rules)
+        register_canonizer(app, settings, topics, book, follower, metrics)
+    register_api(app, settings, book, follower, metrics)

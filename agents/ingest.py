@@ -25,6 +25,7 @@ def register(app, settings, topics, stores) -> None:
     stats = {"messages": 0, "replayed": 0, "rejected_messages": 0, "rebuilds": 0}
     app.dust_ingest_stats = stats
     changelog = Changelog(settings.kafka_bootstrap, settings.changelog_topic)
+    metrics = app.dust_metrics
 
     async def ensure_fresh(state, topic: str, offset: int) -> None:
         applied = state.applied(topic)
@@ -52,6 +53,7 @@ def register(app, settings, topics, stores) -> None:
                 batch = decode_raw(event.value, settings.max_lines_per_message, settings.max_line_bytes)
             except ParseError as exc:
                 stats["rejected_messages"] += 1
+                metrics.rejects.labels(exc.reason).inc()
                 log.warning("rejected message %s/%s@%s: %s", msg.topic, msg.partition, msg.offset, exc)
                 raw = event.value if isinstance(event.value, bytes) else b""
                 await topics.rejects.send(key=None, value=Reject(
@@ -61,11 +63,15 @@ def register(app, settings, topics, stores) -> None:
                 continue
             res = parse_lines(batch.lines, batch.site, batch.format, batch.scheme, max_line_bytes=settings.max_line_bytes,
                               header=batch.header)
+            added = state.site(batch.site).added
             staged = state.stage(msg.topic, msg.offset, batch.site, res.records, res.counts)
             if staged is None:
                 stats["replayed"] += 1
                 continue
+            metrics.lines_in.inc(res.counts.get("lines", len(batch.lines)))
+            metrics.unique_urls.inc(staged.sup.added - added)
             for reason, detail, line in res.rejects:
+                metrics.rejects.labels(reason).inc()
                 await topics.rejects.send(key=batch.site.encode(), value=Reject(
                     reason=reason, detail=detail, site=batch.site, line=line[:1000],
                     topic=msg.topic, partition=msg.partition, offset=msg.offset))

@@ -101,10 +101,11 @@ def register(app, settings, topics, stores) -> None:
         await topics.rules.send(key=site.encode(), value=value)
 
     async def round_for(site: str, cand) -> None:
-        await validation_round(site, cand, settings, verdicts, publish, vstats)
+        await validation_round(site, cand, settings, verdicts, publish, vstats, app.dust_metrics)
 
 
-async def validation_round(site: str, cand, settings, verdicts: VerdictStore, publish, vstats: dict | None = None):
+async def validation_round(site: str, cand, settings, verdicts: VerdictStore, publish, vstats: dict | None = None,
+                           metrics=None):
     """One validation round of a site's candidate set; ``publish(site, RuleSet | None)`` sends a
     new version (or a tombstone) when the list of valid rules changed.  Returns what was sent."""
     vstats = vstats if vstats is not None else {"rounds": 0, "fetches": 0, "published": 0}
@@ -140,6 +141,12 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
         res = await validate(pairs, params, list(cand.test_urls), rf, settings.params,
                              min_equal=settings.sketch_min_equal, cache=_SiteCache(verdicts, site, settings.verdict_ttl_s))
         counts = dict(fetcher.counts)
+    if metrics is not None:
+        for outcome, n in counts.items():
+            metrics.fetches.labels(outcome).inc(n)
+        for v in res.verdicts:
+            if v.reason != "cached":
+                metrics.validations.labels("undecided" if v.valid is None else "valid" if v.valid else "invalid").inc()
     vstats["rounds"] += 1
     vstats["fetches"] += res.fetches
     verdicts.set_candidates(site, cand.to_representation() if hasattr(cand, "to_representation") else dict(cand))
@@ -161,6 +168,8 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
     decided = sum(1 for v in res.verdicts if v.valid is not None and v.reason != "cached")
     if not rules and prev is not None:  # the site has no valid rule any more: remove it
         await publish(site, None)
+        if metrics is not None:
+            metrics.rules_published.inc()
         verdicts.set_ruleset(site, {"version": version, "sig": sig, "rules": []})
         log.warning("%s: no valid rules any more: tombstone published", site)
         return None
@@ -173,5 +182,7 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
     await publish(site, rs)
     verdicts.set_ruleset(site, {"version": version, "sig": sig, "rules": rules})
     vstats["published"] += 1
+    if metrics is not None:
+        metrics.rules_published.inc()
     log.warning("%s: published rule set v%s: %s valid rules (%s fetches)", site, version, len(rules), res.fetches)
     return rs

@@ -13,6 +13,8 @@ log = logging.getLogger(__name__)
 
 
 def register(app, settings, topics, stores) -> None:
+    metrics = app.dust_metrics
+
     @app.timer(settings.window_s, name="dust-window")
     async def window() -> None:
         wid = int(time.time() // settings.window_s)
@@ -28,4 +30,6 @@ def register(app, settings, topics, stores) -> None:
                     site=site, window=wid, rules=doc["rules"], param_rules=doc["param_rules"],
                     stats=doc["stats"], params=doc["params"], test_urls=getattr(result, "test_urls", [])))
                 part.clear_dirty(site, token)
+                metrics.candidate_sets.inc()
+                metrics.candidates.inc(len(doc["rules"]) + len(doc["param_rules"]))
                 log.info("window %s: %s has %s likely rules", wid, site, len(doc["rules"]))

@@ -127,6 +127,7 @@ class SiteSupports:
         self._deltas: dict[tuple[str, str], list[int]] = {}
         self.changed = False
         self.touched: dict[str, URLInfo] = {}  #: URLs whose record changed since the last commit
+        self.added = 0  #: URLs observed for the first time by this object (a counter for metrics)
         #: bucket keys known to be overflow marks (a mark is permanent): not read again
         self._overflow: set[bytes] = set()
 
@@ -173,6 +174,7 @@ class SiteSupports:
             info.observe(status, size, digest, sketch, when)
             self._add_new(key, url, info)
             self.touched[url] = info
+            self.added += 1
             return
         uid, info = _dec_info(raw)
         if uid in self._urls:

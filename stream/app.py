@@ -9,7 +9,7 @@ import faust
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
-from .records import CandidateSet
+from .records import CandidateSet, CanonicalURL
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -21,6 +21,8 @@ class Topics:
     candidates: faust.TopicT
     rules: faust.TopicT
     rejects: faust.TopicT
+    frontier: faust.TopicT
+    canonical: faust.TopicT
 
 
 def create_app(settings: Settings) -> faust.App:
@@ -50,6 +52,10 @@ def topics(app: faust.App, settings: Settings) -> Topics:
                              value_type=CandidateSet),
         rules=app.topic(settings.rules_topic, key_serializer="raw", partitions=settings.partitions),
         rejects=app.topic(settings.rejects_topic, key_serializer="raw", partitions=1),
+        frontier=app.topic(settings.frontier_topic, key_type=bytes, value_type=bytes, value_serializer="raw",
+                           key_serializer="raw", partitions=settings.partitions),
+        canonical=app.topic(settings.canonical_topic, key_serializer="raw", partitions=settings.partitions,
+                            value_type=CanonicalURL),
     )
 
 
@@ -64,6 +70,9 @@ async def ensure_topics(settings: Settings) -> None:
             NewTopic(settings.rules_topic, settings.partitions, 1, topic_configs={"cleanup.policy": "compact"}),
             NewTopic(settings.rejects_topic, 1, 1),
             NewTopic(settings.changelog_topic, settings.partitions, 1, topic_configs={"cleanup.policy": "compact"}),
+            NewTopic(settings.frontier_topic, settings.partitions, 1),
+            NewTopic(settings.canonical_topic, settings.partitions, 1),
+            NewTopic(settings.seen_changelog_topic, settings.partitions, 1, topic_configs={"cleanup.policy": "compact"}),
         ]
         existing = set(await admin.list_topics())
         new = [t for t in want if t.name not in existing]

@@ -87,3 +87,45 @@ class Changelog:
         finally:
             await c.stop()
         return img
+
+
+class SeenChangelog:
+    """The seen-signature sets of the frontier partitions, in a compacted topic (partition N = frontier
+    partition N): key = the 8-byte signature, value ``b"1"``; ``\\0applied`` = the frontier offset
+    applied.  Written and acknowledged before the local commit, read back to rebuild a partition
+    that another worker went on with (state/seen.py)."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.inner = Changelog(bootstrap, topic)
+
+    async def write(self, partition: int, sigs: list[bytes], offset: int) -> None:
+        await self.inner.start()
+        p = self.inner.producer
+        assert p is not None
+        futs = [await p.send(self.inner.topic, b"1", key=s, partition=partition) for s in sigs]
+        futs.append(await p.send(self.inner.topic, str(offset).encode(), key=APPLIED, partition=partition))
+        for f in futs:
+            await f
+
+    async def read(self, partition: int) -> tuple[int, list[bytes]]:
+        tp = TopicPartition(self.inner.topic, partition)
+        c = AIOKafkaConsumer(bootstrap_servers=self.inner.bootstrap, enable_auto_commit=False, group_id=None)
+        await c.start()
+        applied, sigs = -1, set()
+        try:
+            c.assign([tp])
+            await c.seek_to_beginning(tp)
+            end = (await c.end_offsets([tp]))[tp]
+            while await c.position(tp) < end:
+                got = await c.getmany(tp, timeout_ms=1000, max_records=20000)
+                for m in got.get(tp, []):
+                    if m.key == APPLIED:
+                        applied = int(m.value)
+                    elif m.key and m.value is not None:
+                        sigs.add(m.key)
+        finally:
+            await c.stop()
+        return applied, sorted(sigs)
+
+    async def stop(self) -> None:
+        await self.inner.stop()

@@ -61,6 +61,72 @@ class Reject(faust.Record, namespace="dustbuster.rejects.v1", serializer="json")
     offset: int = -1
 
 
+class CanonicalURL(faust.Record, namespace="dustbuster.canonical.v1", serializer="json"):
+    """One frontier URL, canonicalized (the output topic; key = site)."""
+
+    url: str
+    canonical: str
+    site: Optional[str]
+    rules: List[str]  #: display form of each rule that changed it, in order
+    version: Optional[int]  #: the site's rule-set version used (None: no rule set)
+    seen: bool  #: the canonical URL was already passed on from this frontier partition
+    signature: str  #: xxhash64 of the canonical URL, hex
+    normalized: bool = True
+
+
+MAX_URL_CHARS = 8192
+
+
+def decode_frontier(key: bytes | None, data: bytes | None, max_urls: int) -> tuple[str | None, list[str], list[tuple[str, str]]]:
+    """A frontier message: ``(site or None, good urls, [(bad url, reason)])``.  The value is a JSON object ``{"url": ...}`` or
+    ``{"urls": [...]}`` (with an optional ``"site"``), or plain UTF-8 text with one URL a line.
+    The key, when present, names the site.  Raises ParseError with a reason."""
+    if data is None:
+        raise ParseError("empty_message", "no value")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ParseError("bad_encoding", "the message is not UTF-8") from None
+    site = None
+    if key:
+        try:
+            site = key.decode("utf-8").strip().lower() or None
+        except UnicodeDecodeError:
+            raise ParseError("bad_record", "the key is not UTF-8") from None
+    if text.lstrip().startswith(("{", "[", '"')):
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            raise ParseError("bad_json", "the message looks like JSON but does not parse") from None
+        if not isinstance(obj, dict):
+            raise ParseError("bad_record", "a JSON frontier message must be an object")
+        if "urls" in obj:
+            urls = obj["urls"]
+        elif "url" in obj:
+            urls = [obj["url"]]
+        else:
+            raise ParseError("bad_record", "no 'url' or 'urls'")
+        if isinstance(obj.get("site"), str) and not site:
+            site = obj["site"].strip().lower() or None
+    else:
+        urls = [u.strip() for u in text.splitlines() if u.strip()]
+    if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+        raise ParseError("bad_record", "'urls' must be a list of strings")
+    if not urls:
+        raise ParseError("empty_message", "no URL in the message")
+    if len(urls) > max_urls:
+        raise ParseError("oversized", f"{len(urls)} URLs > {max_urls}")
+    good, bad = [], []
+    for u in urls:
+        if len(u) > MAX_URL_CHARS:
+            bad.append((u, "url_too_long"))
+        elif any(c in u for c in "\x00\x02\x03\n\r"):
+            bad.append((u, "bad_url"))
+        else:
+            good.append(u)
+    return site, good, bad
+
+
 def decode_raw(data: bytes | None, max_lines: int, max_line_bytes: int) -> RawBatch:
     if data is None:
         raise ParseError("empty_message", "no value")

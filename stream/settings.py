@@ -14,6 +14,12 @@
 | DUST_VERDICT_TTL_S | 86400 | a verdict is re-validated after this many seconds |
 | DUST_SKETCH_MIN_EQUAL | 1.0 | fraction of the 4 min-hashes that must agree (0.5 = "2 of 4") |
 | DUST_VALIDATE | true | run the validator agent in this worker |
+| DUST_CANONIZE | true | run the canonizer agent (frontier → canonical URLs) and follow the rules topic |
+| DUST_NORMALIZE | true | RFC 3986 normalization before the site rules (dust/normalize.py) |
+| DUST_API_PORT | 8870 (0 = off) | the HTTP API (POST /canonicalize, /sites, /healthz, /metrics) |
+| DUST_API_HOST | 127.0.0.1 | the address the API listens on |
+| DUST_API_TOKEN | (none) | when set, requests must carry `Authorization: Bearer <token>` (all but /healthz) |
+| DUST_API_MAX_BATCH | 10000 | most URLs in one POST /canonicalize (more: 413) |
 | DUST_S, DUST_T_LOW, DUST_T_HIGH, DUST_MS, DUST_MRD, DUST_MAD, DUST_MW | papers' | DustBuster parameters |
 """
 
@@ -44,6 +50,12 @@ class Settings:
     verdict_ttl_s: float = 86400.0
     sketch_min_equal: float = 1.0
     validate: bool = True
+    canonize: bool = True
+    normalize: bool = True
+    api_port: int = 8870
+    api_host: str = "127.0.0.1"
+    api_token: str = ""
+    api_max_batch: int = 10000
     max_lines_per_message: int = 10000
     max_line_bytes: int = 65536
     params: DustParams = field(default_factory=DustParams)
@@ -64,6 +76,21 @@ class Settings:
     def changelog_topic(self) -> str:
         """The URL records of every site, per input partition (compacted): the source of truth."""
         return f"{self.topic_prefix}-urls-changelog"
+
+    @property
+    def frontier_topic(self) -> str:
+        """URLs a crawler wants canonicalized (key = site)."""
+        return f"{self.topic_prefix}-frontier"
+
+    @property
+    def canonical_topic(self) -> str:
+        """The frontier's URLs with their canonical URL and seen flag (key = site)."""
+        return f"{self.topic_prefix}-canonical"
+
+    @property
+    def seen_changelog_topic(self) -> str:
+        """The seen signatures of every frontier partition (compacted; state/seen.py)."""
+        return f"{self.topic_prefix}-seen-changelog"
 
     @property
     def rejects_topic(self) -> str:

@@ -1,0 +1,45 @@
+"""Prometheus metrics of a worker (``GET /metrics``), in one registry per process.
+
+Counters named after what the issue asks a dashboard to show:
+
+| metric | labels | what |
+|---|---|---|
+| dust_lines_in_total | | log lines received on the raw topic |
+| dust_unique_urls_total | | URLs seen for the first time (per site) |
+| dust_candidate_sets_total / dust_candidates_total | | candidate sets emitted / likely rules in them |
+| dust_validations_total | verdict (valid, invalid, undecided) | rule verdicts of validation rounds |
+| dust_fetches_total | outcome (ok, timeout, status_404, soft_error, refused_*...) | validator fetches |
+| dust_rules_published_total | | rule-set versions (and tombstones) published |
+| dust_rule_set_updates_total / dust_rule_sets | | rule sets applied by this worker / sites it holds |
+| dust_canonizations_total | source (frontier, api) | URLs canonicalized |
+| dust_duplicates_skipped_total | | frontier URLs whose canonical URL was already seen |
+| dust_rejects_total | reason | rejected messages and lines |
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+class Metrics:
+    def __init__(self) -> None:
+        disable_created_metrics()  # no *_created series: counters only
+        r = self.registry = CollectorRegistry(auto_describe=True)
+        self.lines_in = Counter("dust_lines_in", "Log lines received", registry=r)
+        self.unique_urls = Counter("dust_unique_urls", "URLs seen for the first time", registry=r)
+        self.candidate_sets = Counter("dust_candidate_sets", "Candidate sets emitted", registry=r)
+        self.candidates = Counter("dust_candidates", "Likely rules emitted in candidate sets", registry=r)
+        self.validations = Counter("dust_validations", "Rule verdicts", ["verdict"], registry=r)
+        self.fetches = Counter("dust_fetches", "Validator fetches by outcome", ["outcome"], registry=r)
+        self.rules_published = Counter("dust_rules_published", "Rule-set versions and tombstones published", registry=r)
+        self.rule_set_updates = Counter("dust_rule_set_updates", "Rule sets applied by this worker", registry=r)
+        self.rule_sets = Gauge("dust_rule_sets", "Sites with a current rule set in this worker", registry=r)
+        self.canonizations = Counter("dust_canonizations", "URLs canonicalized", ["source"], registry=r)
+        self.duplicates_skipped = Counter("dust_duplicates_skipped", "Frontier URLs already seen", registry=r)
+        self.rejects = Counter("dust_rejects", "Rejected messages and lines", ["reason"], registry=r)
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,112 @@
+"""The HTTP API (agents/api.py) in-process over real HTTP on loopback: results, errors, limits, token."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from agents.api import make_api
+from dust import ParamRule, SubstringRule
+from dust.rulebook import RuleBook
+from stream.metrics import Metrics
+
+R = SubstringRule.from_parts
+DOC = {"site": "forum.test", "version": 4, "created": 1795650000.5, "schema": "dustbuster/ruleset@1", "rules": [
+    ParamRule("sid", "remove", status="valid").to_json(),
+    R("http://www.", "http://", True, status="valid").to_json(),
+    R("/story?id=", "/story_", status="valid").to_json(),
+]}
+
+
+def run(token: str = "", max_batch: int = 100, ready=lambda: True):
+    book = RuleBook()
+    book.update("forum.test", DOC)
+    metrics = Metrics()
+    app = make_api(book, metrics, ready=ready, token=token, max_batch=max_batch)
+
+    def deco(fn):
+        async def go():
+            async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+                await fn(client)
+        asyncio.run(go())
+    return deco
+
+
+def test_canonicalize_batch():
+    @run()
+    async def _(c):
+        r = await c.post("/canonicalize", json={"urls": ["HTTP://WWW.forum.test:80/story?id=5&sid=9#x", "http://other.test/a/../b"]})
+        assert r.status == 200
+        body = await r.json()
+        assert body["count"] == 2 and body["versions"] == {"forum.test": 4}
+        a, b = body["results"]
+        assert a["canonical"] == "http://forum.test/story_5" and a["version"] == 4 and a["site"] == "forum.test"
+        assert a["rules"] == ["remove sid=*", '"^http://www." → "^http://"', '"/story?id=" → "/story_"']
+        assert b == {"url": "http://other.test/a/../b", "canonical": "http://other.test/b", "site": None, "rules": [],
+                     "version": None, "normalized": True, "converged": True}
+        r = await c.post("/canonicalize", json={"urls": ["http://x.test/story?id=1"], "site": "forum.test", "normalize": False})
+        assert (await r.json())["results"][0]["canonical"] == "http://x.test/story_1"
+        m = await (await c.get("/metrics")).text()
+        assert 'dust_canonizations_total{source="api"} 3.0' in m and "dust_rule_sets 1.0" in m
+
+
+@pytest.mark.parametrize("body, status, words", [
+    (b"not json", 400, "must be JSON"),
+    (b"[1,2]", 400, "JSON object"),
+    (b'{"url": "x"}', 400, '"urls" must be a list'),
+    (b'{"urls": [1]}', 400, "urls[0] is not a string"),
+    (b'{"urls": ["' + b"a" * 9000 + b'"]}', 400, "longer than"),
+    (b'{"urls": [], "site": 3}', 400, '"site"'),
+    (b'{"urls": [], "normalize": "yes"}', 400, '"normalize"'),
+    (json.dumps({"urls": ["http://h/"] * 101}).encode(), 413, "at most 100"),
+])
+def test_bad_requests_get_clear_4xx(body, status, words):
+    @run()
+    async def _(c):
+        r = await c.post("/canonicalize", data=body)
+        assert r.status == status
+        assert words in (await r.json())["error"]
+
+
+def test_oversized_body_refused():
+    @run(max_batch=10**9)
+    async def _(c):
+        r = await c.post("/canonicalize", data=b'{"urls": ["' + b"a" * (17 * 1024 * 1024) + b'"]}')
+        assert r.status == 413 and "request body over" in (await r.json())["error"]
+
+
+def test_sites_rules_health_and_404():
+    @run()
+    async def _(c):
+        s = await (await c.get("/sites")).json()
+        assert s == {"sites": [{"site": "forum.test", "version": 4, "rules": 3, "created": 1795650000.5}], "count": 1}
+        doc = await (await c.get("/sites/Forum.Test/rules")).json()
+        assert doc["version"] == 4 and len(doc["rules"]) == 3
+        r = await c.get("/sites/nope.test/rules")
+        assert r.status == 404 and "GET /sites" in (await r.json())["error"]
+        assert (await c.get("/healthz")).status == 200
+        r = await c.get("/nothing")
+        assert r.status == 404 and "error" in await r.json()
+        assert (await c.get("/canonicalize")).status == 405
+
+
+def test_health_503_until_rules_read():
+    @run(ready=lambda: False)
+    async def _(c):
+        r = await c.get("/healthz")
+        assert r.status == 503 and (await r.json())["status"] == "starting"
+
+
+def test_bearer_token():
+    @run(token="s3cret")
+    async def _(c):
+        r = await c.post("/canonicalize", json={"urls": []})
+        assert r.status == 401 and r.headers["WWW-Authenticate"].startswith("Bearer")
+        r = await c.get("/metrics", headers={"Authorization": "Bearer wrong"})
+        assert r.status == 401
+        r = await c.get("/sites", headers={"Authorization": "Bearer s3cret"})
+        assert r.status == 200
+        assert (await c.get("/healthz")).status == 200  # probes need no token
