@@ -18,6 +18,7 @@ from dust.errors import DustError
 from dust.params import DustParams
 
 from . import __version__
+from . import crawlcli
 from . import progress as prog
 
 log = logging.getLogger("dustbuster")
@@ -30,15 +31,6 @@ examples:
 Status >= 400 lines are dropped, 304/redirects list the URL without a size, malformed lines are
 counted by reason (and written with their line numbers with --rejects FILE).  docs/semantics.md
 """
-
-EPILOG_CANON = """\
-examples:
-  dustbuster mine access.log --site s.com --json > rules.json
-  cut -f1 urls.txt | dustbuster canonize --rules rules.json > canonical.txt
-Reads one URL a line on stdin, writes its canonical URL (or, with --tsv, URL<TAB>canonical).
-At the end the discovered redundancy (WWW 2007 §3 "Metrics") is reported on stderr.
-"""
-
 
 def _add_params(p: argparse.ArgumentParser) -> None:
     d = DustParams()
@@ -95,14 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--max-tokens", type=int, default=256, help="reject URLs with more tokens (default %(default)s)")
     _add_params(m)
 
-    c = sub.add_parser("canonize", parents=[common], help="canonize URLs from stdin with a rule file",
-                       description="Canonize URLs (thesis Fig. 5.5) with the rules of a RuleSet "
-                       "JSON or of `dustbuster mine --json` output.",
-                       epilog=EPILOG_CANON, formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("--rules", required=True, metavar="RULES.json", help="rule file (RuleSet or mine --json output)")
-    c.add_argument("--ma", type=int, default=DustParams().ma, help="max iterations (default %(default)s)")
-    c.add_argument("--tsv", action="store_true", help="write URL<TAB>canonical")
-    c.add_argument("--include-invalid", action="store_true", help="also apply rules whose status is invalid")
+    crawlcli.add_commands(sub, common)
     b = sub.add_parser("broker", parents=[common], help="start/stop the local single-node Kafka (KRaft) broker",
                        description="A real Apache Kafka broker on 127.0.0.1, from Maven Central jars "
                        "(deploy/kafka/pom.xml; needs Java 17 and mvn).  'start' is idempotent and "
@@ -381,44 +366,6 @@ def _print_summary(stats: dict) -> None:
     )
 
 
-def cmd_canonize(a: argparse.Namespace) -> int:
-    from dust.canonize import Redundancy, canonize
-    from dust.rules import rules_from_document
-
-    try:
-        doc = json.loads(Path(a.rules).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DustError(f"no such rule file: {a.rules}") from None
-    except ValueError as exc:
-        raise DustError(f"{a.rules} is not JSON: {exc}") from None
-    rules = [r for r in rules_from_document(doc) if a.include_invalid or r.status != "invalid"]
-    if any(r.status == "likely" for r in rules) and not a.quiet:
-        sys.stderr.write("note: applying rules that are likely but not validated (status 'likely')\n")
-    before: set[str] = set()
-    after: set[str] = set()
-    n = unconverged = 0
-    out = sys.stdout
-    for raw in sys.stdin.buffer:
-        url = raw.decode("utf-8", "replace").strip()
-        if not url:
-            continue
-        n += 1
-        res = canonize(url, rules, a.ma)
-        unconverged += not res.converged
-        before.add(url)
-        after.add(res.url)
-        out.write(f"{url}\t{res.url}\n" if a.tsv else res.url + "\n")
-    red = Redundancy(n, len(before), len(after))
-    if not a.quiet:
-        sys.stderr.write(
-            f"{n} URLs, {red.unique_before} unique before, {red.unique_after} after canonization: "
-            f"discovered redundancy {red.discovered_redundancy:.1%} ({len(rules)} rules"
-            + (f"; {unconverged} stopped at MA={a.ma}" if unconverged else "")
-            + ")\n"
-        )
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     a = ap.parse_args(argv)
@@ -428,9 +375,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.print_help()
         return 2
     try:
-        return {"mine": cmd_mine, "canonize": cmd_canonize, "broker": cmd_broker, "feed": cmd_feed,
-                "worker": cmd_worker, "candidates": cmd_candidates,
-                "sim-site": cmd_sim_site}[a.cmd](a)
+        return {"mine": cmd_mine, "canonize": crawlcli.cmd_canonize, "broker": cmd_broker, "feed": cmd_feed,
+                "worker": cmd_worker, "candidates": cmd_candidates, "sim-site": cmd_sim_site,
+                "rules": crawlcli.cmd_rules, "export": crawlcli.cmd_export,
+                "frontier": crawlcli.cmd_frontier}[a.cmd](a)
     except DustError as exc:
         sys.stderr.write(f"dustbuster {a.cmd}: error: {exc}\n")
         return 2

@@ -49,7 +49,7 @@ def stream_env(bootstrap: str, window: float = 1.0, partitions: int = 2) -> dict
     env = dict(os.environ)
     env.update({"DUST_KAFKA_BOOTSTRAP": bootstrap, "DUST_TOPIC_PREFIX": f"t{tag}", "DUST_APP_ID": f"app{tag}",
                 "DUST_WINDOW_S": str(window), "DUST_PARTITIONS": str(partitions),
-                "DUST_SESSION_TIMEOUT_S": "6"})
+                "DUST_SESSION_TIMEOUT_S": "6", "DUST_API_PORT": "0"})
     env.pop("DUST_VALIDATOR_SITES", None)  # nothing is fetched unless a test configures a site
     return env
 

@@ -1,0 +1,278 @@
+"""The crawler-facing subcommands: ``rules``, ``canonize``, ``export``, ``frontier`` (issue 5)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from dust.errors import DustError
+from dust.params import DustParams
+
+EPILOG_CANON = """\
+examples:
+  dustbuster mine access.log --site s.com --json > rules.json
+  cut -f1 urls.txt | dustbuster canonize --rules rules.json > canonical.txt
+  dustbuster canonize --from-topic --tsv < frontier.txt      # every site's current validated rules
+Reads one URL a line on stdin, writes its canonical URL (or, with --tsv, URL<TAB>canonical).
+At the end the discovered redundancy (WWW 2007 §3 "Metrics") is reported on stderr.
+--from-topic normalizes first (RFC 3986, as the workers do; --no-normalize turns it off);
+--rules does not unless --normalize (a mine document describes raw log URLs).
+"""
+
+EPILOG_RULES = """\
+examples:
+  dustbuster rules                          # every site's current rule set, one JSON a line
+  dustbuster rules --site forum.test --follow   # then each new version as it is published
+A tombstone (the site lost its rules) prints {"site": ..., "deleted": true}.
+"""
+
+EPILOG_EXPORT = """\
+examples:
+  dustbuster export --from-topic --site forum.test --format nutch > regex-normalize.xml
+  dustbuster export --rules rules.json --site forum.test --format clearurls -o dust.clearurls.json
+Nutch: set urlnormalizer.loop.count to 10 (MA) so the list repeats like thesis Figure 5.5.
+ClearURLs holds only parameter removals; other rules are listed under "x-dustbuster".skipped.
+"""
+
+
+def add_commands(sub, common) -> None:
+    c = sub.add_parser("canonize", parents=[common], help="canonize URLs from stdin (rule file or rules topic)",
+                       description="Canonize URLs (thesis Fig. 5.5) with the rules of a RuleSet or `dustbuster "
+                       "mine --json` document, or with every site's current rule set from the rules topic.",
+                       epilog=EPILOG_CANON, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = c.add_mutually_exclusive_group(required=True)
+    src.add_argument("--rules", metavar="RULES.json", help="rule file (RuleSet or mine --json output)")
+    src.add_argument("--from-topic", action="store_true", help="read every site's rules from the rules topic")
+    c.add_argument("--site", help="apply this site's rules to every URL (default: found from each URL's host)")
+    norm = c.add_mutually_exclusive_group()
+    norm.add_argument("--normalize", dest="normalize", action="store_true", default=None,
+                      help="RFC 3986 normalization first (default with --from-topic)")
+    norm.add_argument("--no-normalize", dest="normalize", action="store_false", help="no normalization")
+    c.add_argument("--ma", type=int, default=DustParams().ma, help="max iterations (default %(default)s)")
+    c.add_argument("--tsv", action="store_true", help="write URL<TAB>canonical")
+    c.add_argument("--json", action="store_true", help="write one JSON object a line (url, canonical, rules, version)")
+    c.add_argument("--include-invalid", action="store_true", help="also apply rules whose status is invalid")
+    c.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
+
+    r = sub.add_parser("rules", parents=[common], help="print the current validated rule sets (JSON)",
+                       description="Read the compacted rules topic from the start and print each site's current "
+                       "RuleSet, one JSON document a line; with --follow keep printing new versions.",
+                       epilog=EPILOG_RULES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("--site", help="only this site")
+    r.add_argument("--follow", action="store_true", help="keep following the topic (Ctrl-C to stop)")
+    r.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
+
+    e = sub.add_parser("export", parents=[common], help="write a site's rules for Nutch or ClearURLs",
+                       description="Write one site's rules in a format crawlers already read: Apache Nutch's "
+                       "regex-normalize.xml (urlnormalizer-regex), ClearURLs provider JSON (parameter "
+                       "removals), or our RuleSet JSON.", epilog=EPILOG_EXPORT,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    e.add_argument("--format", required=True, choices=("nutch", "clearurls", "json"))
+    src = e.add_mutually_exclusive_group(required=True)
+    src.add_argument("--rules", metavar="RULES.json", help="rule file (RuleSet or mine --json output)")
+    src.add_argument("--from-topic", action="store_true", help="the site's current rule set from the rules topic")
+    e.add_argument("--site", required=True, help="the site whose rules to export")
+    e.add_argument("-o", "--output", help="write here instead of stdout")
+    e.add_argument("--include-invalid", action="store_true", help="also export rules whose status is invalid")
+    e.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
+
+    f = sub.add_parser("frontier", parents=[common], help="send URLs to the frontier topic (canonized by workers)",
+                       description="Read URLs (one a line) and send them to the frontier topic, keyed by site, "
+                       "in JSON batches; workers answer on the canonical topic (docs/canonizer.md).")
+    f.add_argument("urls", nargs="?", default="-", metavar="FILE|-")
+    f.add_argument("--site", required=True, help="the site the URLs belong to (the message key)")
+    f.add_argument("--batch", type=int, default=500, help="URLs per message (default %(default)s)")
+    f.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
+
+
+def _settings(a):
+    from stream.settings import Settings
+
+    return Settings.from_env(kafka_bootstrap=getattr(a, "bootstrap", None))
+
+
+def _read_doc(path: str) -> dict:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DustError(f"no such rule file: {path}") from None
+    except ValueError as exc:
+        raise DustError(f"{path} is not JSON: {exc}") from None
+
+
+def _topic_sets(a) -> dict[str, dict]:
+    from stream.rulesview import read_rule_sets
+
+    s = _settings(a)
+    return asyncio.run(read_rule_sets(s.kafka_bootstrap, s.rules_topic))
+
+
+def _book(a, include_invalid: bool):
+    """A rule book (site → rules) from --rules or --from-topic."""
+    from dust.rulebook import RuleBook
+    from dust.rules import rules_from_document
+
+    normalize = a.normalize if a.normalize is not None else bool(a.from_topic)
+    book = RuleBook(a.ma, normalize)
+    if a.from_topic:
+        for site, doc in _topic_sets(a).items():
+            try:
+                book.update(site, doc)
+            except DustError as exc:
+                sys.stderr.write(f"warning: skipping the rule set of {site}: {exc}\n")
+        return book, [r for sr in book.sites.values() for r in sr.rules]
+    doc = _read_doc(a.rules)
+    rules = [r for r in rules_from_document(doc) if include_invalid or r.status != "invalid"]
+    site = (a.site or doc.get("site") or "rules-file").lower()
+    book.update(site, {"version": doc.get("version"), "rules": [r.to_json() for r in rules]})
+    if include_invalid:  # SiteRules drops invalid ones; put them back
+        from dust.canonize import Canonizer
+        from dust.rulebook import SiteRules
+
+        book.sites[site] = SiteRules(site, int(doc.get("version") or 0), tuple(rules), doc, Canonizer(rules, a.ma))
+    a.site = site
+    return book, rules
+
+
+def cmd_canonize(a: argparse.Namespace) -> int:
+    from dust.canonize import Redundancy
+
+    book, rules = _book(a, a.include_invalid)
+    if any(r.status == "likely" for r in rules) and not a.quiet:
+        sys.stderr.write("note: applying rules that are likely but not validated (status 'likely')\n")
+    before: set[str] = set()
+    after: set[str] = set()
+    n = unconverged = 0
+    out = sys.stdout
+    for raw in sys.stdin.buffer:
+        url = raw.decode("utf-8", "replace").strip()
+        if not url:
+            continue
+        n += 1
+        res = book.canonicalize(url, a.site)
+        unconverged += not res.converged
+        before.add(url)
+        after.add(res.canonical)
+        if a.json:
+            out.write(json.dumps(res.to_json(), ensure_ascii=False) + "\n")
+        else:
+            out.write(f"{url}\t{res.canonical}\n" if a.tsv else res.canonical + "\n")
+    red = Redundancy(n, len(before), len(after))
+    if not a.quiet:
+        sys.stderr.write(
+            f"{n} URLs, {red.unique_before} unique before, {red.unique_after} after canonization: "
+            f"discovered redundancy {red.discovered_redundancy:.1%} ({len(rules)} rules"
+            + (f" of {len(book.sites)} sites" if a.from_topic else "")
+            + (f"; {unconverged} stopped at MA={a.ma}" if unconverged else "")
+            + ")\n"
+        )
+    return 0
+
+
+def cmd_rules(a: argparse.Namespace) -> int:
+    from stream.rulesview import RulesFollower
+
+    s = _settings(a)
+    want = a.site.lower() if a.site else None
+    found: dict[str, dict] = {}
+
+    def show(site: str, doc: dict | None) -> None:
+        if want and site != want:
+            return
+        if doc is None:
+            found.pop(site, None)
+            line = {"site": site, "deleted": True}
+        else:
+            found[site] = doc
+            line = {k: v for k, v in doc.items() if k != "__faust"} | {"site": site}
+        if follower.ready.is_set():
+            print(json.dumps(line, ensure_ascii=False), flush=True)
+
+    follower = RulesFollower(s.kafka_bootstrap, s.rules_topic, show)
+
+    async def run() -> None:
+        await follower.start(wait_s=5.0)
+        try:
+            while not follower.ready.is_set():
+                await follower.poll()
+            for site, doc in sorted(found.items()):
+                print(json.dumps({k: v for k, v in doc.items() if k != "__faust"} | {"site": site},
+                                 ensure_ascii=False), flush=True)
+            if want and want not in found and not a.follow:
+                raise DustError(f"no rule set for site {want!r} on {s.rules_topic}")
+            if a.follow:
+                await follower.run()
+        finally:
+            await follower.stop()
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def cmd_export(a: argparse.Namespace) -> int:
+    from dust.export import to_clearurls_json, to_nutch_xml
+    from dust.rules import rules_from_document
+
+    site = a.site.lower()
+    if a.from_topic:
+        sets = _topic_sets(a)
+        if site not in sets:
+            raise DustError(f"no rule set for site {site!r} on the rules topic (dustbuster rules lists them)")
+        doc = sets[site]
+    else:
+        doc = _read_doc(a.rules)
+    rules = [r for r in rules_from_document(doc) if a.include_invalid or r.status != "invalid"]
+    version = doc.get("version")
+    if a.format == "nutch":
+        text = to_nutch_xml(site, rules, version)
+    elif a.format == "clearurls":
+        text = to_clearurls_json(site, rules, version)
+    else:
+        text = json.dumps({"schema": "dustbuster/ruleset@1", "site": site, "version": version,
+                           "rules": [r.to_json() for r in rules]}, indent=1, ensure_ascii=False) + "\n"
+    if a.output:
+        Path(a.output).write_text(text, encoding="utf-8")
+        if not a.quiet:
+            sys.stderr.write(f"wrote {len(rules)} rules of {site} to {a.output} ({a.format})\n")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_frontier(a: argparse.Namespace) -> int:
+    from aiokafka import AIOKafkaProducer
+
+    s = _settings(a)
+    fh = sys.stdin if a.urls == "-" else open(a.urls, encoding="utf-8", errors="replace")
+
+    async def run() -> int:
+        p = AIOKafkaProducer(bootstrap_servers=s.kafka_bootstrap, acks="all", enable_idempotence=True)
+        await p.start()
+        n = 0
+        try:
+            batch: list[str] = []
+            for line in fh:
+                u = line.strip()
+                if u:
+                    batch.append(u)
+                if len(batch) >= a.batch:
+                    await p.send_and_wait(s.frontier_topic, json.dumps({"urls": batch}).encode(), key=a.site.lower().encode())
+                    n += len(batch)
+                    batch = []
+            if batch:
+                await p.send_and_wait(s.frontier_topic, json.dumps({"urls": batch}).encode(), key=a.site.lower().encode())
+                n += len(batch)
+        finally:
+            await p.stop()
+        return n
+
+    n = asyncio.run(run())
+    if not a.quiet:
+        sys.stderr.write(f"sent {n} URLs of {a.site} to {s.frontier_topic}\n")
+    return 0
