@@ -106,38 +106,42 @@ class Canonizer:
             auto.make_automaton()
         self._auto = auto
 
-    def _candidates(self, w: str, after: int = -1) -> list[int]:
-        found: set[int] = set(self._always)
-        if not self._empty:
-            for _, idx in self._auto.iter(w):
-                found.update(idx)
-        if after >= 0:
-            return sorted(i for i in found if i > after)
-        return sorted(found)
+    def _scan(self, w: str) -> list[int]:
+        """Indices (sorted) of the rules that can change ``w``: their key occurs in it."""
+        found = {i for _, idx in self._auto.iter(w) for i in idx} if not self._empty else set()
+        if self._always:
+            found.update(self._always)
+        return sorted(found) if len(found) > 1 else list(found)
 
-    def canonize(self, url: str) -> Canonized:
+    def _run(self, url: str) -> tuple[str, int, bool, list[int]]:
         rules = self.rules
         if START in url or END in url or not rules:
-            return Canonized(url, 0, True, ())
+            return url, 0, True, []
         w = START + url + END
         applied: list[int] = []
+        cands = self._scan(w)  # always the candidates of the current w
         for k in range(1, self.ma + 1):
+            if not cands:  # nothing can change w: this iteration is the last
+                return w[1:-1], k, True, applied
             prev = w
-            cands = self._candidates(w)
-            pos = 0
-            while pos < len(cands):
-                i = cands[pos]
+            cur, pos = cands, 0
+            while pos < len(cur):
+                i = cur[pos]
                 nw = rules[i].apply_internal(w)
                 if nw != w:
                     applied.append(i)
                     w = nw
-                    cands = self._candidates(w, i)
-                    pos = 0
+                    cands = self._scan(w)
+                    cur, pos = [j for j in cands if j > i], 0
                 else:
                     pos += 1
             if w == prev:
-                return Canonized(w[1:-1], k, True, tuple(applied))
-        return Canonized(w[1:-1], self.ma, False, tuple(applied))
+                return w[1:-1], k, True, applied
+        return w[1:-1], self.ma, False, applied
+
+    def canonize(self, url: str) -> Canonized:
+        w, k, converged, applied = self._run(url)
+        return Canonized(w, k, converged, tuple(applied))
 
     def __call__(self, url: str) -> str:
-        return self.canonize(url).url
+        return self._run(url)[0]

@@ -20,16 +20,41 @@ It does not sort parameters or touch letter case in paths: those are site rules'
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from .errors import ParseError
 
 MAX_URL = 8192
 
+# URLs that are certainly normalized already (most URLs a crawler sees): lower-case http(s)
+# scheme and plain lower-case host, no port or user info, path and query of characters that need
+# no escaping and have no escape, non-empty query, no fragment.  Dot segments and xn-- hosts are
+# checked in code.  tests/test_canonizer.py checks (Hypothesis) that yarl leaves every such URL
+# unchanged, so skipping it changes no result.
+_PLAIN = re.compile(r"https?://([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)"
+                    r"(?:\?[A-Za-z0-9\-._~!$&'()*+,;=:@/?]+)?")
 
-@lru_cache(maxsize=65536)
+
+def already_normal(url: str) -> bool:
+    m = _PLAIN.fullmatch(url)
+    if m is None:
+        return False
+    host, path = m.group(1), m.group(2)
+    if ".." in host or "xn--" in host or "-." in host or ".-" in host:
+        return False
+    return not ("/./" in path or "/../" in path or path.endswith(("/.", "/..")))
+
+
 def normalize(url: str) -> str:
     """RFC 3986 normalization of ``url`` (see the module docstring).  Raises ParseError."""
+    if already_normal(url):
+        return url
+    return _normalize(url)
+
+
+@lru_cache(maxsize=65536)
+def _normalize(url: str) -> str:
     from yarl import URL
 
     if len(url) > MAX_URL:

@@ -161,3 +161,17 @@ def test_rulebook_site_lookup_versions_and_tombstones():
 ])
 def test_host(u, host):
     assert _host(u) == host
+
+
+PLAINISH = st.text(alphabet="abcxyzABZ019-._~!$&'()*+,;=:@/?%# ", max_size=30)
+HOSTS = st.sampled_from(["h.com", "www.h.com", "a-b.h.com", "xn--bcher-kva.de", "h..com", "-h.com", "h.com.", "1.2.3.4", "h"])
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.sampled_from(["http", "https", "HTTP"]), HOSTS, PLAINISH)
+def test_fast_path_only_skips_urls_yarl_leaves_unchanged(scheme, host, rest):
+    from dust.normalize import _normalize, already_normal
+
+    u = f"{scheme}://{host}/{rest}"
+    if already_normal(u):
+        assert _normalize(u) == u
