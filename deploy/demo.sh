@@ -2,7 +2,10 @@
 # The main job, end to end on the local defaults (what `make demo` runs):
 #   a real Kafka broker (started if not running) → a streaming worker → two real access logs fed
 #   as live lines → the candidate rules each site's window emits, printed; then the batch
-#   `dustbuster mine` on the same log, for comparison.  Everything stays under var/.
+#   `dustbuster mine` on the same log, for comparison.  Part 2, the crawler side: the simulated
+#   forum (sim/site.py) on loopback → its traffic log fed → the validator fetches its pages and
+#   publishes rules → a frontier canonicalized by the worker (seen flags), the HTTP API, a Nutch
+#   export.  Everything stays under var/ and on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -17,10 +20,23 @@ if ! $PY -c "import socket,sys; h,p='$hostport'.rsplit(':',1); socket.create_con
   $PY -m dustbuster broker start
   started_broker=1
 fi
+SIMPORT=$($PY -c "from dustbuster.broker import free_port; print(free_port())")
+API=$($PY -c "from dustbuster.broker import free_port; print(free_port())")
+$PY -m dustbuster sim-site --port "$SIMPORT" > "var/demo/sim-$RUN.log" 2>&1 &
+sim=$!
+$PY - "$SIMPORT" > "var/demo/sites-$RUN.json" <<'PYEOF'
+import json, sys
+port = sys.argv[1]
+hosts = ["www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test"]
+print(json.dumps({"forum.test": {"origins": [f"http://{h}:{port}" for h in hosts], "allow_private": True,
+                                 "resolve": {h: "127.0.0.1" for h in hosts}, "rate_per_s": 1000, "concurrency": 8}}))
+PYEOF
+export DUST_VALIDATOR_SITES="var/demo/sites-$RUN.json" DUST_API_PORT="$API"
 $PY -m dustbuster worker > "var/demo/worker-$RUN.log" 2>&1 &
 worker=$!
 cleanup() {
-  kill "$worker" 2>/dev/null && wait "$worker" 2>/dev/null || true
+  kill "$worker" 2>/dev/null && wait "$worker" 2>/dev/null || true   # the worker first: its rounds need the site
+  kill "$sim" 2>/dev/null && wait "$sim" 2>/dev/null || true
   if [ "$started_broker" = 1 ]; then $PY -m dustbuster broker stop; fi
 }
 trap cleanup EXIT
@@ -33,3 +49,37 @@ $PY -m dustbuster candidates --site monitorware.example --wait-lines "$(wc -l < 
 $PY -m dustbuster candidates --site semicomplete.com --wait-lines "$(wc -l < "$SEMI")" --timeout 180 --limit 15
 echo "# the same log through the batch engine (dustbuster mine): same rules"
 $PY -m dustbuster mine "$SEMI" --site semicomplete.com --limit 15
+
+echo
+echo "# part 2, the crawler side: the simulated forum's log → validated rules → canonical URLs"
+$PY -m dustbuster sim-site --port "$SIMPORT" --write-log "var/demo/sim-$RUN.access.log" --lines 12000 -q
+$PY -m dustbuster feed "var/demo/sim-$RUN.access.log" --site forum.test
+for _ in $(seq 180); do
+  if $PY -m dustbuster rules --site forum.test > "var/demo/rules-$RUN.json" 2>/dev/null; then break; fi
+  sleep 1
+done
+$PY - "var/demo/rules-$RUN.json" <<'PYEOF'
+import json, sys
+rs = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+print(f"# rule set v{rs['version']} of {rs['site']}: {len(rs['rules'])} valid rules "
+      f"({rs['stats']['fetches']} pages fetched)")
+for r in rs["rules"][:12]:
+    print("   ", r["display"], f"(+{r['evidence'].get('positives')}/-{r['evidence'].get('negatives')})")
+PYEOF
+P="http://www.forum.test:$SIMPORT"
+echo "# a frontier of 6 URLs through the worker (dustbuster frontier --wait): new|seen, URL, canonical"
+printf '%s\n' "$P/story?id=1001&sid=42" "$P/story_1001" "http://forum.test:$SIMPORT/story.php3?id=1001" \
+  "$P/politics/story_1001" "$P/story?id=1002&LastView=&Close=" "$P/story_1002" |
+  $PY -m dustbuster frontier --site forum.test --wait --timeout 60
+echo "# POST /canonicalize on the worker's HTTP API (port $API)"
+$PY - "$API" "$P" <<'PYEOF'
+import json, sys, urllib.request
+port, p = sys.argv[1], sys.argv[2]
+body = json.dumps({"urls": [f"{p}/thread?rep=7&sid=1", f"{p.upper()}/a/../story?id=5#c"]}).encode()
+with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/canonicalize", data=body)) as r:
+    for x in json.load(r)["results"]:
+        print(f"    {x['url']} -> {x['canonical']}  (v{x['version']}, {len(x['rules'])} rules)")
+PYEOF
+echo "# the same rules for Apache Nutch (dustbuster export --format nutch), first rule:"
+$PY -m dustbuster export --from-topic --site forum.test --format nutch | sed -n '4,8p'
+

@@ -85,6 +85,9 @@ def add_commands(sub, common) -> None:
     f.add_argument("urls", nargs="?", default="-", metavar="FILE|-")
     f.add_argument("--site", required=True, help="the site the URLs belong to (the message key)")
     f.add_argument("--batch", type=int, default=500, help="URLs per message (default %(default)s)")
+    f.add_argument("--wait", action="store_true", help="then print the workers' answers from the canonical topic: "
+                   "new|seen<TAB>URL<TAB>canonical")
+    f.add_argument("--timeout", type=float, default=120, help="seconds to wait for the answers (default %(default)s)")
     f.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
 
 
@@ -246,33 +249,61 @@ def cmd_export(a: argparse.Namespace) -> int:
 
 
 def cmd_frontier(a: argparse.Namespace) -> int:
-    from aiokafka import AIOKafkaProducer
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+    from stream.rulesview import topic_partitions
 
     s = _settings(a)
+    site = a.site.lower()
     fh = sys.stdin if a.urls == "-" else open(a.urls, encoding="utf-8", errors="replace")
+    urls = [u.strip() for u in fh if u.strip()]
 
-    async def run() -> int:
+    async def run() -> list[dict]:
+        c = None
+        if a.wait:  # note where the answers will start before asking
+            c = AIOKafkaConsumer(bootstrap_servers=s.kafka_bootstrap, group_id=None, enable_auto_commit=False)
+            await c.start()
+            tps = [TopicPartition(s.canonical_topic, p) for p in await topic_partitions(s.kafka_bootstrap, s.canonical_topic, 10)]
+            if not tps:
+                await c.stop()
+                raise DustError(f"no topic {s.canonical_topic}: is a worker running?")
+            c.assign(tps)
+            for tp, off in (await c.end_offsets(tps)).items():
+                c.seek(tp, off)
         p = AIOKafkaProducer(bootstrap_servers=s.kafka_bootstrap, acks="all", enable_idempotence=True)
         await p.start()
-        n = 0
         try:
-            batch: list[str] = []
-            for line in fh:
-                u = line.strip()
-                if u:
-                    batch.append(u)
-                if len(batch) >= a.batch:
-                    await p.send_and_wait(s.frontier_topic, json.dumps({"urls": batch}).encode(), key=a.site.lower().encode())
-                    n += len(batch)
-                    batch = []
-            if batch:
-                await p.send_and_wait(s.frontier_topic, json.dumps({"urls": batch}).encode(), key=a.site.lower().encode())
-                n += len(batch)
+            for i in range(0, len(urls), a.batch):
+                await p.send_and_wait(s.frontier_topic, json.dumps({"urls": urls[i:i + a.batch]}).encode(),
+                                      key=site.encode())
         finally:
             await p.stop()
-        return n
+        answers: list[dict] = []
+        if c is None:
+            return answers
+        want = set(urls)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + a.timeout
+        try:
+            while len(answers) < len(urls) and loop.time() < deadline:
+                for msgs in (await c.getmany(timeout_ms=500)).values():
+                    for m in msgs:
+                        try:
+                            d = json.loads(m.value)
+                        except (TypeError, ValueError):
+                            continue
+                        if d.get("url") in want and (m.key or b"").decode("utf-8", "replace") in (site, d.get("site")):
+                            answers.append(d)
+                            print(f"{'seen' if d.get('seen') else 'new'}\t{d['url']}\t{d['canonical']}", flush=True)
+        finally:
+            await c.stop()
+        if len(answers) < len(urls):
+            raise DustError(f"{len(answers)} of {len(urls)} answers within {a.timeout:.0f}s: is a worker running?")
+        return answers
 
-    n = asyncio.run(run())
+    answers = asyncio.run(run())
     if not a.quiet:
-        sys.stderr.write(f"sent {n} URLs of {a.site} to {s.frontier_topic}\n")
+        dup = sum(1 for d in answers if d.get("seen"))
+        sys.stderr.write(f"sent {len(urls)} URLs of {site} to {s.frontier_topic}"
+                         + (f"; {len(answers)} answers, {dup} already seen\n" if a.wait else "\n"))
     return 0

@@ -55,6 +55,10 @@ class FetchPolicy:
     max_redirects: int = 5
     robots: bool = True
     user_agent: str = USER_AGENT
+    #: after this many fetches in a row of an origin end in a connection failure or a timeout (after
+    #: their retries), the origin counts as down for the rest of the round: its fetches fail at once
+    #: with reason ``site_down`` (an outage mid-round must not cost hours of retries)
+    breaker_after: int = 5
 
     @staticmethod
     def origin_of(url: str | URL) -> str:
@@ -105,6 +109,7 @@ class Fetcher:
         self._sems: dict[str, asyncio.Semaphore] = {}
         self._next_at: dict[str, float] = {}
         self._robots: dict[str, urllib.robotparser.RobotFileParser | None] = {}
+        self._failures: dict[str, int] = {}  #: consecutive connection failures/timeouts per origin
 
     async def __aenter__(self) -> "Fetcher":
         return self
@@ -194,6 +199,8 @@ class Fetcher:
             return Fetched(False, reason="refused_off_site")
         if not self._address_ok(u):
             return Fetched(False, reason="refused_private_address")
+        if self._failures.get(self.policy.origin_of(u), 0) >= self.policy.breaker_after > 0:
+            return Fetched(False, reason="site_down")
         seen: set[str] = set()
         for _ in range(self.policy.max_redirects + 1):
             if str(u) in seen:
@@ -221,6 +228,19 @@ class Fetcher:
         return Fetched(False, reason="redirect_loop")
 
     async def _with_retries(self, u: URL) -> tuple[int, bytes, str]:
+        origin = self.policy.origin_of(u)
+        try:
+            got = await self._retrying(u)
+        except Refused as r:
+            if r.reason in ("timeout", "connection_failed"):
+                n = self._failures[origin] = self._failures.get(origin, 0) + 1
+                if n == self.policy.breaker_after:
+                    log.warning("%s: %s fetches in a row failed (%s): counted as down for this round", origin, n, r.reason)
+            raise
+        self._failures[origin] = 0
+        return got
+
+    async def _retrying(self, u: URL) -> tuple[int, bytes, str]:
         delay = self.policy.backoff_s
         for attempt in range(self.policy.retries + 1):
             last = attempt == self.policy.retries

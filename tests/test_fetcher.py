@@ -157,3 +157,20 @@ def test_politeness_rate_limit():
         return dt
 
     assert run(go()) >= 0.4  # 10 requests at 20/s: at least 9 gaps of 50 ms
+
+
+def test_site_down_mid_round_fails_fast():
+    """An origin whose fetches keep failing at the connection is counted down (reason site_down)."""
+    from dustbuster.broker import free_port
+
+    async def go():
+        base = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+        async with Fetcher(FetchPolicy(origins=frozenset({base}), allow_private=True, robots=False, retries=1,
+                                       backoff_s=0.05, rate_per_s=0, breaker_after=3)) as f:
+            t0 = time.monotonic()
+            got = [(await f.fetch(f"{base}/p{i}")).reason for i in range(50)]
+            return got, time.monotonic() - t0, dict(f.counts)
+
+    got, dt, counts = run(go())
+    assert got[:3] == ["connection_failed"] * 3 and set(got[3:]) == {"site_down"}
+    assert counts == {"connection_failed": 3, "site_down": 47}
