@@ -34,7 +34,9 @@ test-all: $(STAMP) $(KAFKA_LIBS)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[bench]'
 	$(BIN)/python bench/bench_mine.py
+	$(BIN)/python bench/bench_canon.py
 
 clean:
 	rm -rf $(VENV) var-demo-rules.json .pytest_cache .hypothesis
