@@ -132,8 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     w = sub.add_parser("worker", parents=[common], help="run a streaming worker (Faust)",
                        description="Consume the raw topic, keep per-site incremental DUST state in RocksDB "
-                       "(DUST_DATA_DIR), and emit candidate rules every DUST_WINDOW_S seconds.  All settings "
-                       "come from DUST_* environment variables (stream/settings.py); flags override them.")
+                       "(DUST_DATA_DIR), and emit candidate rules every DUST_WINDOW_S seconds; validate them "
+                       "against the sites configured in DUST_VALIDATOR_SITES and publish rule sets; follow the "
+                       "rules topic and canonicalize the frontier topic (seen flags); serve the HTTP API on "
+                       "DUST_API_PORT (default 8870; docs/api.md).  All settings come from DUST_* environment "
+                       "variables (stream/settings.py); flags override them.")
     w.add_argument("--data-dir", help="state directory (DUST_DATA_DIR)")
     w.add_argument("--window", type=float, help="window seconds (DUST_WINDOW_S)")
     w.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")

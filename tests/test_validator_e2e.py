@@ -32,6 +32,8 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
                                                    "rate_per_s": 1000, "concurrency": 8}}))
         env = stream_env(kafka, window=3.0)
         env["DUST_VALIDATOR_SITES"] = str(conf)
+        api = free_port()
+        env["DUST_API_PORT"] = str(api)
         w = Worker(env, tmp_path / "w", tmp_path / "w.log").start()
         try:
             feed(env, log, "forum.test")
@@ -43,6 +45,10 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
 
             current = asyncio.run(latest_by_key(kafka, env["DUST_TOPIC_PREFIX"] + "-rules"))["forum.test"]
             rs = current if current["version"] >= rs["version"] else rs
+            import urllib.request
+
+            with urllib.request.urlopen(f"http://127.0.0.1:{api}/metrics", timeout=10) as r:
+                metrics = r.read().decode()
         finally:
             w.stop()
     finally:
@@ -86,6 +92,15 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
     jsonschema.validate(rs, json.loads((ROOT / "docs" / "ruleset.schema.json").read_text()))
     assert [r.text for r in rules_from_document(rs)] == texts
     assert current == rs
+    # the worker's /metrics counted each stage of the pipeline
+    values = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
+              if line and not line.startswith("#")}
+    assert values["dust_lines_in_total"] == 12000
+    assert values["dust_unique_urls_total"] == final["stats"]["urls"]
+    assert values["dust_candidate_sets_total"] >= 1 and values["dust_candidates_total"] >= len(texts)
+    assert values['dust_validations_total{verdict="valid"}'] >= len(texts)
+    assert values['dust_fetches_total{outcome="ok"}'] > 0 and values["dust_rules_published_total"] >= 1
+    assert values["dust_rule_sets"] == 1  # the worker's own canonizer follows the rules it published
 
 
 def wait_ruleset(env, site, worker, window, timeout=240):
