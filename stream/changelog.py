@@ -63,30 +63,38 @@ class Changelog:
 
     async def read(self, partition: int) -> ChangelogImage:
         """The latest value of every key of one partition."""
-        tp = TopicPartition(self.topic, partition)
-        c = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, group_id=None)
-        await c.start()
         img = ChangelogImage()
-        try:
-            c.assign([tp])
-            await c.seek_to_beginning(tp)
-            end = (await c.end_offsets([tp]))[tp]
-            while await c.position(tp) < end:
-                got = await c.getmany(tp, timeout_ms=1000, max_records=5000)
-                for m in got.get(tp, []):
-                    img.records += 1
-                    key = m.key or b""
-                    if key == APPLIED:
-                        img.applied = int(m.value)
-                        continue
-                    site, _, rest = key.decode().partition("\0")
-                    if rest.startswith("\0"):
-                        img.counters[site] = json.loads(m.value)
-                    elif m.value is not None:
-                        img.sites.setdefault(site, {})[rest] = json.loads(m.value)
-        finally:
-            await c.stop()
+
+        def on(key: bytes, value: bytes | None) -> None:
+            img.records += 1
+            if key == APPLIED:
+                img.applied = int(value)
+                return
+            site, _, rest = key.decode().partition("\0")
+            if rest.startswith("\0"):
+                img.counters[site] = json.loads(value)
+            elif value is not None:
+                img.sites.setdefault(site, {})[rest] = json.loads(value)
+
+        await read_partition(self.bootstrap, self.topic, partition, on)
         return img
+
+
+async def read_partition(bootstrap: str, topic: str, partition: int, on_record, batch: int = 5000) -> None:
+    """Call ``on_record(key, value)`` for every record of one partition, from the start to its end."""
+    tp = TopicPartition(topic, partition)
+    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None)
+    await c.start()
+    try:
+        c.assign([tp])
+        await c.seek_to_beginning(tp)
+        end = (await c.end_offsets([tp]))[tp]
+        while await c.position(tp) < end:
+            got = await c.getmany(tp, timeout_ms=1000, max_records=batch)
+            for m in got.get(tp, []):
+                on_record(m.key or b"", m.value)
+    finally:
+        await c.stop()
 
 
 class SeenChangelog:
@@ -108,24 +116,17 @@ class SeenChangelog:
             await f
 
     async def read(self, partition: int) -> tuple[int, list[bytes]]:
-        tp = TopicPartition(self.inner.topic, partition)
-        c = AIOKafkaConsumer(bootstrap_servers=self.inner.bootstrap, enable_auto_commit=False, group_id=None)
-        await c.start()
-        applied, sigs = -1, set()
-        try:
-            c.assign([tp])
-            await c.seek_to_beginning(tp)
-            end = (await c.end_offsets([tp]))[tp]
-            while await c.position(tp) < end:
-                got = await c.getmany(tp, timeout_ms=1000, max_records=20000)
-                for m in got.get(tp, []):
-                    if m.key == APPLIED:
-                        applied = int(m.value)
-                    elif m.key and m.value is not None:
-                        sigs.add(m.key)
-        finally:
-            await c.stop()
-        return applied, sorted(sigs)
+        state = {"applied": -1}
+        sigs: set[bytes] = set()
+
+        def on(key: bytes, value: bytes | None) -> None:
+            if key == APPLIED:
+                state["applied"] = int(value)
+            elif key and value is not None:
+                sigs.add(key)
+
+        await read_partition(self.inner.bootstrap, self.inner.topic, partition, on, batch=20000)
+        return state["applied"], sorted(sigs)
 
     async def stop(self) -> None:
         await self.inner.stop()

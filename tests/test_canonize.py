@@ -142,6 +142,7 @@ def dusty_list(draw):
         ul.add(f"http://h/story?id={i}", 200, size)
         ul.add(f"http://h/d{i}/", 200, size + 50)
         ul.add(f"http://h/d{i}/index.html", 200, size + 50)
+        ul.add(f"http://h/d{i}/?sid={draw(st.integers(0, 99))}", 200, size + 50)
     for _ in range(draw(st.integers(0, 10))):
         parts = draw(st.lists(st.tuples(SEP, SEG), max_size=4))
         ul.add("http://h" + "".join(a + b for a, b in parts), 200, draw(st.integers(100, 200)))

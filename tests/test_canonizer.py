@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from dust import Canonizer, DustParams, ParamRule, RuleError, SubstringRule, canonize, mine
 from dust.normalize import normalize, normalize_or_keep
 from dust.rulebook import RuleBook, _host
+from tests.test_canonize import dusty_list
 
 R = SubstringRule.from_parts
 
@@ -51,24 +52,6 @@ def test_never_raises_and_stops_within_ma(s):
     for u in (s, "http://h.com/" + s):
         out = book.canonicalize(u)
         assert isinstance(out.canonical, str) and out.url == u
-
-
-@st.composite
-def dusty_list(draw):
-    from dust import URLList
-
-    ul = URLList()
-    for i in range(draw(st.integers(3, 8))):
-        size = draw(st.integers(100, 130))
-        ul.add(f"http://h/story_{i}", 200, size)
-        ul.add(f"http://h/story?id={i}", 200, size)
-        ul.add(f"http://h/d{i}/", 200, size + 50)
-        ul.add(f"http://h/d{i}/index.html", 200, size + 50)
-        ul.add(f"http://h/d{i}/?sid={draw(st.integers(0, 99))}", 200, size + 50)
-    for _ in range(draw(st.integers(0, 10))):
-        parts = draw(st.lists(st.tuples(SEPS, TOK), max_size=4))
-        ul.add("http://h" + "".join(a + b for a, b in parts), 200, draw(st.integers(100, 200)))
-    return ul
 
 
 @settings(max_examples=40, deadline=None)
