@@ -71,8 +71,13 @@ def register(app, settings, topics, book, follower, metrics) -> None:
         async for event in stream.events():
             msg = event.message
             stats["messages"] += 1
+            waited = 0
             while not follower.ready.is_set():  # never canonicalize with rules not read yet
                 await asyncio.sleep(0.1)
+                waited += 1
+                if waited % 300 == 0:
+                    log.warning("frontier waits: the rules topic %s is not read to its end yet (%ss)",
+                                settings.rules_topic, waited // 10)
             store = seen.get(msg.partition)
             await ensure_fresh(store, msg.partition, msg.topic, msg.offset)
             if msg.offset <= store.applied(msg.topic):

@@ -72,16 +72,36 @@ def test_nutch_export_rewrites_exactly_as_canonizer(rules, us):
         assert nutch_apply(rx, u) == c(u), (u, [r.text for r in rules])
 
 
+def trajectory(url: str, rules, ma: int = 10) -> list[str]:
+    """Every URL thesis Figure 5.5 passes through on the way to the canonical one."""
+    w, out = "\x02" + url + "\x03", [url]
+    for _ in range(ma):
+        prev = w
+        for r in rules:
+            nw = r.apply_internal(w)
+            if nw != w:
+                w = nw
+                out.append(w[1:-1])
+        if w == prev:
+            break
+    return out
+
+
 @settings(max_examples=300, deadline=None)
 @given(rule_list, st.lists(urls, max_size=6))
 def test_nutch_replace_rules_exact_under_their_precondition(rules, us):
-    """A value-replacing rule N: exact unless '&N=' is in the path or '?N=' inside a value."""
+    """A value-replacing rule N: exact unless '&N=' is in the path or '?N=' inside a value — of the
+    URL or of any URL the canonization passes through (another rule may put it there)."""
     c, rx = Canonizer(rules), nutch(rules)
     names = [r.name for r in rules if isinstance(r, ParamRule) and r.action == "replace"]
-    for u in us:
+
+    def plain(u: str) -> bool:
         path, _, q = u.partition("?")
-        assume("\x02" not in u and "\x03" not in u)
-        assume(not any(f"&{n}=" in path or f"?{n}=" in q for n in names))
+        return not any(f"&{n}=" in path or f"?{n}=" in q for n in names)
+
+    for u in us:
+        if "\x02" in u or "\x03" in u or not all(map(plain, trajectory(u, rules))):
+            continue
         assert nutch_apply(rx, u) == c(u)
 
 
@@ -89,6 +109,9 @@ def test_nutch_replace_rule_known_divergences():
     rx = nutch([ParamRule("id", "replace", "1")])
     assert nutch_apply(rx, "http://h/a&id=5/p?id=7") == "http://h/a&id=1"  # the path item swallows the rest
     assert Canonizer([ParamRule("id", "replace", "1")])("http://h/a&id=5/p?id=7") == "http://h/a&id=5/p?id=1"
+    # another rule can put '&N=' into the path: then the trajectories part (found by Hypothesis)
+    rules = [R("", "&a=a"), ParamRule("a", "replace", "1"), R("", "/z")]
+    assert nutch_apply(nutch(rules), "http://www.h.com") != Canonizer(rules)("http://www.h.com")
 
 
 @pytest.mark.parametrize("u, want", [
