@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import queue
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -84,6 +86,7 @@ def test_frontier_canonical_seen_and_live_rule_update(kafka, tmp_path):
     port = free_port()
     env.update({"DUST_API_PORT": str(port), "DUST_API_TOKEN": "tok", "DUST_VALIDATE": "false"})
     w = Worker(env, tmp_path / "w", tmp_path / "w.log").start()
+    follow = None
     try:
         wait_for(lambda: http(port, "/healthz", token="")[0] == 200, what="API ready", worker=w)
         send(env, "-rules", [(SITE.encode(), ruleset(1, V1))])
@@ -108,8 +111,16 @@ def test_frontier_canonical_seen_and_live_rule_update(kafka, tmp_path):
         rejects = [json.loads(m.value) for m in read_topic(kafka, env["DUST_TOPIC_PREFIX"] + "-rejects")]
         assert sorted(r["reason"] for r in rejects) == ["bad_encoding", "bad_record", "url_too_long"]
 
+        # a crawler following the rules topic sees each version as it comes
+        follow = subprocess.Popen([sys.executable, "-m", "dustbuster", "rules", "--site", SITE, "--follow"], cwd=ROOT,
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(x) for x in follow.stdout], daemon=True).start()
+        assert json.loads(lines.get(timeout=60))["version"] == 1
+
         # a new version: applied without a restart
         send(env, "-rules", [(SITE.encode(), ruleset(2, V2))])
+        assert json.loads(lines.get(timeout=60))["version"] == 2
         wait_for(lambda: site_version(port) == 2, what="rule set v2 in the worker", worker=w)
         send(env, "-frontier", [(SITE.encode(), json.dumps({"urls": ["http://www.forum.test/story?id=6&sid=zz",
                                                                      "http://forum.test/story_7?sid=q"]}).encode())])
@@ -145,8 +156,12 @@ def test_frontier_canonical_seen_and_live_rule_update(kafka, tmp_path):
         # a tombstone removes the site's rules
         send(env, "-rules", [(SITE.encode(), None)])
         wait_for(lambda: http(port, f"/sites/{SITE}/rules")[0] == 404, what="tombstone applied", worker=w)
+        assert json.loads(lines.get(timeout=60)) == {"site": SITE, "deleted": True}
         assert w.alive()
     finally:
+        if follow is not None:
+            follow.kill()
+            follow.wait(10)
         w.stop()
 
 

@@ -82,3 +82,46 @@ def test_canonize_bad_rules_file(tmp_path):
     bad.write_text(json.dumps({"rules": [{"type": "substring", "alpha": "a"}]}))
     r = dust("canonize", "--rules", str(bad), stdin="")
     assert r.returncode == 2 and "lacks field 'beta'" in r.stderr
+
+
+RULESET = {"schema": "dustbuster/ruleset@1", "site": "forum.test", "version": 3, "rules": [
+    {"type": "parameter", "name": "sid", "action": "remove", "status": "valid"},
+    {"type": "parameter", "name": "o", "action": "replace", "value": "asc", "status": "valid"},
+    {"type": "substring", "alpha": "http://www.", "beta": "http://", "anchor_start": True, "status": "valid"},
+    {"type": "substring", "alpha": "/a", "beta": "/b", "status": "invalid"},
+]}
+
+
+def test_export_formats_from_a_rule_file(tmp_path):
+    from dust.export import parse_nutch_xml
+
+    f = tmp_path / "rs.json"
+    f.write_text(json.dumps(RULESET))
+    r = dust("export", "--rules", str(f), "--site", "forum.test", "--format", "nutch")
+    assert r.returncode == 0, r.stderr
+    assert len(parse_nutch_xml(r.stdout)) == 3 and "version 3" in r.stdout  # the invalid rule is not exported
+    out = tmp_path / "c.json"
+    r = dust("export", "--rules", str(f), "--site", "forum.test", "--format", "clearurls", "-o", str(out))
+    doc = json.loads(out.read_text())
+    assert r.returncode == 0 and "wrote 3 rules" in r.stderr
+    assert doc["providers"]["dustbuster:forum.test"]["rules"] == ["sid"]
+    assert doc["x-dustbuster"]["skipped"] == ["o=* → o=asc", '"^http://www." → "^http://"']
+    r = dust("export", "--rules", str(f), "--site", "forum.test", "--format", "json", "--include-invalid")
+    assert len(json.loads(r.stdout)["rules"]) == 4
+    r = dust("export", "--rules", str(tmp_path / "none.json"), "--site", "x", "--format", "nutch")
+    assert r.returncode == 2 and "no such rule file" in r.stderr
+    r = dust("export", "--site", "x", "--format", "nutch")
+    assert r.returncode == 2 and "one of the arguments --rules --from-topic is required" in r.stderr
+
+
+def test_canonize_rule_file_modes(tmp_path):
+    f = tmp_path / "rs.json"
+    f.write_text(json.dumps(RULESET))
+    urls = "HTTP://www.forum.test/a?sid=1&o=desc\n"
+    r = dust("canonize", "--rules", str(f), "--json", "-q", stdin=urls)
+    got = json.loads(r.stdout)
+    assert got["canonical"] == "HTTP://www.forum.test/a?o=asc" and got["version"] == 3  # no normalization
+    r = dust("canonize", "--rules", str(f), "--normalize", "-q", stdin=urls)
+    assert r.stdout == "http://forum.test/a?o=asc\n"
+    r = dust("canonize", "--rules", str(f), "--normalize", "--include-invalid", "-q", stdin=urls)
+    assert r.stdout == "http://forum.test/b?o=asc\n"
