@@ -22,7 +22,7 @@ from typing import Any, Mapping
 from .canonize import Canonizer
 from .errors import RuleError
 from .normalize import normalize_or_keep
-from .rules import Rule, rule_from_json
+from .rules import Rule, rules_from_document
 
 log = logging.getLogger(__name__)
 
@@ -49,21 +49,18 @@ class SiteRules:
     rules: tuple[Rule, ...]
     doc: Mapping[str, Any] = field(compare=False, hash=False)
     canonizer: Canonizer = field(compare=False, hash=False, repr=False, default=None)  # type: ignore[assignment]
+    texts: tuple[str, ...] = field(compare=False, hash=False, repr=False, default=())  #: display form per rule
 
     @classmethod
-    def from_document(cls, site: str, doc: Mapping[str, Any], ma: int = 10) -> "SiteRules":
-        """Parse a RuleSet document (docs/ruleset.schema.json); raises RuleError with the reason."""
-        if not isinstance(doc, Mapping):
-            raise RuleError("a rule set must be a JSON object")
-        raw = doc.get("rules")
-        if not isinstance(raw, list):
-            raise RuleError("a rule set needs a 'rules' list")
+    def from_document(cls, site: str, doc: Mapping[str, Any], ma: int = 10, include_invalid: bool = False) -> "SiteRules":
+        """Parse a RuleSet document (docs/ruleset.schema.json) or a ``mine --json`` one; raises
+        RuleError with the reason.  Rules whose status is ``invalid`` are left out unless asked."""
+        rules = tuple(r for r in rules_from_document(doc) if include_invalid or r.status != "invalid")
         try:
             version = int(doc.get("version", 0) or 0)
         except (TypeError, ValueError):
             raise RuleError("'version' must be an integer") from None
-        rules = tuple(r for r in (rule_from_json(x) for x in raw) if r.status != "invalid")
-        return cls(site, version, rules, dict(doc), Canonizer(rules, ma))
+        return cls(site, version, rules, dict(doc), Canonizer(rules, ma), tuple(r.text for r in rules))
 
 
 class RuleBook:
@@ -73,24 +70,21 @@ class RuleBook:
         self.ma = ma
         self.normalize = normalize
         self.sites: dict[str, SiteRules] = {}
-        self.updates = 0
         self.bad = 0
 
-    def update(self, site: str, doc: Mapping[str, Any] | None) -> SiteRules | None:
+    def update(self, site: str, doc: Mapping[str, Any] | None, include_invalid: bool = False) -> SiteRules | None:
         """Apply a rules-topic record: a RuleSet document, or None (a tombstone) to drop the site.
         A malformed document raises RuleError and leaves the site's current set in place."""
         site = site.lower()
         if doc is None:
             self.sites.pop(site, None)
-            self.updates += 1
             return None
         try:
-            sr = SiteRules.from_document(site, doc, self.ma)
+            sr = SiteRules.from_document(site, doc, self.ma, include_invalid)
         except RuleError:
             self.bad += 1
             raise
         self.sites[site] = sr
-        self.updates += 1
         return sr
 
     def site_for(self, url: str, site: str | None = None) -> SiteRules | None:
@@ -114,7 +108,7 @@ class RuleBook:
         if sr is None:
             return Canonicalized(url, u, site.lower() if site else None, (), None, ok)
         res = sr.canonizer.canonize(u)
-        return Canonicalized(url, res.url, sr.site, tuple(sr.rules[i].text for i in res.applied), sr.version, ok,
+        return Canonicalized(url, res.url, sr.site, tuple(sr.texts[i] for i in res.applied), sr.version, ok,
                              res.converged)
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from dust.errors import DustError
+from dust.export import FORMATS
 from dust.params import DustParams
 
 EPILOG_CANON = """\
@@ -70,7 +71,7 @@ def add_commands(sub, common) -> None:
                        "regex-normalize.xml (urlnormalizer-regex), ClearURLs provider JSON (parameter "
                        "removals), or our RuleSet JSON.", epilog=EPILOG_EXPORT,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    e.add_argument("--format", required=True, choices=("nutch", "clearurls", "json"))
+    e.add_argument("--format", required=True, choices=FORMATS)
     src = e.add_mutually_exclusive_group(required=True)
     src.add_argument("--rules", metavar="RULES.json", help="rule file (RuleSet or mine --json output)")
     src.add_argument("--from-topic", action="store_true", help="the site's current rule set from the rules topic")
@@ -107,16 +108,15 @@ def _read_doc(path: str) -> dict:
 
 
 def _topic_sets(a) -> dict[str, dict]:
-    from stream.rulesview import read_rule_sets
+    from stream.consume import latest_by_key
 
     s = _settings(a)
-    return asyncio.run(read_rule_sets(s.kafka_bootstrap, s.rules_topic))
+    return asyncio.run(latest_by_key(s.kafka_bootstrap, s.rules_topic))
 
 
 def _book(a, include_invalid: bool):
     """A rule book (site → rules) from --rules or --from-topic."""
     from dust.rulebook import RuleBook
-    from dust.rules import rules_from_document
 
     normalize = a.normalize if a.normalize is not None else bool(a.from_topic)
     book = RuleBook(a.ma, normalize)
@@ -126,18 +126,11 @@ def _book(a, include_invalid: bool):
                 book.update(site, doc)
             except DustError as exc:
                 sys.stderr.write(f"warning: skipping the rule set of {site}: {exc}\n")
-        return book, [r for sr in book.sites.values() for r in sr.rules]
-    doc = _read_doc(a.rules)
-    rules = [r for r in rules_from_document(doc) if include_invalid or r.status != "invalid"]
-    site = (a.site or doc.get("site") or "rules-file").lower()
-    book.update(site, {"version": doc.get("version"), "rules": [r.to_json() for r in rules]})
-    if include_invalid:  # SiteRules drops invalid ones; put them back
-        from dust.canonize import Canonizer
-        from dust.rulebook import SiteRules
-
-        book.sites[site] = SiteRules(site, int(doc.get("version") or 0), tuple(rules), doc, Canonizer(rules, a.ma))
-    a.site = site
-    return book, rules
+    else:
+        doc = _read_doc(a.rules)
+        a.site = (a.site or doc.get("site") or "rules-file").lower()  # every URL gets the file's rules
+        book.update(a.site, doc, include_invalid)
+    return book, [r for sr in book.sites.values() for r in sr.rules]
 
 
 def cmd_canonize(a: argparse.Namespace) -> int:
@@ -175,6 +168,12 @@ def cmd_canonize(a: argparse.Namespace) -> int:
     return 0
 
 
+def _print_set(site: str, doc: dict | None) -> None:
+    """One line of ``dustbuster rules``: the RuleSet (without faust's namespace), or a deletion."""
+    line = {"site": site, "deleted": True} if doc is None else {k: v for k, v in doc.items() if k != "__faust"} | {"site": site}
+    print(json.dumps(line, ensure_ascii=False), flush=True)
+
+
 def cmd_rules(a: argparse.Namespace) -> int:
     from stream.rulesview import RulesFollower
 
@@ -187,12 +186,10 @@ def cmd_rules(a: argparse.Namespace) -> int:
             return
         if doc is None:
             found.pop(site, None)
-            line = {"site": site, "deleted": True}
         else:
             found[site] = doc
-            line = {k: v for k, v in doc.items() if k != "__faust"} | {"site": site}
         if follower.ready.is_set():
-            print(json.dumps(line, ensure_ascii=False), flush=True)
+            _print_set(site, doc)
 
     follower = RulesFollower(s.kafka_bootstrap, s.rules_topic, show)
 
@@ -202,8 +199,7 @@ def cmd_rules(a: argparse.Namespace) -> int:
             while not follower.ready.is_set():
                 await follower.poll()
             for site, doc in sorted(found.items()):
-                print(json.dumps({k: v for k, v in doc.items() if k != "__faust"} | {"site": site},
-                                 ensure_ascii=False), flush=True)
+                _print_set(site, doc)
             if want and want not in found and not a.follow:
                 raise DustError(f"no rule set for site {want!r} on {s.rules_topic}")
             if a.follow:

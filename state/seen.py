@@ -32,11 +32,14 @@ def signature(canonical_url: str) -> bytes:
 class SeenStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.db = self._open()
+
+    def _open(self) -> Rdict:
         self.path.mkdir(parents=True, exist_ok=True)
         opts = Options(raw_mode=True)
         opts.create_if_missing(True)
         opts.set_max_open_files(256)
-        self.db = Rdict(str(self.path), opts)
+        return Rdict(str(self.path), opts)
 
     def applied(self, topic: str) -> int:
         raw = self.db.get(_APPLIED + topic.encode())
@@ -55,21 +58,11 @@ class SeenStore:
         wb.put(_APPLIED + topic.encode(), str(offset).encode())
         self.db.write(wb)
 
-    def count(self) -> int:
-        n = 0
-        it = self.db.iter()
-        it.seek(_SIG)
-        while it.valid() and it.key().startswith(_SIG):
-            n += 1
-            it.next()
-        del it
-        return n
-
     def rebuild(self, sigs: Iterable[bytes], topic: str, applied: int) -> int:
         """Replace the contents by a changelog image (another worker went on with the partition)."""
         self.close()
         shutil.rmtree(self.path, ignore_errors=True)
-        self.__init__(self.path)  # type: ignore[misc]
+        self.db = self._open()
         wb = WriteBatch(raw_mode=True)
         n = 0
         for s in sigs:

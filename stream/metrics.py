@@ -22,11 +22,11 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+disable_created_metrics()  # counters only, no *_created series (a process-wide switch of prometheus-client)
 
 
 class Metrics:
     def __init__(self) -> None:
-        disable_created_metrics()  # no *_created series: counters only
         r = self.registry = CollectorRegistry(auto_describe=True)
         self.lines_in = Counter("dust_lines_in", "Log lines received", registry=r)
         self.unique_urls = Counter("dust_unique_urls", "URLs seen for the first time", registry=r)

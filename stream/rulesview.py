@@ -117,7 +117,11 @@ async def topic_partitions(bootstrap: str, topic: str, wait_s: float = 0.0) -> l
     from aiokafka.admin import AIOKafkaAdminClient
 
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
+    try:
+        await admin.start()
+    except KafkaError as exc:
+        await admin.close()
+        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from exc
     try:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait_s
@@ -133,23 +137,3 @@ async def topic_partitions(bootstrap: str, topic: str, wait_s: float = 0.0) -> l
             await asyncio.sleep(0.5)
     finally:
         await admin.close()
-
-
-async def read_rule_sets(bootstrap: str, topic: str) -> dict[str, dict]:
-    """Every site's current rule set: the topic read to its end, then closed."""
-    out: dict[str, dict] = {}
-
-    def upd(site: str, doc: dict | None) -> None:
-        if doc is None:
-            out.pop(site, None)
-        else:
-            out[site] = doc
-
-    f = RulesFollower(bootstrap, topic, upd)
-    await f.start()
-    try:
-        while not f.ready.is_set():
-            await f.poll()
-    finally:
-        await f.stop()
-    return out
