@@ -8,12 +8,14 @@ import json
 import logging
 import secrets
 import time
+from dataclasses import dataclass
 
 from dust.detect import Pair
 from dust.errors import RuleError
-from dust.rules import ParamRule, SubstringRule, rule_from_json
+from dust.rules import ParamRule, Rule, SubstringRule, rule_from_json
+from dust.setcheck import SetCheck, check_rule_set
 from dust.sketch import similar
-from dust.validate import Fetched, RoundFetcher, validate
+from dust.validate import Fetched, RoundFetcher, ValidationResult, validate
 from state.verdicts import VerdictStore
 from stream.fetcher import FetchPolicy, Fetcher
 from stream.records import RuleSet
@@ -104,14 +106,65 @@ def register(app, settings, topics, stores) -> None:
         await validation_round(site, cand, settings, verdicts, publish, vstats, app.dust_metrics)
 
 
-async def validation_round(site: str, cand, settings, verdicts: VerdictStore, publish, vstats: dict | None = None,
-                           metrics=None):
-    """One validation round of a site's candidate set; ``publish(site, RuleSet | None)`` sends a
-    new version (or a tombstone) when the list of valid rules changed.  Returns what was sent."""
-    vstats = vstats if vstats is not None else {"rounds": 0, "fetches": 0, "published": 0}
+@dataclass
+class SiteValidation:
+    """One site's validation: Figure 4's verdicts, then the set-level checks of the result."""
+
+    rules: list[Rule]  #: what passed every check, in canonization order
+    result: ValidationResult
+    setcheck: SetCheck
+    fetch_outcomes: dict[str, int]
+    seconds: float
+
+    @property
+    def fetches(self) -> int:
+        return self.result.fetches + self.setcheck.fetches
+
+    def stats(self, candidates: int) -> dict:
+        decided = sum(1 for v in self.result.verdicts if v.valid is not None and v.reason != "cached")
+        return {"candidates": candidates, "valid": len(self.rules), "fetches": self.fetches, "decided": decided,
+                "cached": sum(1 for v in self.result.verdicts if v.reason == "cached"),
+                "fetches_per_decided_rule": round(self.fetches / decided, 1) if decided else None,
+                "fetch_outcomes": self.fetch_outcomes, "dropped_refinements": len(self.result.dropped_refinements),
+                "undecided": sum(1 for v in self.result.verdicts if v.valid is None),
+                "set_check": self.setcheck.stats(), "seconds": round(self.seconds, 3)}
+
+
+def canonization_order(rules: list[Rule]) -> list[Rule]:
+    """Parameter rules first (they normalise the query), then substring rules in rank order."""
+    return [r for r in rules if isinstance(r, ParamRule)] + [r for r in rules if not isinstance(r, ParamRule)]
+
+
+async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: list[str], policy: FetchPolicy,
+                        settings, cache=None, previous: list[Rule] = (), on_verdict=None) -> SiteValidation | None:
+    """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept (only a
+    refutation removes a rule), then the set-level checks (dust.setcheck).  None when the site does
+    not answer at all (an outage decides nothing).  The validator agent and ``dustbuster validate``
+    both run this."""
     t0 = time.perf_counter()
+    async with Fetcher(policy) as fetcher:
+        # an outage decides nothing: if no origin answers its front page, keep the rule set as it is
+        fronts = [await fetcher.fetch(o + "/") for o in sorted(policy.origins)[:4]]
+        if not any(f.ok or (f.status or 0) == 404 for f in fronts):
+            log.warning("site unreachable (%s)", sorted({f.reason for f in fronts}))
+            return None
+        rf = RoundFetcher(SoftErrorAware(fetcher, settings.sketch_min_equal))
+        res = await validate(pairs, params, test_urls, rf, settings.params, min_equal=settings.sketch_min_equal,
+                             cache=cache, on_verdict=on_verdict)
+        undecided = {v.rule.text for v in res.verdicts if v.valid is None}
+        have = {r.text for r in res.valid}
+        kept = [r for r in previous if r.text in undecided and r.text not in have]
+        sc = await check_rule_set(canonization_order(res.valid + kept), test_urls, rf, settings.params,
+                                  min_equal=settings.sketch_min_equal)
+        counts = dict(fetcher.counts)
+    for r, why in sc.dropped:
+        log.info("set-level check dropped %s: %s", r.text, why)
+    return SiteValidation(sc.rules, res, sc, counts, time.perf_counter() - t0)
+
+
+def decode_candidates(site: str, cand) -> tuple[list[Pair], list[ParamRule]]:
     pairs, params = [], []
-    for rj in cand.rules:
+    for rj in list(cand.rules) + list(cand.param_rules):
         try:
             r = rule_from_json(rj)
         except RuleError as exc:
@@ -119,53 +172,54 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
             continue
         if isinstance(r, SubstringRule):
             pairs.append(Pair(r.alpha, r.beta, r.support, r.support_high))
-    for rj in cand.param_rules:
+        else:
+            params.append(r)
+    return pairs, params
+
+
+def _previous_rules(prev: dict | None) -> list[Rule]:
+    out = []
+    for rj in (prev or {}).get("rules", []):
         try:
-            r = rule_from_json(rj)
+            out.append(rule_from_json(rj))
         except RuleError:
             continue
-        if isinstance(r, ParamRule):
-            params.append(r)
+    return out
+
+
+async def validation_round(site: str, cand, settings, verdicts: VerdictStore, publish, vstats: dict | None = None,
+                           metrics=None):
+    """One validation round of a site's candidate set; ``publish(site, RuleSet | None)`` sends a
+    new version (or a tombstone) when the list of valid rules changed.  Returns what was sent."""
+    vstats = vstats if vstats is not None else {"rounds": 0, "fetches": 0, "published": 0}
+    pairs, params = decode_candidates(site, cand)
     policy = site_policy(settings, site)
     if policy is None:
         vstats["unconfigured"] = vstats.get("unconfigured", 0) + 1
         log.info("%s: not in DUST_VALIDATOR_SITES: not validated (nothing fetched)", site)
         return "unconfigured"
-    async with Fetcher(policy) as fetcher:
-        # an outage decides nothing: if no origin answers its front page, keep the rule set as it is
-        fronts = [await fetcher.fetch(o + "/") for o in sorted(policy.origins)[:4]]
-        if not any(f.ok or (f.status or 0) == 404 for f in fronts):
-            log.warning("%s: site unreachable (%s); rule set kept", site, sorted({f.reason for f in fronts}))
-            return "unchanged"
-        rf = RoundFetcher(SoftErrorAware(fetcher, settings.sketch_min_equal))
-        res = await validate(pairs, params, list(cand.test_urls), rf, settings.params,
-                             min_equal=settings.sketch_min_equal, cache=_SiteCache(verdicts, site, settings.verdict_ttl_s))
-        counts = dict(fetcher.counts)
+    prev = verdicts.ruleset(site)
+    sv = await validate_site(pairs, params, list(cand.test_urls), policy, settings,
+                             _SiteCache(verdicts, site, settings.verdict_ttl_s), _previous_rules(prev))
+    if sv is None:
+        log.warning("%s: site unreachable; rule set kept", site)
+        return "unchanged"
     if metrics is not None:
-        for outcome, n in counts.items():
+        for outcome, n in sv.fetch_outcomes.items():
             metrics.fetches.labels(outcome).inc(n)
-        for v in res.verdicts:
+        for v in sv.result.verdicts:
             if v.reason != "cached":
                 metrics.validations.labels("undecided" if v.valid is None else "valid" if v.valid else "invalid").inc()
     vstats["rounds"] += 1
-    vstats["fetches"] += res.fetches
+    vstats["fetches"] += sv.fetches
     verdicts.set_candidates(site, cand.to_representation() if hasattr(cand, "to_representation") else dict(cand))
-    rules = [r.to_json() | {"validated_at": round(time.time(), 3)} for r in res.valid]
-    prev = verdicts.ruleset(site)
-    # a rule valid before whose verdict is now undecided (an outage, too few URLs) is kept as it was:
-    # only a refutation removes a rule
-    undecided = {v.rule.text for v in res.verdicts if v.valid is None}
-    have = {r["display"] for r in rules}
-    kept = [r for r in (prev or {}).get("rules", []) if r["display"] in undecided and r["display"] not in have]
-    if kept:
-        rules = ([r for r in rules + kept if r["type"] == "parameter"]
-                 + [r for r in rules + kept if r["type"] != "parameter"])
-    sig = [(r["display"]) for r in rules]
+    now = round(time.time(), 3)
+    rules = [r.to_json() | {"validated_at": now} for r in sv.rules]
+    sig = [r["display"] for r in rules]
     if prev is not None and prev["sig"] == sig:
         log.info("%s: rule set unchanged (%s rules)", site, len(rules))
         return "unchanged"
     version = (prev["version"] + 1) if prev else 1
-    decided = sum(1 for v in res.verdicts if v.valid is not None and v.reason != "cached")
     if not rules and prev is not None:  # the site has no valid rule any more: remove it
         await publish(site, None)
         if metrics is not None:
@@ -173,16 +227,12 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
         verdicts.set_ruleset(site, {"version": version, "sig": sig, "rules": []})
         log.warning("%s: no valid rules any more: tombstone published", site)
         return None
-    stats = {"candidates": len(pairs) + len(params), "valid": len(rules), "fetches": res.fetches,
-             "decided": decided, "fetches_per_decided_rule": round(res.fetches / decided, 1) if decided else None,
-             "fetch_outcomes": counts, "dropped_refinements": len(res.dropped_refinements),
-             "undecided": sum(1 for v in res.verdicts if v.valid is None),
-             "seconds": round(time.perf_counter() - t0, 3), "window": cand.window}
+    stats = sv.stats(len(pairs) + len(params)) | {"window": cand.window}
     rs = RuleSet(site=site, version=version, created=time.time(), rules=rules, stats=stats)
     await publish(site, rs)
     verdicts.set_ruleset(site, {"version": version, "sig": sig, "rules": rules})
     vstats["published"] += 1
     if metrics is not None:
         metrics.rules_published.inc()
-    log.warning("%s: published rule set v%s: %s valid rules (%s fetches)", site, version, len(rules), res.fetches)
+    log.warning("%s: published rule set v%s: %s valid rules (%s fetches)", site, version, len(rules), sv.fetches)
     return rs

@@ -5,8 +5,12 @@ validator agent fetches over HTTP with its politeness and safety policy; tests p
 ValidateRule (Figure 3): draw URLs of the test list on which the rule changes the URL; fetch u and
 v = R(u); u failed → skip it; v failed or not similar → a negative; similar → a positive; stop at
 (1 − ε)N positives (valid) or εN negatives (invalid).  Validate (Figure 4): pairs in order, each
-tried in its shrinking direction first and in the other only if that fails; a pair that refines a
-rule already found valid is dropped before any fetch; parameter rules go through Figure 3.
+tried in its shrinking direction first and in the other only if that was *refuted* (not when it
+was undecided); a pair that refines a rule already found valid is dropped before any fetch;
+parameter rules go through Figure 3.  Before any fetch, a rule that feeds itself (α empty or in β)
+is invalid, and so is an expanding rule whose outputs on the test list are mostly URLs never
+observed (:mod:`dust.rulecheck`).  The set of valid rules as a whole is then checked by
+:func:`dust.setcheck.check_rule_set`.
 
 Choices (docs/validation.md):
 * URLs are drawn without replacement (a URL is never used twice for one rule), in an order fixed by
@@ -29,6 +33,7 @@ from .detect import Pair
 from .params import DustParams
 from .refine import pair_refines
 from .rules import ParamRule, Rule, SubstringRule
+from .rulecheck import self_feeding, unobserved_output
 from .sketch import Sketch, similar
 
 
@@ -38,6 +43,7 @@ class Fetched:
     sketch: Sketch | None = None
     status: int | None = None
     reason: str = ""  #: why it failed (timeout, status_404, refused_private_address, too_large, …)
+    redirected: bool = False  #: the page was reached through a redirect (the URL itself is not the page)
 
 
 Fetch = Callable[[str], Awaitable[Fetched]]
@@ -95,12 +101,35 @@ async def validate_rule(
     min_samples: int = 10,
     max_fetch_factor: int = 4,
 ) -> Verdict:
-    """Figure 3."""
+    """Figure 3 for one rule."""
+    return await validate_rewrite(rule, lambda u: apply_rule(rule, u), test_urls, fetch, params, seed, min_equal,
+                                  min_samples, max_fetch_factor)
+
+
+async def validate_rewrite(
+    rule: Rule | None,
+    rewrite: Callable[[str], str],
+    test_urls: Sequence[str],
+    fetch: RoundFetcher,
+    params: DustParams | None = None,
+    seed: int = 0,
+    min_equal: float = 1.0,
+    min_samples: int = 10,
+    max_fetch_factor: int = 4,
+    failures: list[str] | None = None,
+) -> Verdict:
+    """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the
+    set-level check of :mod:`dust.setcheck`).  The URLs u of ``failures`` (if given) are those
+    whose v was a negative.
+
+    Beyond the paper: v is a negative when its page is reached only through a redirect while u's
+    is not (``v_redirects``): a rule whose output redirects sends the crawler to a URL that is not
+    the page (``/story?id=5`` → ``/old/story_5`` → 301 → ``/story_5``)."""
     p = params or DustParams()
     need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
-    cands = [u for u in dict.fromkeys(test_urls) if apply_rule(rule, u) != u]
+    cands = [u for u in dict.fromkeys(test_urls) if rewrite(u) != u]
     random.Random(seed).shuffle(cands)
-    v_ = Verdict(rule, None, applicable=len(cands))
+    v_ = Verdict(rule, None, applicable=len(cands))  # type: ignore[arg-type]
     start = fetch.fetches
     for u in cands:
         if v_.positives >= need_pos or v_.negatives >= max_neg:
@@ -108,7 +137,7 @@ async def validate_rule(
         if fetch.fetches - start >= max_fetch_factor * p.n:
             v_.reason = "fetch_budget"
             break
-        v = apply_rule(rule, u)
+        v = rewrite(u)
         fu = await fetch(u)
         if not fu.ok:
             v_.skipped += 1
@@ -116,19 +145,33 @@ async def validate_rule(
                 v_.reason = "u_unreachable"  # the site is down or hostile: decide nothing
                 break
             continue
-        fv = await fetch(v)
-        if not fv.ok:
-            v_.negatives += 1
-            outcome = f"v_failed:{fv.reason}"
-        elif fu.sketch is None or fv.sketch is None or not similar(fu.sketch, fv.sketch, min_equal):
-            v_.negatives += 1
-            outcome = "not_similar"
-        else:
+        outcome = compare_pages(fu, await fetch(v), min_equal)
+        if outcome == "similar":
             v_.positives += 1
-            outcome = "similar"
+        else:
+            v_.negatives += 1
+            if failures is not None:
+                failures.append(u)
         if len(v_.samples) < 10:
             v_.samples.append((u, v, outcome))
     v_.fetches = fetch.fetches - start
+    _decide(v_, p, bool(cands), min_samples)
+    return v_
+
+
+def compare_pages(fu: Fetched, fv: Fetched, min_equal: float) -> str:
+    """Figure 3's comparison of u's page (fetched fine) with v's: ``similar`` or why not."""
+    if not fv.ok:
+        return f"v_failed:{fv.reason}"
+    if fv.redirected and not fu.redirected:
+        return "v_redirects"
+    if fu.sketch is None or fv.sketch is None or not similar(fu.sketch, fv.sketch, min_equal):
+        return "not_similar"
+    return "similar"
+
+
+def _decide(v_: Verdict, p: DustParams, had_candidates: bool, min_samples: int) -> None:
+    need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
     if v_.negatives >= max_neg:
         v_.valid, v_.reason = False, v_.reason or "refuted"
     elif v_.positives >= need_pos:
@@ -140,8 +183,7 @@ async def validate_rule(
         elif done >= min_samples:
             v_.valid, v_.reason = True, "confirmed_on_fewer_samples"
         else:
-            v_.reason = "too_few_samples" if cands else "no_applicable_urls"
-    return v_
+            v_.reason = "too_few_samples" if had_candidates else "no_applicable_urls"
 
 
 @dataclass
@@ -169,21 +211,32 @@ async def validate(
     seed: int = 0,
     min_equal: float = 1.0,
     cache: VerdictCache | None = None,
+    on_verdict: Callable[[Verdict], None] | None = None,
 ) -> ValidationResult:
     """Figure 4 over the likely pairs (in rank order, oriented α > β), then parameter rules.
     With a ``cache``, a rule decided before (valid or invalid, within its TTL) is not fetched again;
-    undecided verdicts are not cached."""
+    undecided verdicts are not cached.  ``on_verdict`` is called after each decision (progress)."""
     p = params or DustParams()
 
-    async def decide(rule: Rule, seed_k: int) -> Verdict:
+    test_set = frozenset(test_urls)
+
+    async def decide(rule: Rule, seed_k: int, expanding: bool = False) -> Verdict:
         hit = cache.get(rule.text) if cache is not None else None
         if hit is not None:
             v = Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
                         hit.get("skipped", 0), 0, hit.get("applicable", 0), "cached")
             return v
-        v = await validate_rule(rule, test_urls, rf, p, seed_k, min_equal)
+        why = self_feeding(rule)
+        if why is None and expanding:
+            why = unobserved_output(rule, test_urls, test_set)
+        if why is not None:  # decided without a fetch: such a rule is never published
+            v = Verdict(rule, False, reason=why)
+        else:
+            v = await validate_rule(rule, test_urls, rf, p, seed_k, min_equal)
         if cache is not None and v.valid is not None:
             cache.put(rule.text, {"valid": v.valid, **{k: x for k, x in v.evidence().items() if k != "samples"}})
+        if on_verdict is not None:
+            on_verdict(v)
         return v
 
     rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
@@ -196,14 +249,19 @@ async def validate(
         if refined is not None:
             dropped.append((pair, refined))
             continue
-        for a, b in ((pair.alpha, pair.beta), (pair.beta, pair.alpha)):
+        for expanding, (a, b) in enumerate(((pair.alpha, pair.beta), (pair.beta, pair.alpha))):
             rule = SubstringRule(a, b, pair.support, pair.support_high)
-            v = await decide(rule, seed + k)
+            v = await decide(rule, seed + k, bool(expanding))
             verdicts.append(v)
             if v.valid:
                 ok = SubstringRule(a, b, pair.support, pair.support_high, "valid", v.evidence())
                 valid.append(ok)
                 valid_pairs.append(((a, b), ok))
+            # the paper's ValidateRule knows only valid / not valid; we also have "undecided"
+            # (too few samples, an outage).  The other direction is tried only when this one was
+            # *refuted*: an undecided shrinking rule says nothing about its reverse, and trying the
+            # reverse of e.g. "?utm_source=feed0$" → "$" published "$" → "?utm_source=feed0$".
+            if v.valid is not False:
                 break
     for k, pr in enumerate(param_rules):
         v = await decide(pr, seed + 10_000 + k)

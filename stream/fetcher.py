@@ -202,7 +202,7 @@ class Fetcher:
         if self._failures.get(self.policy.origin_of(u), 0) >= self.policy.breaker_after > 0:
             return Fetched(False, reason="site_down")
         seen: set[str] = set()
-        for _ in range(self.policy.max_redirects + 1):
+        for hop in range(self.policy.max_redirects + 1):
             if str(u) in seen:
                 return Fetched(False, reason="redirect_loop")
             seen.add(str(u))
@@ -224,7 +224,7 @@ class Fetcher:
                 continue
             if status >= 400:
                 return Fetched(False, status=status, reason=f"status_{status}")
-            return Fetched(True, sketch(body, extra), status)
+            return Fetched(True, sketch(body, extra), status, redirected=hop > 0)
         return Fetched(False, reason="redirect_loop")
 
     async def _with_retries(self, u: URL) -> tuple[int, bytes, str]:

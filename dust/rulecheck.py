@@ -1,0 +1,174 @@
+"""Checks of rules and rule sets that need no fetch: what makes a *set* of valid rules a correct
+canonicalizer (beyond the papers; docs/validation.md "Set-level checks").
+
+The papers validate rules one at a time (WWW 2007 Figures 3–4) and canonize with all of them
+(thesis Figure 5.5, at most MA iterations).  Each rule can be "valid" on its own while the set is a
+wrong canonicalizer: ``"$" → "?utm_source=feed0$"`` never changes a page, yet canonical URLs grow
+at every iteration and are forms no crawler meets.  These checks close that gap:
+
+* :func:`self_feeding`: a rule whose α is empty (or only an anchor) or occurs in its own β fires
+  again on its output;
+* :func:`unobserved_output`: an expanding rule must map the test URLs mostly to URLs observed in
+  the log (share ≥ :data:`MIN_OBSERVED_SHARE`): a canonical form should be a URL the site serves
+  and crawlers meet, not an invention;
+* :func:`drop_inverses`: of two rules that undo each other (α→β and β→α) the later one goes;
+* :func:`drop_non_converging`: every test URL must reach a fixed point before MA iterations (then
+  canon(canon(u)) = canon(u)); the rule that keeps a cycle going is dropped;
+* :func:`drop_unused`: a rule that never changes a test URL once the rules before it (in
+  canonization order) have run is subsumed, and a parameter *replace* rule goes when removing the
+  same parameter is valid (``sid=* → sid=02ec4e`` next to ``remove sid=*``).
+
+:func:`check_static` runs them in that order; :mod:`dust.setcheck` adds the fetching check of the
+composed canonicalizer.  Every function is pure and deterministic.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Collection, Iterable, Sequence
+
+from .canonize import Canonizer, canonical
+from .rules import ParamRule, Rule, SubstringRule
+from .tokens import END, START
+
+#: an expanding rule must turn at least this share of the test URLs it changes into URLs observed
+#: in the log.  Its support counts pairs (u, R(u)) that were both observed, so a real expanding
+#: alias (the site links both forms) maps most URLs to observed ones; a rule that invents forms
+#: (appending a no-op parameter to every URL) maps almost none.  Half leaves room for a log that
+#: saw only part of the site's pages in both forms.
+MIN_OBSERVED_SHARE = 0.5
+
+Dropped = list[tuple[Rule, str]]
+
+
+def self_feeding(rule: Rule) -> str | None:
+    """Why ``rule`` can fire again on its own output (None: it cannot by itself).  Parameter
+    rules are idempotent (the parameter is gone, or has the value already)."""
+    if not isinstance(rule, SubstringRule):
+        return None
+    if not rule.alpha_text:  # "", "^", "$", "^$": occurs in every URL, whatever it became
+        return "self_feeding: empty alpha"
+    if rule.alpha in rule.beta:
+        return "self_feeding: alpha occurs in beta"
+    return None
+
+
+def unobserved_output(rule: Rule, urls: Iterable[str], observed: Collection[str] | None = None,
+                      min_share: float = MIN_OBSERVED_SHARE) -> str | None:
+    """Why ``rule`` invents URLs: the share of its outputs on ``urls`` that are ``observed`` (by
+    default ``urls`` themselves) is below ``min_share``.  None when it applies to no URL."""
+    urls = list(urls)
+    seen = set(urls) if observed is None else observed
+    outs = [v for u in dict.fromkeys(urls) if (v := canonical(u, [rule], ma=1)) != u]
+    if not outs:
+        return None
+    share = sum(v in seen for v in outs) / len(outs)
+    if share < min_share:
+        return f"unobserved_output: {share:.0%} of {len(outs)} outputs observed"
+    return None
+
+
+def _inverse(a: Rule, b: Rule) -> bool:
+    return (isinstance(a, SubstringRule) and isinstance(b, SubstringRule)
+            and a.alpha == b.beta and a.beta == b.alpha)
+
+
+def drop_inverses(rules: Sequence[Rule]) -> tuple[list[Rule], Dropped]:
+    kept: list[Rule] = []
+    dropped: Dropped = []
+    for r in rules:
+        undone = next((k for k in kept if _inverse(k, r)), None)
+        if undone is not None:
+            dropped.append((r, f"undoes {undone.text}"))
+        else:
+            kept.append(r)
+    return kept, dropped
+
+
+def non_converging(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> list[str]:
+    """The URLs on which canonization stops at MA iterations instead of at a fixed point."""
+    if not rules:
+        return []
+    canon = Canonizer(rules, ma)
+    return [u for u in dict.fromkeys(urls) if not canon.canonize(u).converged]
+
+
+def cycle_culprit(url: str, rules: Sequence[Rule], ma: int = 10) -> int:
+    """Index of the rule to blame for ``url`` not converging: among the rules that still fire in
+    the last iteration, the last non-shrinking one (the one that grows the URL or turns it back),
+    else the last one."""
+    w = START + url + END
+    last: list[int] = []
+    for _ in range(ma):
+        last = []
+        for i, r in enumerate(rules):
+            nw = r.apply_internal(w)
+            if nw != w:
+                last.append(i)
+                w = nw
+        if not last:
+            break
+    if not last:
+        return len(rules) - 1
+    growing = [i for i in last if rules[i].direction != "shrinking"]
+    return (growing or last)[-1]
+
+
+def drop_non_converging(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> tuple[list[Rule], Dropped]:
+    kept, dropped = list(rules), []
+    urls = list(dict.fromkeys(urls))
+    while True:
+        bad = non_converging(kept, urls, ma)
+        if not bad:
+            return kept, dropped
+        blame = Counter(cycle_culprit(u, kept, ma) for u in bad[:50])
+        i = max(blame, key=lambda k: (blame[k], k))
+        dropped.append((kept[i], f"non_converging: {len(bad)} test URLs, e.g. {bad[0]}"))
+        del kept[i]
+
+
+def drop_unused(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> tuple[list[Rule], Dropped]:
+    """Drop replace rules of parameters whose removal is in the set, then, until nothing changes,
+    the rules that change no test URL once the rules before them have run."""
+    removed = {r.name for r in rules if isinstance(r, ParamRule) and r.action == "remove"}
+    kept: list[Rule] = []
+    dropped: Dropped = []
+    for r in rules:
+        if isinstance(r, ParamRule) and r.action == "replace" and r.name in removed:
+            dropped.append((r, f"subsumed: remove {r.name}=* is in the set"))
+        else:
+            kept.append(r)
+    urls = list(dict.fromkeys(urls))
+    while kept:
+        canon = Canonizer(kept, ma)
+        uses = Counter(i for u in urls for i in set(canon.canonize(u).applied))
+        unused = [i for i in range(len(kept)) if not uses[i]]
+        if not unused:
+            break
+        for i in reversed(unused):
+            dropped.append((kept[i], "subsumed: changes no test URL after the rules before it"))
+            del kept[i]
+    return kept, dropped
+
+
+def check_static(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> tuple[list[Rule], Dropped]:
+    """All fetch-free checks, in order: self-feeding, inverses, convergence, subsumption."""
+    urls = list(dict.fromkeys(urls))
+    dropped: Dropped = []
+    kept = []
+    for r in rules:
+        why = self_feeding(r)
+        if why:
+            dropped.append((r, why))
+        else:
+            kept.append(r)
+    kept, d = drop_inverses(kept)
+    dropped += d
+    kept, d = drop_non_converging(kept, urls, ma)
+    dropped += d
+    kept, d = drop_unused(kept, urls, ma)
+    return kept, dropped + d
+
+
+__all__ = ["MIN_OBSERVED_SHARE", "check_static", "cycle_culprit", "drop_inverses", "drop_non_converging",
+           "drop_unused", "non_converging", "self_feeding", "unobserved_output"]
