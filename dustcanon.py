@@ -20,7 +20,7 @@ that are already normalized.  Tested against the service's canonizer (tests/test
 
 import json
 
-__all__ = ["RuleSet", "RuleBook", "load", "canonicalize"]
+__all__ = ["RuleSet", "RuleBook", "Rejected", "load", "canonicalize"]
 
 _START, _END = "\x02", "\x03"
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -98,19 +98,92 @@ class _Param:
         return w if out == items else _START + _join(base, out) + _END
 
 
-class RuleSet:
-    """One site's rules in canonization order (a RuleSet document or a ``mine --json`` output)."""
+class Rejected(ValueError):
+    """A rule set that is not applied (the service's admission checks); ``reason`` is one word."""
 
-    def __init__(self, doc, ma=10, normalize=None):
+    def __init__(self, reason, detail=""):
+        ValueError.__init__(self, reason + (": " + detail if detail else ""))
+        self.reason = reason
+
+
+_PROBE_PATHS = ("/", "/index.html", "/a/b/c.html", "/a/b/", "/story?id=1", "/story_1", "/x?a=1&b=2",
+                "/search?q=dust&page=2&sid=0a1b2c&utm_source=feed", "/p/1/2/3?x=&y", "/%7Euser/file.txt")
+
+
+def _version(doc):
+    v = doc.get("version", 0)
+    if v is None:
+        return 0
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+        raise Rejected("bad_version", "'version' must be a non-negative integer")
+    if v != int(v) or not 0 <= v < 2 ** 53:
+        raise Rejected("bad_version", "'version' must be a non-negative integer below 2^53")
+    return int(v)
+
+
+class RuleSet:
+    """One site's rules in canonization order (a RuleSet document or a ``mine --json`` output).
+
+    Admitted as the service admits it (docs/canonizer.md): every rule ``valid`` (a ``mine``
+    document's candidates only with ``unvalidated=True``), no rule that feeds itself, and on probe
+    URLs of the site (and the set's sample URLs) canonization converges, gives absolute http(s)
+    URLs and never leaves the site's hosts; otherwise :class:`Rejected` is raised."""
+
+    def __init__(self, doc, ma=10, normalize=None, unvalidated=False, site=None):
         if not isinstance(doc, dict):
-            raise ValueError("a rule set must be a JSON object")
-        raw = list(doc.get("param_rules") or []) + list(doc.get("rules") or [])
-        self.site = doc.get("site")
-        self.version = doc.get("version")
+            raise Rejected("bad_record", "a rule set must be a JSON object")
+        lists = [doc.get("param_rules") or [], doc.get("rules") or []]
+        if not all(isinstance(x, list) for x in lists):
+            raise Rejected("bad_record", "'rules' and 'param_rules' must be lists")
+        if sum(map(len, lists)) > 5000:
+            raise Rejected("too_many_rules", "more than 5000")
+        self.site = doc.get("site") if site is None else site
+        self.version = _version(doc)
         self.ma = ma
         self.normalize = normalize
-        self.rules = [(_Param(r) if r.get("type") == "parameter" else _Substring(r))
-                      for r in raw if r.get("status") != "invalid"]
+        self.rules = []
+        for r in lists[0] + lists[1]:
+            if not isinstance(r, dict):
+                raise Rejected("bad_rule", "a rule must be a JSON object")
+            if r.get("status", "likely") != "valid" and not unvalidated:
+                raise Rejected("unvalidated_rule", "%s has status %r" % (r.get("display"), r.get("status", "likely")))
+            try:
+                rule = _Param(r) if r.get("type") == "parameter" else _Substring(r)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise Rejected("bad_rule", str(exc)) from None
+            if isinstance(rule, _Substring) and (rule.alpha.strip(_START + _END) == "" or rule.alpha in rule.beta):
+                raise Rejected("self_feeding", rule.display)
+            self.rules.append(rule)
+        self._check(lists[0] + lists[1])
+
+    def _check(self, raw):
+        site = (self.site or "").lower() if isinstance(self.site, str) else ""
+        hosts = [site, "www." + site] if "." in site else ["example.com", "www.example.com"]
+        urls = [s + "://" + h + p for h in hosts for s in ("http", "https") for p in _PROBE_PATHS]
+        for r in raw:
+            ev = r.get("evidence")
+            for sample in (ev.get("samples") or [])[:5] if isinstance(ev, dict) else []:
+                if isinstance(sample, list) and sample and isinstance(sample[0], str):
+                    urls.append(sample[0])
+        for u in dict.fromkeys(urls):
+            out, converged = self._run(u)
+            if not converged:
+                raise Rejected("non_converging", u)
+            before, after = _abs_host(u), _abs_host(out)
+            if before is not None and after is None:
+                raise Rejected("not_a_url", u + " becomes " + out[:200])
+            if site and before and after and _within(before, site) and not _within(after, site):
+                raise Rejected("off_site", u + " moves to host " + after)
+
+    def _run(self, url):
+        w = _START + url + _END
+        for _ in range(self.ma):
+            prev = w
+            for r in self.rules:
+                w = r.apply(w)
+            if w == prev:
+                return w[1:-1], True
+        return w[1:-1], False
 
     def canonicalize(self, url):
         """The canonical form of ``url`` (thesis Figure 5.5; at most ``ma`` iterations)."""
@@ -121,16 +194,22 @@ class RuleSet:
                 pass
         if _START in url or _END in url or not self.rules:
             return url
-        w = _START + url + _END
-        for _ in range(self.ma):
-            prev = w
-            for r in self.rules:
-                w = r.apply(w)
-            if w == prev:
-                break
-        return w[1:-1]
+        return self._run(url)[0]
 
     __call__ = canonicalize
+
+
+def _abs_host(url):
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        return None
+    auth = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
+    host = auth[: auth.find("]") + 1] if auth.startswith("[") else auth.split(":", 1)[0]
+    return host.lower() or None
+
+
+def _within(host, site):
+    return host == site or host.endswith("." + site)
 
 
 class RuleBook:
@@ -140,10 +219,21 @@ class RuleBook:
         self.ma, self.normalize, self.sites = ma, normalize, {}
 
     def update(self, site, doc):
+        """Apply a rules-topic record (None: a tombstone).  A set that is not admitted, or not newer
+        than the one held, raises :class:`Rejected` and the site keeps its current set; the same
+        version again changes nothing."""
+        site = site.lower()
         if doc is None:
-            self.sites.pop(site.lower(), None)
-        else:
-            self.sites[site.lower()] = RuleSet(doc, self.ma)
+            self.sites.pop(site, None)
+            return
+        held = self.sites.get(site)
+        if held is not None and isinstance(doc, dict):
+            v = _version(doc)
+            if v == held.version:
+                return
+            if v < held.version:
+                raise Rejected("stale_version", "v%d is older than the held v%d" % (v, held.version))
+        self.sites[site] = RuleSet(doc, self.ma, site=site)
 
     def canonicalize(self, url, site=None):
         if self.normalize is not None:
@@ -172,12 +262,12 @@ def _host(url):
     return auth.split(":", 1)[0].lower()
 
 
-def load(path, ma=10, normalize=None):
-    """A :class:`RuleSet` from a JSON file."""
+def load(path, ma=10, normalize=None, unvalidated=False):
+    """A :class:`RuleSet` from a JSON file (``unvalidated=True`` for ``mine --json`` candidates)."""
     with open(path, encoding="utf-8") as fh:
-        return RuleSet(json.load(fh), ma, normalize)
+        return RuleSet(json.load(fh), ma, normalize, unvalidated)
 
 
-def canonicalize(url, doc, ma=10):
+def canonicalize(url, doc, ma=10, unvalidated=False):
     """One-shot: canonicalize ``url`` with the rule set ``doc`` (a dict)."""
-    return RuleSet(doc, ma).canonicalize(url)
+    return RuleSet(doc, ma, unvalidated=unvalidated).canonicalize(url)

@@ -30,6 +30,17 @@ class ParseError(DustError):
 class RuleError(DustError):
     """A rule or rule set is malformed (bad JSON form, impossible anchors...)."""
 
+    reason = "bad_rule"
+
+
+class RuleSetRejected(RuleError):
+    """A consumer does not admit a rule set (dust.admission); ``reason`` is one word."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
 
 class StateError(DustError):
     """Persistent state is unreadable or inconsistent."""

@@ -2,8 +2,8 @@
 
 A :class:`RuleBook` maps a site (the key of the rules topic) to its :class:`SiteRules`: the RuleSet
 document (docs/topics.md), its version, and a compiled :class:`~dust.canonize.Canonizer` over
-its rules in canonization order (thesis Figure 5.5, MA iterations).  Rules whose status is
-``invalid`` are never applied.
+its rules in canonization order (thesis Figure 5.5, MA iterations).  A set is applied only when
+dust.admission admits it: every rule ``valid``, a newer version, converging, never off-site.
 
 Which site a URL belongs to (our choice; docs/canonizer.md): the site named by the caller (the
 frontier topic's key, the API's ``site`` field); else the URL's host, then its parent domains
@@ -21,8 +21,9 @@ from typing import Any, Mapping
 
 from .canonize import Canonizer
 from .errors import RuleError
+from .admission import admit_rules
 from .normalize import normalize_or_keep
-from .rules import Rule, rules_from_document
+from .rules import Rule
 
 log = logging.getLogger(__name__)
 
@@ -52,14 +53,16 @@ class SiteRules:
     texts: tuple[str, ...] = field(compare=False, hash=False, repr=False, default=())  #: display form per rule
 
     @classmethod
-    def from_document(cls, site: str, doc: Mapping[str, Any], ma: int = 10, include_invalid: bool = False) -> "SiteRules":
-        """Parse a RuleSet document (docs/ruleset.schema.json) or a ``mine --json`` one; raises
-        RuleError with the reason.  Rules whose status is ``invalid`` are left out unless asked."""
-        rules = tuple(r for r in rules_from_document(doc) if include_invalid or r.status != "invalid")
-        try:
-            version = int(doc.get("version", 0) or 0)
-        except (TypeError, ValueError):
-            raise RuleError("'version' must be an integer") from None
+    def from_document(cls, site: str, doc: Mapping[str, Any], ma: int = 10, unvalidated: bool = False,
+                      held_version: int | None = None) -> "SiteRules | None":
+        """Parse and admit a RuleSet document (docs/ruleset.schema.json) or a ``mine --json`` one
+        (dust.admission: only ``valid`` rules unless ``unvalidated``, newer than ``held_version``,
+        converging, on-site).  None when it is the held version again; raises RuleError with the
+        reason."""
+        got = admit_rules(site, doc, held_version, ma, unvalidated)
+        if got is None:
+            return None
+        version, rules = got
         return cls(site, version, rules, dict(doc), Canonizer(rules, ma), tuple(r.text for r in rules))
 
 
@@ -71,19 +74,25 @@ class RuleBook:
         self.normalize = normalize
         self.sites: dict[str, SiteRules] = {}
         self.bad = 0
+        self.rejected: dict[str, int] = {}  #: rejected rule sets by reason (dust.admission)
 
-    def update(self, site: str, doc: Mapping[str, Any] | None, include_invalid: bool = False) -> SiteRules | None:
+    def update(self, site: str, doc: Mapping[str, Any] | None, unvalidated: bool = False) -> SiteRules | None:
         """Apply a rules-topic record: a RuleSet document, or None (a tombstone) to drop the site.
-        A malformed document raises RuleError and leaves the site's current set in place."""
+        A set that is not admitted (dust.admission) raises RuleError and leaves the site's current
+        set in place; the same version again changes nothing."""
         site = site.lower()
         if doc is None:
             self.sites.pop(site, None)
             return None
+        held = self.sites.get(site)
         try:
-            sr = SiteRules.from_document(site, doc, self.ma, include_invalid)
-        except RuleError:
+            sr = SiteRules.from_document(site, doc, self.ma, unvalidated, held.version if held else None)
+        except RuleError as exc:
             self.bad += 1
+            self.rejected[exc.reason] = self.rejected.get(exc.reason, 0) + 1
             raise
+        if sr is None:
+            return held
         self.sites[site] = sr
         return sr
 

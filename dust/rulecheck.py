@@ -68,6 +68,37 @@ def unobserved_output(rule: Rule, urls: Iterable[str], observed: Collection[str]
     return None
 
 
+#: a candidate is flagged unsafe when it changes at least this share of the URLs ...
+UNSAFE_CHANGED_SHARE = 0.5
+#: ... and fewer than this share of its outputs are URLs of the list
+UNSAFE_OBSERVED_SHARE = 0.05
+
+
+def unsafe_candidate(rule: Rule, urls: Sequence[str]) -> str | None:
+    """Why applying the unvalidated candidate ``rule`` would mangle URLs (None: no such sign): it
+    feeds itself, turns an absolute URL into something that is not one, or rewrites most URLs into
+    forms never observed (``"/" → ""`` turns every URL into ``http:host…``).  For ``mine``'s output;
+    ``urls`` is the mined list (or a sample of it)."""
+    why = self_feeding(rule)
+    if why:
+        return why
+    seen = set(urls)
+    outs = [(u, v) for u in seen if (v := canonical(u, [rule], ma=1)) != u]
+    broken = next(((u, v) for u, v in outs if "://" in u and not _absolute(v)), None)
+    if broken:
+        return f"not a URL: {broken[0]} becomes {broken[1]}"
+    if seen and len(outs) >= UNSAFE_CHANGED_SHARE * len(seen):
+        observed = sum(v in seen for _, v in outs) / len(outs)
+        if observed < UNSAFE_OBSERVED_SHARE:
+            return f"rewrites {len(outs) / len(seen):.0%} of the URLs, {observed:.0%} into observed ones"
+    return None
+
+
+def _absolute(url: str) -> bool:
+    scheme, sep, rest = url.partition("://")
+    return bool(sep) and scheme.lower() in ("http", "https") and bool(rest.split("/", 1)[0])
+
+
 def _inverse(a: Rule, b: Rule) -> bool:
     return (isinstance(a, SubstringRule) and isinstance(b, SubstringRule)
             and a.alpha == b.beta and a.beta == b.alpha)
@@ -170,5 +201,5 @@ def check_static(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> tu
     return kept, dropped + d
 
 
-__all__ = ["MIN_OBSERVED_SHARE", "check_static", "cycle_culprit", "drop_inverses", "drop_non_converging",
+__all__ = ["MIN_OBSERVED_SHARE", "UNSAFE_CHANGED_SHARE", "UNSAFE_OBSERVED_SHARE", "unsafe_candidate", "check_static", "cycle_culprit", "drop_inverses", "drop_non_converging",
            "drop_unused", "non_converging", "self_feeding", "unobserved_output"]

@@ -175,6 +175,8 @@ def rule_from_json(obj: Mapping[str, Any]) -> Rule:
     if not isinstance(obj, Mapping):
         raise RuleError(f"a rule must be a JSON object, not {type(obj).__name__}")
     kind = obj.get("type", "substring")
+    if not isinstance(obj.get("evidence") or {}, Mapping):
+        raise RuleError("a rule's evidence must be a JSON object")
     common = {
         "status": obj.get("status", "likely"),
         "evidence": obj.get("evidence") or {},
@@ -204,7 +206,7 @@ def rule_from_json(obj: Mapping[str, Any]) -> Rule:
             )
     except KeyError as exc:
         raise RuleError(f"{kind} rule lacks field {exc.args[0]!r}") from None
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(1e400)
         raise RuleError(f"bad {kind} rule: {exc}") from None
     raise RuleError(f"unknown rule type {kind!r}")
 
@@ -217,7 +219,10 @@ def rules_from_document(doc: Mapping[str, Any]) -> list[Rule]:
     """
     if not isinstance(doc, Mapping):
         raise RuleError("a rule document must be a JSON object")
-    rules_json = list(doc.get("param_rules") or []) + list(doc.get("rules") or [])
     if "rules" not in doc and "param_rules" not in doc:
         raise RuleError("no 'rules' (or 'param_rules') list in the document")
+    for key in ("param_rules", "rules"):
+        if not isinstance(doc.get(key) or [], list):
+            raise RuleError(f"'{key}' must be a list")
+    rules_json = list(doc.get("param_rules") or []) + list(doc.get("rules") or [])
     return [rule_from_json(r) for r in rules_json]

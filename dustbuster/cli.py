@@ -325,18 +325,40 @@ def cmd_mine(a: argparse.Namespace) -> int:
     finally:
         bar.close()
     result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats}
+    unsafe = _unsafe_flags(result, ul)
     if a.json:
-        json.dump(result.to_json(), sys.stdout, indent=1, ensure_ascii=False)
+        doc = result.to_json()
+        for r in doc["param_rules"] + doc["rules"]:
+            if r["display"] in unsafe:
+                r["unsafe"] = unsafe[r["display"]]
+        json.dump(doc, sys.stdout, indent=1, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        _print_table(result, a.limit)
+        _print_table(result, a.limit, unsafe)
     sys.stdout.flush()
     if not a.quiet:
         _print_summary(result.stats)
     return 0
 
 
-def _print_table(result, limit: int) -> None:
+def _unsafe_flags(result, ul, sample: int = 5000) -> dict[str, str]:
+    """Display text → why applying the candidate unvalidated would mangle URLs (dust.rulecheck),
+    judged on a fixed sample of the mined URLs."""
+    import random
+
+    from dust.rulecheck import unsafe_candidate
+    from dust.rules import SubstringRule
+
+    urls = list(ul)
+    if len(urls) > sample:
+        urls = random.Random(0).sample(urls, sample)
+    pairs = result.kept if result.stage == "eliminate" else result.detected
+    rules = [SubstringRule(p.alpha, p.beta) for p in pairs] + result.param_rules()
+    return {r.text: why for r in rules if (why := unsafe_candidate(r, urls))}
+
+
+def _print_table(result, limit: int, unsafe: dict[str, str] | None = None) -> None:
+    unsafe = unsafe or {}
     pairs = result.kept if result.stage == "eliminate" else result.detected
     title = "likely rules after redundancy elimination" if result.stage == "eliminate" else "phase-1 likely pairs (T_low supports)"
     out = sys.stdout
@@ -345,12 +367,16 @@ def _print_table(result, limit: int) -> None:
     from dust.rules import SubstringRule
 
     for rank, p in enumerate(pairs[: limit or None], 1):
-        out.write(f"{rank:>5} {p.support:>7} {p.support_high:>6}  {SubstringRule(p.alpha, p.beta).text}\n")
+        text = SubstringRule(p.alpha, p.beta).text
+        note = f"   UNSAFE: {unsafe[text]}" if text in unsafe else ""
+        out.write(f"{rank:>5} {p.support:>7} {p.support_high:>6}  {text}{note}\n")
     out.write(f"# parameter rules: {len(result.param_kept)} kept of {len(result.param_candidates)} candidates\n")
     if result.param_kept:
         out.write(f"{'support':>7} {'disq':>6}  rule\n")
         for r in result.param_rules():
             out.write(f"{r.support:>7} {r.disqualified:>6}  {r.text}\n")
+    out.write("# these are candidates, not validated: `dustbuster validate` fetches pages to decide them"
+              + (f"; {len(unsafe)} flagged UNSAFE would mangle URLs if applied" if unsafe else "") + "\n")
 
 
 def _print_summary(stats: dict) -> None:

@@ -9,7 +9,10 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pytest
+
 import dustcanon
+from dust.errors import RuleError
 from dust.normalize import normalize
 from dust.rulebook import RuleBook
 from tests.test_canonizer import rule_list, url
@@ -22,9 +25,16 @@ from tests.conftest import ROOT
 def test_same_as_service(rules, urls, status):
     doc = {"site": "www.h.com", "version": 2, "rules": [r.to_json() | {"status": status} for r in rules]}
     book = RuleBook(normalize=False)
-    book.update("www.h.com", doc)
     mod = dustcanon.RuleBook()
+    try:  # both admit the set, or both reject it (docs/canonizer.md "Admission")
+        book.update("www.h.com", doc)
+    except RuleError as exc:
+        with pytest.raises(dustcanon.Rejected):
+            mod.update("www.h.com", json.loads(json.dumps(doc)))
+        assert status != "valid" or exc.reason != "unvalidated_rule"
+        return
     mod.update("www.h.com", json.loads(json.dumps(doc)))
+    assert status == "valid" or not rules
     rs = dustcanon.RuleSet(doc)
     for u in urls:
         want = book.canonicalize(u).canonical
@@ -37,9 +47,33 @@ def test_normalize_hook_and_mine_documents(tmp_path):
            "rules": [{"type": "substring", "alpha": "http://www.", "beta": "http://", "anchor_start": True}]}
     p = tmp_path / "r.json"
     p.write_text(json.dumps(doc))
-    rs = dustcanon.load(p, normalize=normalize)
+    with pytest.raises(dustcanon.Rejected, match="unvalidated_rule"):  # mine's candidates: only when asked
+        dustcanon.load(p, normalize=normalize)
+    rs = dustcanon.load(p, normalize=normalize, unvalidated=True)
     assert rs("HTTP://WWW.H.COM:80/a/../b?sid=1#f") == "http://h.com/b"
-    assert dustcanon.canonicalize("http://www.h.com/?sid=2", doc) == "http://h.com/"
+    assert dustcanon.canonicalize("http://www.h.com/?sid=2", doc, unvalidated=True) == "http://h.com/"
+
+
+def test_admission_like_the_service():
+    ok = {"type": "parameter", "name": "sid", "action": "remove", "status": "valid"}
+    book = dustcanon.RuleBook()
+    book.update("d4.test", {"version": 2, "rules": [ok]})
+    bad = [({"version": 3, "rules": [{"type": "substring", "alpha": "http://d4.test/", "beta": "http://evil.example/",
+                                      "anchor_start": True, "status": "valid"}]}, "off_site"),
+           ({"version": 3, "rules": [{"type": "substring", "alpha": "/", "beta": "", "status": "valid"}]}, "not_a_url"),
+           ({"version": 3, "rules": [{"type": "substring", "alpha": "", "beta": "x", "status": "valid"}]}, "self_feeding"),
+           ({"version": 1, "rules": [ok]}, "stale_version"), ({"version": float("inf"), "rules": []}, "bad_version"),
+           ({"version": 3, "rules": [dict(ok, status="likely")]}, "unvalidated_rule"), ({"version": 3, "rules": 5}, "bad_record")]
+    for doc, reason in bad:
+        with pytest.raises(dustcanon.Rejected) as got:
+            book.update("d4.test", doc)
+        assert got.value.reason == reason
+        service = RuleBook()
+        service.update("d4.test", {"version": 2, "rules": [ok]})
+        with pytest.raises(RuleError) as want:
+            service.update("d4.test", doc)
+        assert want.value.reason == reason
+    assert book.sites["d4.test"].version == 2 and book.canonicalize("http://d4.test/?sid=1") == "http://d4.test/"
 
 
 def test_module_imports_nothing_outside_the_standard_library():
