@@ -18,7 +18,7 @@ from dust.errors import DustError
 from dust.params import DustParams
 
 from . import __version__
-from . import crawlcli
+from . import crawlcli, validatecli
 from . import progress as prog
 
 log = logging.getLogger("dustbuster")
@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--max-tokens", type=int, default=256, help="reject URLs with more tokens (default %(default)s)")
     _add_params(m)
 
+    validatecli.add_command(sub, common, _add_params)
     crawlcli.add_commands(sub, common)
     b = sub.add_parser("broker", parents=[common], help="start/stop the local single-node Kafka (KRaft) broker",
                        description="A real Apache Kafka broker on 127.0.0.1, from Maven Central jars "
@@ -407,7 +408,8 @@ def main(argv: list[str] | None = None) -> int:
         return {"mine": cmd_mine, "canonize": crawlcli.cmd_canonize, "broker": cmd_broker, "feed": cmd_feed,
                 "worker": cmd_worker, "candidates": cmd_candidates, "sim-site": cmd_sim_site,
                 "rules": crawlcli.cmd_rules, "export": crawlcli.cmd_export,
-                "frontier": crawlcli.cmd_frontier}[a.cmd](a)
+                "frontier": crawlcli.cmd_frontier,
+                "validate": lambda a: validatecli.cmd_validate(a, _params(a))}[a.cmd](a)
     except DustError as exc:
         sys.stderr.write(f"dustbuster {a.cmd}: error: {exc}\n")
         return 2

@@ -1,0 +1,134 @@
+"""``dustbuster validate``: mine a log and validate the candidates against the live site, without
+Kafka — the same code path as the validator agent (agents.validator.validate_site: WWW 2007
+Figures 3–4, then the set-level checks of dust.setcheck) and the same RuleSet JSON."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+from dust.errors import ConfigError, DustError
+
+EPILOG = """\
+examples:
+  dustbuster validate access.log --site www.example.com --sites sites.json -o rules.json
+  cut -f1 urls.txt | dustbuster canonize --rules rules.json      # then apply the valid rules
+sites.json names, per site, the origins that may be fetched, e.g.
+  {"www.example.com": {"origins": ["https://www.example.com"], "rate_per_s": 5, "concurrency": 2}}
+(loopback or private addresses only with "allow_private": true; "resolve" pins host names).
+The fetch policy is the validator's: only those origins, robots.txt, rate and size limits.
+"""
+
+
+def add_command(sub, common, add_params) -> None:
+    v = sub.add_parser("validate", parents=[common], help="mine a log and validate the rules against the live site",
+                       description="Mine likely rules from the logs (as `mine`), then fetch sample pages of the "
+                       "site to decide each rule (WWW 2007 Figures 3-4) and check the set as a whole (no growing "
+                       "or self-feeding rules, convergence, the composed canonicalization fetched and compared). "
+                       "Writes a RuleSet JSON document of the valid rules, like the validator agent publishes.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    v.add_argument("logs", nargs="+", metavar="LOG", help="log files (.gz ok; - for stdin)")
+    v.add_argument("--site", required=True, help="the site: its key in --sites, and the host of lines that carry none")
+    v.add_argument("--sites", required=True, metavar="SITES.json", help="fetch policy per site (origins, rate, ...)")
+    v.add_argument("-o", "--output", metavar="RULES.json", help="write the RuleSet here (default: stdout)")
+    v.add_argument("--scheme", default="http", choices=("http", "https"), help="scheme for lines without one")
+    v.add_argument("--format", default="auto", help="log format (default auto; see `mine --help`)")
+    v.add_argument("--seed", type=int, default=0, help="sampling seed of Figure 3 (default %(default)s)")
+    v.add_argument("--sketch-min-equal", type=float, default=1.0,
+                   help="share of equal min-hashes for 'same page' (default %(default)s = all, thesis §6.3)")
+    add_params(v)
+
+
+def cmd_validate(a: argparse.Namespace, params) -> int:
+    from agents.validator import site_policy, validate_site
+    from dust.mine import mine
+    from stream.logformats import Limits
+    from stream.reader import read_urllist
+    from stream.settings import Settings
+
+    from . import progress as prog
+
+    site = a.site.lower()
+    if not Path(a.sites).is_file():
+        raise ConfigError(f"no such sites file: {a.sites}")
+    settings = Settings(validator_sites=Path(a.sites), params=params, sketch_min_equal=a.sketch_min_equal)
+    try:
+        policy = site_policy(settings, site)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ConfigError(f"{a.sites}: {exc}") from None
+    if policy is None:
+        raise ConfigError(f"{a.sites} has no origins for site {site!r}: nothing may be fetched")
+    show = prog.enabled(a.quiet)
+    t0 = time.perf_counter()
+    ul, stats = read_urllist(a.logs, a.format, site, a.scheme, limits=Limits())
+    if not len(ul):
+        raise DustError(f"no URL read from {', '.join(a.logs)} ({stats.to_dict()['rejected'] or 'empty'})")
+    result = mine(ul, params)
+    pairs, prules = result.kept, result.param_rules()
+    bar = _VerdictBar(len(pairs) + len(prules), show)
+    try:
+        sv = asyncio.run(validate_site(pairs, prules, list(ul), policy, settings, on_verdict=bar))
+    finally:
+        bar.close()
+    if sv is None:
+        raise DustError(f"{site}: no origin answers ({', '.join(sorted(policy.origins))}): nothing decided")
+    doc = {"schema": "dustbuster/ruleset@1", "site": site, "version": 1, "created": time.time(),
+           "rules": [r.to_json() | {"validated_at": round(time.time(), 3)} for r in sv.rules],
+           "stats": sv.stats(len(pairs) + len(prules)) | {"urls": len(ul), "seconds": round(time.perf_counter() - t0, 3)}}
+    text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    if a.output:
+        Path(a.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    if not a.quiet:
+        _summary(site, doc, a.output, sys.stderr)
+    return 0
+
+
+class _VerdictBar:
+    """A progress bar over the rules to decide, with the fetches and their rate."""
+
+    def __init__(self, total: int, on: bool) -> None:
+        self.bar = None
+        self.t0 = time.perf_counter()
+        self.counts = {"valid": 0, "invalid": 0, "undecided": 0}
+        self.fetches = 0
+        if on:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc="rules decided", unit="rule", file=sys.stderr, leave=False)
+
+    def __call__(self, v) -> None:
+        self.counts["undecided" if v.valid is None else "valid" if v.valid else "invalid"] += 1
+        self.fetches += v.fetches
+        if self.bar is not None:
+            rate = self.fetches / max(time.perf_counter() - self.t0, 1e-6)
+            self.bar.set_postfix_str(f"{self.counts['valid']} valid, {self.fetches} fetches, {rate:.0f}/s")
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _summary(site: str, doc: dict, output: str | None, out) -> None:
+    st = doc["stats"]
+    sc = st["set_check"]
+    out.write(f"{site}: {st['urls']} URLs, {st['candidates']} candidates → {st['valid']} valid rules "
+              f"({st['fetches']} pages fetched, {st['fetches_per_decided_rule']} per decided rule, "
+              f"{st['undecided']} undecided, {st['seconds']:.1f}s)\n")
+    verdict = {True: "passed", False: "refuted", None: "undecided"}[sc["passed"]]
+    out.write(f"set-level check {verdict}: {sc['positives']} of {sc['positives'] + sc['negatives']} sampled URLs show "
+              f"the same page as their canonical form; {len(sc['dropped'])} rules dropped by the set checks\n")
+    for r in doc["rules"]:
+        ev = r["evidence"]
+        out.write(f"  {r['display']}   +{ev.get('positives')}/-{ev.get('negatives')}, changes {ev.get('applicable')} URLs\n")
+    if output:
+        out.write(f"wrote {output}; apply it with: dustbuster canonize --rules {output}\n")
+
+
+__all__ = ["add_command", "cmd_validate"]
