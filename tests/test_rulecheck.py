@@ -1,0 +1,145 @@
+"""Fetch-free checks of rules and rule sets (dust.rulecheck) and the direction rule of Figure 4
+(the reverse direction only after a refutation)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dust import ParamRule, SubstringRule
+from dust.canonize import Canonizer, canonize
+from dust.detect import Pair
+from dust.rulecheck import (check_static, drop_inverses, drop_non_converging, drop_unused, non_converging,
+                            self_feeding, unobserved_output, unsafe_candidate)
+from dust.tokens import END
+from dust.validate import validate
+from tests.test_canonizer import rule_list, url
+from tests.test_validate import TEST_URLS, forum_site, make_fetch
+
+R = SubstringRule.from_parts
+H = "http://f.test"
+
+
+@pytest.mark.parametrize("rule, feeds", [
+    (R("", "?utm_source=feed0", anchor_end=True), True),      # "$" → "?utm_source=feed0$": the demo's garbage
+    (R("", "x"), True),
+    (R("", "x", True, True), True),                            # "^$" → "^x$"
+    (R("/", "//"), True),                                      # α occurs in β
+    (R("/a", "/a/b"), True),
+    (R("/story?id=", "/story_"), False),
+    (R("/index.html", "/", anchor_end=True), False),
+    (R("http://www.", "http://", True), False),
+    (R("/", ""), False),                                       # shrinks: cannot grow (admission catches non-URLs)
+    (ParamRule("sid", "remove"), False),
+    (ParamRule("sort", "replace", "asc"), False),
+])
+def test_self_feeding(rule, feeds):
+    assert (self_feeding(rule) is not None) == feeds
+
+
+def test_unobserved_output_needs_half_of_the_outputs_observed():
+    urls = [f"{H}/story_{i}" for i in range(20)] + [f"{H}/story_{i}?utm_source=feed0" for i in range(3)]
+    grow = R("", "?utm_source=feed0", anchor_end=True)
+    assert "unobserved_output" in unobserved_output(grow, urls)       # 3 of 20 outputs were observed
+    alias = R("/story_", "/story?id=")
+    urls2 = [f"{H}/story_{i}" for i in range(10)] + [f"{H}/story?id={i}" for i in range(6)]
+    assert unobserved_output(alias, urls2) is None                     # 6 of 10 observed
+    assert "40%" in unobserved_output(alias, urls2[:14])               # 4 of 10
+    assert unobserved_output(R("/nothing", "/x"), urls) is None        # applies to nothing
+
+
+def test_inverse_pairs_keep_the_first():
+    a, b = R("/story_", "/story?id="), R("/story?id=", "/story_")
+    kept, dropped = drop_inverses([b, ParamRule("sid", "remove"), a])
+    assert kept == [b, ParamRule("sid", "remove")] and dropped[0][0] == a and "undoes" in dropped[0][1]
+
+
+def test_non_converging_cycle_drops_the_growing_rule():
+    rules = [R("/a_", "/b_"), R("/b_", "/a_/x_")]        # a → b → a/x → b/x → ...: never a fixed point
+    urls = [f"{H}/a_1", f"{H}/b_2", f"{H}/c"]
+    assert non_converging(rules, urls) == urls[:2]
+    kept, dropped = drop_non_converging(rules, urls)
+    assert kept == rules[:1] and dropped[0][0] == rules[1] and "non_converging" in dropped[0][1]
+    assert non_converging(kept, urls) == []
+
+
+def test_subsumed_rules_are_dropped():
+    rules = [ParamRule("sid", "remove"), ParamRule("sid", "replace", "02ec4e"), R("/story?id=", "/story_"),
+             R("/story?id=5", "/story_5"), R("/lect", "/lecture")]
+    urls = [f"{H}/story?id=5&sid=1", f"{H}/story?id=6", f"{H}/x?sid=2"]
+    kept, dropped = drop_unused(rules, urls)
+    assert kept == rules[:1] + rules[2:3]
+    why = {r.text: w for r, w in dropped}
+    assert why["sid=* → sid=02ec4e"].startswith("subsumed: remove sid=*")
+    assert why['"/story?id=5" → "/story_5"'].startswith("subsumed: changes no test URL")   # the general rule ran first
+    assert why['"/lect" → "/lecture"'].startswith("subsumed")                               # changes no test URL
+
+
+@pytest.mark.parametrize("rule, unsafe", [
+    (R("/", ""), "not a URL"),
+    (R("", "?x=1", anchor_end=True), "self_feeding"),
+    (R("/a/", "/b/"), "rewrites"),                          # every URL into forms never observed
+    (R("/a/1", "/a/2"), None),
+])
+def test_unsafe_candidates(rule, unsafe):
+    urls = [f"{H}/a/{i}" for i in range(40)]
+    got = unsafe_candidate(rule, urls)
+    assert (got is None) if unsafe is None else (unsafe in got), got
+
+
+@settings(max_examples=300, deadline=None)
+@given(rule_list, st.lists(url, max_size=8))
+def test_after_the_static_checks_every_test_url_converges_and_canon_is_idempotent(rules, urls):
+    kept, dropped = check_static(rules, urls)
+    assert len(kept) + len(dropped) == len(rules)
+    assert all(self_feeding(r) is None for r in kept)
+    canon = Canonizer(kept)
+    for u in urls:
+        c = canon.canonize(u)
+        assert c.converged and c.iterations < 10
+        assert canon(c.url) == c.url                                     # canon(canon(u)) = canon(u)
+        assert canonize(c.url, kept).url == c.url
+
+
+@settings(max_examples=300, deadline=None)
+@given(rule_list, url)
+def test_converged_means_fixed_point(rules, u):
+    c = canonize(u, rules)
+    if c.converged:
+        assert canonize(c.url, rules).url == c.url
+
+
+# ------------------------------------------------------------------ Figure 4's direction rule
+
+def test_reverse_direction_only_after_a_refutation():
+    """An undecided shrinking rule (too few URLs end in "&utm_source=feed0") must not lead to its
+    reverse "$" → "&utm_source=feed0$", which applies to every URL (the demo's garbage)."""
+    tests = [f"http://f.co.il/story?id={i}&utm_source=feed0" for i in range(3)] + list(TEST_URLS)
+    pair = Pair("&utm_source=feed0" + END, END, 5, 5)
+    calls = Counter()
+    res = asyncio.run(validate([pair], [], tests, make_fetch(forum_site, calls)))
+    assert [v.rule.text for v in res.verdicts] == ['"&utm_source=feed0$" → "$"']
+    assert res.verdicts[0].valid is None and res.verdicts[0].reason == "too_few_samples"
+    assert res.valid == []
+
+
+def test_reverse_direction_after_a_refutation_needs_observed_outputs():
+    """/new/X ≡ /old/X only for X < 10 here: "/new/" → "/old/" is refuted, so the reverse is
+    tried, but the log has no /new/0../new/9: its outputs are inventions, invalid before a fetch."""
+    res = asyncio.run(validate([Pair("/new/", "/old/", 5, 5)], [], list(TEST_URLS), make_fetch(forum_site, Counter())))
+    (shrink, grow) = res.verdicts
+    assert shrink.valid is False and shrink.fetches > 0
+    assert grow.valid is False and grow.fetches == 0 and grow.reason.startswith("unobserved_output"), grow.reason
+    assert res.valid == []
+
+
+def test_a_self_feeding_reverse_is_invalid_without_a_fetch():
+    res = asyncio.run(validate([Pair("/old/", "/", 5, 5)], [], list(TEST_URLS), make_fetch(forum_site, Counter())))
+    (shrink, grow) = res.verdicts
+    assert shrink.valid is False                                      # /old/1 → /1: no such page
+    assert grow.rule.text == '"/" → "/old/"' and grow.valid is False and grow.fetches == 0
+    assert grow.reason.startswith("self_feeding")
