@@ -102,8 +102,15 @@ def register(app, settings, topics, stores) -> None:
     async def publish(site: str, value) -> None:
         await topics.rules.send(key=site.encode(), value=value)
 
+    def held_version(site: str) -> int | None:
+        """The version this worker's rule book holds (read from the rules topic): a validator whose
+        own state was lost numbers its next set above it, so consumers do not refuse it as stale."""
+        book = getattr(app, "dust_rulebook", None)
+        sr = book.sites.get(site) if book is not None else None
+        return sr.version if sr is not None else None
+
     async def round_for(site: str, cand) -> None:
-        await validation_round(site, cand, settings, verdicts, publish, vstats, app.dust_metrics)
+        await validation_round(site, cand, settings, verdicts, publish, vstats, app.dust_metrics, held_version)
 
 
 @dataclass
@@ -188,7 +195,7 @@ def _previous_rules(prev: dict | None) -> list[Rule]:
 
 
 async def validation_round(site: str, cand, settings, verdicts: VerdictStore, publish, vstats: dict | None = None,
-                           metrics=None):
+                           metrics=None, held_version=None):
     """One validation round of a site's candidate set; ``publish(site, RuleSet | None)`` sends a
     new version (or a tombstone) when the list of valid rules changed.  Returns what was sent."""
     vstats = vstats if vstats is not None else {"rounds": 0, "fetches": 0, "published": 0}
@@ -219,7 +226,7 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
     if prev is not None and prev["sig"] == sig:
         log.info("%s: rule set unchanged (%s rules)", site, len(rules))
         return "unchanged"
-    version = (prev["version"] + 1) if prev else 1
+    version = max(prev["version"] if prev else 0, (held_version(site) if held_version else None) or 0) + 1
     if not rules and prev is not None:  # the site has no valid rule any more: remove it
         await publish(site, None)
         if metrics is not None:

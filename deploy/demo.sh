@@ -55,21 +55,21 @@ echo "# part 2, the crawler side: the simulated forum's log → validated rules 
 $PY -m dustbuster sim-site --port "$SIMPORT" --write-log "var/demo/sim-$RUN.access.log" --lines 12000 -q
 $PY -m dustbuster feed "var/demo/sim-$RUN.access.log" --site forum.test
 for _ in $(seq 180); do
-  if $PY -m dustbuster rules --site forum.test > "var/demo/rules-$RUN.json" 2>/dev/null; then break; fi
+  if $PY -m dustbuster rules --site forum.test --json > "var/demo/rules-$RUN.json" 2>/dev/null; then break; fi
   sleep 1
 done
-$PY - "var/demo/rules-$RUN.json" <<'PYEOF'
-import json, sys
-rs = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-print(f"# rule set v{rs['version']} of {rs['site']}: {len(rs['rules'])} valid rules "
-      f"({rs['stats']['fetches']} pages fetched)")
-for r in rs["rules"][:12]:
-    print("   ", r["display"], f"(+{r['evidence'].get('positives')}/-{r['evidence'].get('negatives')})")
-PYEOF
+echo "# the validated rule set, as a crawler operator reads it (dustbuster rules --site forum.test):"
+$PY -m dustbuster rules --site forum.test | sed 's/^/  /'
 P="http://www.forum.test:$SIMPORT"
+B="http://forum.test:$SIMPORT"
+echo "# the simulator's truth (sim/site.py): story?id=N = story_N = story.php3?id=N; sid, utm_source and"
+echo "# LastView=&Close= change nothing; www. and the bare host are one site; page=N, print/ and the"
+echo "# politics./movies. sections are other pages.  Expected below: the first three URLs -> one story_101,"
+echo "# the next two -> one story_102, the politics section's story_101 keeps its own URL."
 echo "# a frontier of 6 URLs through the worker (dustbuster frontier --wait): new|seen, URL, canonical"
-printf '%s\n' "$P/story?id=1001&sid=42" "$P/story_1001" "http://forum.test:$SIMPORT/story.php3?id=1001" \
-  "$P/politics/story_1001" "$P/story?id=1002&LastView=&Close=" "$P/story_1002" |
+printf '%s\n' "$P/story?id=101&sid=42" "$P/story_101" "$B/story.php3?id=101" \
+  "$P/story?id=102&LastView=&Close=" "$B/story_102?utm_source=feed1" \
+  "http://politics.forum.test:$SIMPORT/story_101" |
   $PY -m dustbuster frontier --site forum.test --wait --timeout 60
 echo "# POST /canonicalize on the worker's HTTP API (port $API)"
 $PY - "$API" "$P" <<'PYEOF'

@@ -202,15 +202,32 @@ def cmd_candidates(a: argparse.Namespace) -> int:
         json.dump(sets, sys.stdout, indent=1, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
+    if a.site and not sets:
+        raise DustError(f"no candidate set for site {a.site!r} on {settings.candidates_topic} (nothing fed yet?)")
+    if not sets:
+        sys.stderr.write(f"no candidate set on {settings.candidates_topic} yet: feed lines with `dustbuster feed`\n")
     for site, d in sorted(sets.items()):
-        st = d["stats"]
-        print(f"# {site}: window {d['window']}, {st.get('lines')} lines, {st.get('urls')} unique URLs, "
-              f"{len(d['rules'])} likely rules, {len(d['param_rules'])} parameter rules")
-        for r in d["rules"][: a.limit]:
-            print(f"{r['support']:>7} {r['support_high']:>6}  {r['display']}")
-        for r in d["param_rules"]:
-            print(f"{r['support']:>7} {r['disqualified']:>6}  {r['display']}")
+        _print_candidates(site, d, a.limit)
     return 0
+
+
+def _print_candidates(site: str, d: dict, limit: int) -> None:
+    """A candidate set for a person: likely rules (not validated), unsafe ones flagged."""
+    from dust.errors import RuleError
+    from dust.rulecheck import unsafe_candidate
+    from dust.rules import rule_from_json
+
+    st = d["stats"]
+    urls = list(d.get("test_urls") or [])[:5000]
+    print(f"# {site}: window {d['window']}, {st.get('lines')} lines, {st.get('urls')} unique URLs, "
+          f"{len(d['rules'])} likely rules, {len(d['param_rules'])} parameter rules (candidates, not validated)")
+    for r in d["rules"][: limit] + d["param_rules"]:
+        try:
+            why = unsafe_candidate(rule_from_json(r), urls) if urls else None
+        except RuleError:
+            why = "does not parse"
+        second = r["support_high"] if r.get("type", "substring") == "substring" else r.get("disqualified")
+        print(f"{r['support']:>7} {second:>6}  {r['display']}" + (f"   UNSAFE: {why}" if why else ""))
 
 
 def cmd_sim_site(a: argparse.Namespace) -> int:

@@ -119,11 +119,13 @@ def test_validated_set_on_the_simulator_is_a_correct_canonicalizer(tmp_path):
     assert false_merges == [], (false_merges[:5], texts)
     merged = sum(len(m) - 1 for m in groups.values())
     assert merged >= 0.3 * len(cand.test_urls), (merged, len(cand.test_urls), texts)   # it does find the DUST
-    # the demo's frontier: story_N, no added parameters, every alias to one URL
-    w, f = f"http://www.forum.test:{port}", f"http://forum.test:{port}"
-    outs = {canon(u) for u in (f"{w}/story?id=1001&sid=42", f"{w}/story_1001", f"{f}/story.php3?id=1001",
-                                f"{w}/story?id=1001&LastView=&Close=", f"{w}/story_1001?utm_source=feed1")}
-    assert len(outs) == 1 and re.fullmatch(rf"http://(www\.)?forum\.test:{port}/story_1001", outs.pop()), texts
+    # the demo's frontier (deploy/demo.sh): story_N on one host, no added parameters
+    w, f, pol = f"http://www.forum.test:{port}", f"http://forum.test:{port}", f"http://politics.forum.test:{port}"
+    one = {canon(u) for u in (f"{w}/story?id=101&sid=42", f"{w}/story_101", f"{f}/story.php3?id=101")}
+    two = {canon(u) for u in (f"{w}/story?id=102&LastView=&Close=", f"{f}/story_102?utm_source=feed1")}
+    assert len(one) == 1 and re.fullmatch(rf"http://(www\.)?forum\.test:{port}/story_101", one.pop()), texts
+    assert len(two) == 1 and re.fullmatch(rf"http://(www\.)?forum\.test:{port}/story_102", two.pop()), texts
+    assert canon(f"{pol}/story_101") == f"{pol}/story_101"
     assert canon(f"{w}/thread?rep=7&sid=1") in (f"{w}/thread?rep=7", f"{f}/thread?rep=7")
     # evidence kept with every published rule
     for r in rules:
