@@ -51,18 +51,23 @@ def register(app, settings, topics, stores) -> None:
             await ensure_fresh(state, msg.topic, msg.offset)
             try:
                 batch = decode_raw(event.value, settings.max_lines_per_message, settings.max_line_bytes)
-            except ParseError as exc:
+                res = parse_lines(batch.lines, batch.site, batch.format, batch.scheme,
+                                  max_line_bytes=settings.max_line_bytes, header=batch.header)
+            except Exception as exc:  # ParseError: junk; anything else: a decoder bug, never a dead agent
+                reason, detail = (exc.reason, exc.detail) if isinstance(exc, ParseError) else (
+                    "decoder_error", f"{type(exc).__name__}: {str(exc)[:200]}")
+                if not isinstance(exc, ParseError):
+                    log.exception("decoding message %s/%s@%s failed; sent to %s", msg.topic, msg.partition,
+                                  msg.offset, settings.rejects_topic)
                 stats["rejected_messages"] += 1
-                metrics.rejects.labels(exc.reason).inc()
-                log.warning("rejected message %s/%s@%s: %s", msg.topic, msg.partition, msg.offset, exc)
+                metrics.rejects.labels(reason).inc()
+                log.warning("rejected message %s/%s@%s: %s: %s", msg.topic, msg.partition, msg.offset, reason, detail)
                 raw = event.value if isinstance(event.value, bytes) else b""
                 await topics.rejects.send(key=None, value=Reject(
-                    reason=exc.reason, detail=exc.detail, line=raw[:1000].decode("utf-8", "replace"),
+                    reason=reason, detail=detail, line=raw[:1000].decode("utf-8", "replace"),
                     topic=msg.topic, partition=msg.partition, offset=msg.offset))
                 state.skip(msg.topic, msg.offset)
                 continue
-            res = parse_lines(batch.lines, batch.site, batch.format, batch.scheme, max_line_bytes=settings.max_line_bytes,
-                              header=batch.header)
             added = state.site(batch.site).added
             staged = state.stage(msg.topic, msg.offset, batch.site, res.records, res.counts)
             if staged is None:

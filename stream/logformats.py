@@ -9,15 +9,19 @@ first), ``jsonl``, Heritrix ``heritrix`` crawl.log, ``cdx`` (CDX-11/CDX-9) and `
 from __future__ import annotations
 
 import json
+import logging
+import math
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from dust.errors import ParseError
 from dust.tokens import token_count
 
 FORMATS = ("common", "combined", "vhost", "jsonl", "heritrix", "cdx", "cdxj", "tsv")
 HOSTLESS = frozenset({"common", "combined"})  #: formats whose lines carry no host
+
+log = logging.getLogger(__name__)
 
 #: methods whose responses observe the document; others of HTTP_METHODS are listed without size.
 BODY_METHODS = frozenset({"GET"})
@@ -61,6 +65,69 @@ class Context:
     tsv_columns: dict[str, int] | None = None
 
 
+#: the deepest JSON nesting any of our records needs (a rule's evidence is the deepest: ~4)
+MAX_JSON_DEPTH = 32
+#: numbers a record may carry: finite floats, integers of 64 bits (min-hashes are unsigned 64-bit)
+MAX_JSON_INT = 2**64
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_constant(name: str) -> Any:
+    raise ParseError("non_finite_number", f"{name} is not a JSON number")
+
+
+def loads_strict(text: str | bytes, max_depth: int = MAX_JSON_DEPTH, surrogates: bool = True) -> Any:
+    """``json.loads`` for untrusted input that raises nothing but :class:`ParseError` (reason
+    ``bad_json``, ``too_deep``, ``non_finite_number``, ``number_out_of_range``, or with
+    ``surrogates=False`` ``bad_encoding`` for a string holding a lone surrogate).
+
+    Python's parser accepts ``NaN``/``Infinity``, turns ``1e400`` into ``inf``, builds integers of
+    thousands of digits and recurses until RecursionError on deep nesting; none of that is JSON a
+    record of ours carries, and each of them crashed a consumer downstream (issue 16)."""
+    try:
+        obj = json.loads(text, parse_constant=_no_constant)
+    except ParseError:
+        raise
+    except RecursionError:
+        raise ParseError("too_deep", f"JSON nested deeper than {max_depth}") from None
+    except (ValueError, TypeError) as exc:  # UnicodeDecodeError is a ValueError
+        raise ParseError("bad_json", str(exc)[:200]) from None
+    check_json_value(obj, max_depth, surrogates)
+    return obj
+
+
+def check_json_value(obj: Any, max_depth: int = MAX_JSON_DEPTH, surrogates: bool = True) -> None:
+    """Raise ParseError unless ``obj`` (parsed JSON) is at most ``max_depth`` deep, every number
+    in it is finite and, for integers, below 2**64 in magnitude, and (``surrogates=False``) no
+    string or key holds a lone surrogate.  Iterative: no recursion."""
+    stack = [(obj, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            if d > max_depth:
+                raise ParseError("too_deep", f"JSON nested deeper than {max_depth}")
+            if not surrogates and any(has_surrogate(k) for k in v):
+                raise ParseError("bad_encoding", "a lone surrogate in a JSON key")
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            if d > max_depth:
+                raise ParseError("too_deep", f"JSON nested deeper than {max_depth}")
+            stack.extend((x, d + 1) for x in v)
+        elif isinstance(v, str):
+            if not surrogates and has_surrogate(v):
+                raise ParseError("bad_encoding", "a lone surrogate in a JSON string")
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                raise ParseError("non_finite_number", "a number overflows to infinity (or is NaN)")
+        elif isinstance(v, int) and not isinstance(v, bool) and not -MAX_JSON_INT < v < MAX_JSON_INT:
+            raise ParseError("number_out_of_range", "an integer of more than 64 bits")
+
+
+def has_surrogate(text: str) -> bool:
+    """A lone UTF-16 surrogate (JSON's ``"\\ud800"``): not text, cannot be encoded as UTF-8."""
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
 _Q = r'"((?:[^"\\]|\\.)*)"'
 _CLF = r'(\S+) (\S+) (\S+) \[([^\]]*)\] ' + _Q + r' (\d{3}|-) (\d+|-)'
 _RE_COMMON = re.compile("^" + _CLF + r"\s*$")
@@ -73,10 +140,15 @@ _HOST = re.compile(r"^[A-Za-z0-9._~\-\[\]:%!$&'()*+,;=]+$")
 def _int(text: str | None, what: str) -> int | None:
     if text is None or text in ("-", ""):
         return None
+    if len(text) > 20:  # int() of thousands of digits is slow and no status or size is that long
+        raise ParseError("malformed", f"{what} {text[:40]!r}... is not a number of 64 bits")
     try:
-        return int(text)
+        n = int(text)
     except ValueError:
-        raise ParseError("malformed", f"{what} {text!r} is not a number") from None
+        raise ParseError("malformed", f"{what} {text[:40]!r} is not a number") from None
+    if not -2**63 < n < 2**63:
+        raise ParseError("malformed", f"{what} {text!r} is not a number of 64 bits")
+    return n
 
 
 def absolute_url(target: str, host: str | None, ctx: Context) -> str:
@@ -103,6 +175,8 @@ def absolute_url(target: str, host: str | None, ctx: Context) -> str:
         raise ParseError("url_too_long", f"{len(url)} characters")
     if _CTRL.search(url):
         raise ParseError("bad_url", "control character or space in the URL")
+    if has_surrogate(url):
+        raise ParseError("bad_url", "lone surrogate in the URL")
     if token_count(url) > ctx.limits.max_tokens:
         raise ParseError("too_many_tokens", f"more than {ctx.limits.max_tokens} tokens")
     return url
@@ -159,27 +233,39 @@ def parse_vhost(line: str, ctx: Context) -> LogRecord:
     return _request(m.group(6), vhost, _int(m.group(7), "status"), _int(m.group(8), "size"), ctx)
 
 
+def _sketch_int(x: object) -> int:
+    if isinstance(x, bool):
+        raise ValueError("a boolean is not a hash")
+    if isinstance(x, float):
+        if not x.is_integer():  # NaN and the infinities too
+            raise ValueError("not an integer")
+        return int(x)
+    if isinstance(x, str) and len(x) > 20:
+        raise ValueError("too long")
+    return int(x)  # type: ignore[call-overload]
+
+
 def parse_sketch(value: object) -> tuple[int, ...] | None:
-    """A min-hash sketch: a JSON list of integers or a string of hex numbers (comma/space separated)."""
+    """A min-hash sketch: a JSON list of integers or a string of hex numbers (comma/space
+    separated); every hash an unsigned 64-bit number."""
     if value is None:
         return None
     try:
         if isinstance(value, list):
-            return tuple(int(x) for x in value) or None
-        if isinstance(value, str):
-            return tuple(int(x, 16) for x in re.split(r"[,\s]+", value.strip()) if x) or None
-    except (TypeError, ValueError):
-        pass
-    raise ParseError("malformed", "sketch must be a list of integers or hex numbers")
+            out = tuple(_sketch_int(x) for x in value)
+        elif isinstance(value, str):
+            out = tuple(int(x, 16) if len(x) <= 18 else -1 for x in re.split(r"[,\s]+", value.strip()) if x)
+        else:
+            raise TypeError(type(value).__name__)
+    except (TypeError, ValueError, OverflowError):
+        out = (-1,)
+    if any(not 0 <= x < 2**64 for x in out):
+        raise ParseError("malformed", "sketch must be a list of integers or hex numbers of 64 bits")
+    return out or None
 
 
 def parse_jsonl(line: str, ctx: Context) -> LogRecord:
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        raise ParseError("malformed", "not JSON") from None
-    if not isinstance(obj, dict):
-        raise ParseError("malformed", "JSON line is not an object")
+    obj = _json_object(line, "JSON line")
     target = obj.get("url") or obj.get("path")
     if not isinstance(target, str):
         raise ParseError("malformed", "no 'url' or 'path' string")
@@ -192,14 +278,38 @@ def parse_jsonl(line: str, ctx: Context) -> LogRecord:
     status = _int(str(status), "status") if status is not None else 200
     size = _int(str(size), "size") if size is not None else None
     host = obj.get("host")
-    digest = obj.get("digest")
     return LogRecord(
         absolute_url(target, host if isinstance(host, str) else None, ctx),
         status,
         size if method in BODY_METHODS else None,
-        digest if isinstance(digest, str) and digest else None,
+        _digest(obj.get("digest")),
         parse_sketch(obj.get("sketch")),
     )
+
+
+def _json_object(text: str, what: str) -> dict:
+    """The JSON object of a line (strict: no NaN/Infinity/1e400, nothing deeper than MAX_JSON_DEPTH).
+    Text that is no JSON object is ``malformed`` (the format does not match); an object with bad
+    numbers or nesting keeps loads_strict's reason."""
+    if not text.lstrip().startswith("{"):
+        raise ParseError("malformed", f"{what} is not a JSON object")
+    try:
+        obj = loads_strict(text)
+    except ParseError as exc:
+        if exc.reason == "bad_json":
+            raise ParseError("malformed", f"{what} is not JSON") from None
+        raise
+    if not isinstance(obj, dict):
+        raise ParseError("malformed", f"{what} is not a JSON object")
+    return obj
+
+
+def _digest(value: object) -> str | None:
+    if not isinstance(value, str) or not value:
+        return None
+    if len(value) > 512 or has_surrogate(value) or _CTRL.search(value):
+        raise ParseError("malformed", "digest is not a short printable string")
+    return value
 
 
 def parse_heritrix(line: str, ctx: Context) -> LogRecord:
@@ -232,16 +342,12 @@ def parse_cdxj(line: str, ctx: Context) -> LogRecord:
     parts = line.split(" ", 2)
     if len(parts) != 3 or not parts[1].isdigit() or not parts[2].startswith("{"):
         raise ParseError("malformed", "not a CDXJ line")
-    try:
-        obj = json.loads(parts[2])
-    except ValueError:
-        raise ParseError("malformed", "CDXJ JSON block") from None
-    url = obj.get("url") if isinstance(obj, dict) else None
+    obj = _json_object(parts[2], "CDXJ JSON block")
+    url = obj.get("url")
     if not isinstance(url, str):
         raise ParseError("malformed", "CDXJ line without url")
     status = _int(str(obj.get("status", "")), "status")
-    digest = obj.get("digest")
-    return LogRecord(absolute_url(url, None, ctx), status, None, digest if isinstance(digest, str) else None)
+    return LogRecord(absolute_url(url, None, ctx), status, None, _digest(obj.get("digest")))
 
 
 TSV_ALIASES = {"url": ("url", "path", "request"), "status": ("response", "status"), "size": ("bytes", "size"), "method": ("method",), "host": ("vhost",)}
@@ -307,6 +413,8 @@ def sniff(lines: list[str], ctx: Context) -> str:
             except ParseError as exc:
                 if exc.reason != "malformed":
                     score += 1
+            except Exception as exc:  # a parser bug: this format does not match the line
+                log.debug("%s parser raised %r while sniffing", fmt, exc)
         if score > best_score:
             best, best_score = fmt, score
     if best is None:

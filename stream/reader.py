@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
+import json
 import logging
 import sys
 from collections import Counter
@@ -19,10 +21,24 @@ from typing import IO, Callable, Iterable, Iterator
 from dust.errors import ConfigError, ParseError
 from dust.urllist import URLList
 
-from .logformats import FORMATS, HOSTLESS, PARSERS, Context, Limits, LogRecord, Skip, sniff, tsv_header
+from .logformats import FORMATS, HOSTLESS, PARSERS, Context, Limits, LogRecord, Skip, has_surrogate, sniff, tsv_header
 
 log = logging.getLogger(__name__)
 SNIFF_LINES = 50
+
+
+def parse_one(parse: Callable[[str, Context], LogRecord], line: str, ctx: Context) -> LogRecord:
+    """``parse(line, ctx)`` that raises only Skip or ParseError: a parser's own bug on some input
+    (any other exception) becomes a ``parser_error`` reject, so one line never stops a read or a
+    batch (issue 16)."""
+    try:
+        return parse(line, ctx)
+    except (Skip, ParseError):
+        raise
+    except Exception as exc:
+        log.warning("parser %s failed on a line (%s: %s); rejected", getattr(parse, "__name__", parse),
+                    type(exc).__name__, exc)
+        raise ParseError("parser_error", f"{type(exc).__name__}: {str(exc)[:200]}") from None
 
 
 @dataclass
@@ -154,7 +170,7 @@ def _iter_one(name, fh, fmt, ctx, stats, rejects, on_bytes) -> Iterator[LogRecor
         if parse is None:
             continue
         try:
-            rec = parse(line, ctx)
+            rec = parse_one(parse, line, ctx)
         except Skip as s:
             stats.skipped[s.reason] += 1
             continue
@@ -186,27 +202,48 @@ class BatchResult:
     fmt: str | None
 
 
+def _shown(value: object) -> str:
+    """Up to 1000 characters of a JSON value, for a reject record."""
+    try:
+        return json.dumps(value)[:1000]
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)[:1000]
+
+
 def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "http", limits: Limits | None = None,
                 max_line_bytes: int = 65536, header: str = "") -> BatchResult:
     """Parse one batch of a site's lines (the streaming ingest): records for status < 400,
-    every other line counted; rejects returned with their reason for the dead-letter topic."""
+    every other line counted; rejects returned with their reason for the dead-letter topic.
+    Raises nothing: whatever a line holds, it is a record, a skip or a reject (issue 16)."""
     ctx = Context(site, scheme if scheme in ("http", "https") else "http", limits or Limits())
     counts = {"lines": len(lines), "records": 0, "dropped_status": 0, "skipped": 0, "rejected": 0}
     rejects: list[tuple[str, str, str]] = []
-    texts = [ln for ln in lines[:SNIFF_LINES] if ln.strip() and len(ln) <= max_line_bytes]
+    usable = (ln for ln in lines if isinstance(ln, str) and ln.strip() and len(ln) <= max_line_bytes
+              and not has_surrogate(ln))
+    texts = list(itertools.islice(usable, SNIFF_LINES))
     if header and tsv_header(header) is not None:
         texts = [header] + texts
     chosen: str | None = fmt
     if fmt == "auto" or fmt not in PARSERS:
-        try:
-            chosen = sniff(texts, ctx) if texts else None
-        except ParseError:
-            chosen = None
+        # the first SNIFF_LINES usable lines decide; when nothing matches them (a run of junk), the
+        # next ones are tried, so junk at the head of a batch does not cost the good lines after it
+        chosen = None
+        sample = texts
+        while sample:
+            try:
+                chosen = sniff(sample, ctx)
+                break
+            except ParseError:
+                sample = list(itertools.islice(usable, SNIFF_LINES))
     if chosen == "tsv" and texts:
         ctx.tsv_columns = tsv_header(texts[0])
     records: list[tuple] = []
     parse = PARSERS.get(chosen) if chosen else None
     for line in lines:
+        if not isinstance(line, str):  # a raw message's list may hold anything (stream.records.decode_raw)
+            counts["rejected"] += 1
+            rejects.append(("not_a_string", f"a line of JSON type {type(line).__name__}", _shown(line)))
+            continue
         if not line.strip():
             counts["skipped"] += 1
             continue
@@ -214,12 +251,16 @@ def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "h
             counts["rejected"] += 1
             rejects.append(("oversized_line", f"{len(line)} characters", line[:1000]))
             continue
+        if has_surrogate(line):
+            counts["rejected"] += 1
+            rejects.append(("bad_encoding", "lone surrogate: not text", line))
+            continue
         if parse is None:
             counts["rejected"] += 1
             rejects.append(("unknown_format", "no known log format matches the batch", line))
             continue
         try:
-            rec = parse(line, ctx)
+            rec = parse_one(parse, line, ctx)
         except Skip:
             counts["skipped"] += 1
             continue

@@ -1,17 +1,21 @@
 """Typed Faust records for the topics, with pinned namespaces (docs/topics.md).  JSON on the wire.
 
-The raw topic is consumed as bytes and decoded here with :func:`decode_raw`, so junk on the topic
-(binary, wrong JSON, wrong types, oversize) becomes a counted reject with a reason, never a crash.
+The raw and frontier topics are consumed as bytes and decoded here (:func:`decode_raw`,
+:func:`decode_frontier`; candidate sets: :func:`decode_candidates`), so junk on a topic (binary,
+wrong JSON, NaN/Infinity/1e400, huge integers, deep nesting, wrong types, oversize) becomes a
+counted reject with a reason, never a crash: these functions raise nothing but ParseError.
 """
 
 from __future__ import annotations
 
-import json
+import re
 from typing import Any, List, Optional
 
 import faust
 
 from dust.errors import ParseError
+
+from .logformats import loads_strict
 
 
 class RawBatch(faust.Record, namespace="dustbuster.raw.v1", serializer="json"):
@@ -95,9 +99,11 @@ def decode_frontier(key: bytes | None, data: bytes | None, max_urls: int) -> tup
             raise ParseError("bad_record", "the key is not UTF-8") from None
     if text.lstrip().startswith(("{", "[", '"')):
         try:
-            obj = json.loads(text)
-        except ValueError:
-            raise ParseError("bad_json", "the message looks like JSON but does not parse") from None
+            obj = loads_strict(text)
+        except ParseError as exc:
+            if exc.reason == "bad_json":
+                raise ParseError("bad_json", "the message looks like JSON but does not parse") from None
+            raise
         if not isinstance(obj, dict):
             raise ParseError("bad_record", "a JSON frontier message must be an object")
         if "urls" in obj:
@@ -108,6 +114,8 @@ def decode_frontier(key: bytes | None, data: bytes | None, max_urls: int) -> tup
             raise ParseError("bad_record", "no 'url' or 'urls'")
         if isinstance(obj.get("site"), str) and not site:
             site = obj["site"].strip().lower() or None
+            if site is not None and (len(site) > 255 or not site.isprintable()):
+                raise ParseError("bad_record", "bad 'site'")
     else:
         urls = [u.strip() for u in text.splitlines() if u.strip()]
     if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
@@ -118,28 +126,42 @@ def decode_frontier(key: bytes | None, data: bytes | None, max_urls: int) -> tup
         raise ParseError("oversized", f"{len(urls)} URLs > {max_urls}")
     good, bad = [], []
     for u in urls:
-        if len(u) > MAX_URL_CHARS:
-            bad.append((u, "url_too_long"))
-        elif any(c in u for c in "\x00\x02\x03\n\r"):
-            bad.append((u, "bad_url"))
+        reason = url_problem(u)
+        if reason:
+            bad.append((u, reason))
         else:
             good.append(u)
     return site, good, bad
 
 
+#: characters no URL we canonicalize may hold: C0 controls (CR, LF, TAB, NUL...), DEL, and lone
+#: surrogates (not text).  Normalization would drop them silently, so they are rejected instead.
+_BAD_URL_CHAR = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be canonicalized (``url_too_long``, ``bad_url_char``, ``bad_url_surrogate``), or None."""
+    if len(url) > MAX_URL_CHARS:
+        return "url_too_long"
+    m = _BAD_URL_CHAR.search(url)
+    if m is None:
+        return None
+    return "bad_url_surrogate" if m.group() >= "\ud800" else "bad_url_char"
+
+
 def decode_raw(data: bytes | None, max_lines: int, max_line_bytes: int) -> RawBatch:
+    """A raw-topic message; raises ParseError with a reason.  ``lines`` must be a list; an element
+    that is not a string stays in it, for :func:`stream.reader.parse_lines` to reject alone, so one
+    bad line never costs the good lines of its message."""
     if data is None:
         raise ParseError("empty_message", "no value")
-    try:
-        obj = json.loads(data)
-    except (UnicodeDecodeError, ValueError):
-        raise ParseError("bad_json", "the message is not UTF-8 JSON") from None
+    obj = loads_strict(data)
     if not isinstance(obj, dict):
         raise ParseError("bad_record", "the message is not a JSON object")
     site, lines = obj.get("site"), obj.get("lines")
-    if not isinstance(site, str) or not site or len(site) > 255 or any(c in site for c in "/\x00 "):
+    if not isinstance(site, str) or not site or len(site) > 255 or any(c in site for c in "/\x00 ") or not site.isprintable():
         raise ParseError("bad_record", "missing or bad 'site'")
-    if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
+    if not isinstance(lines, list):
         raise ParseError("bad_record", "'lines' must be a list of strings")
     if len(lines) > max_lines:
         raise ParseError("oversized", f"{len(lines)} lines > {max_lines}")
@@ -150,12 +172,42 @@ def decode_raw(data: bytes | None, max_lines: int, max_line_bytes: int) -> RawBa
     header = obj.get("header", "")
     if not isinstance(header, str) or len(header) > max_line_bytes:
         raise ParseError("bad_record", "'header' must be a string")
-    try:
-        seq = int(obj.get("seq", 0) or 0)
-    except (TypeError, ValueError):
-        raise ParseError("bad_record", "'seq' must be an integer") from None
+    seq = obj.get("seq", 0) or 0
+    if isinstance(seq, str) and len(seq) <= 20 and seq.strip().lstrip("-").isdigit():
+        seq = int(seq)
+    elif isinstance(seq, float) and seq.is_integer():
+        seq = int(seq)
+    if not isinstance(seq, int) or isinstance(seq, bool):
+        raise ParseError("bad_record", "'seq' must be an integer")
+    source = obj.get("source", "")
     return RawBatch(site=site.lower(), lines=lines, format=fmt, scheme=scheme,
-                    source=str(obj.get("source", ""))[:200], seq=seq, header=header)
+                    source=(source if isinstance(source, str) else "")[:200], seq=seq, header=header)
+
+
+def decode_candidates(data: bytes | None) -> CandidateSet:
+    """A candidates-topic message (what a worker's window emits); raises ParseError with a reason.
+    Only the shape is checked here; each rule is parsed (and a bad one skipped) by the validator."""
+    if data is None:
+        raise ParseError("empty_message", "no value")
+    obj = loads_strict(data, surrogates=False)
+    if not isinstance(obj, dict):
+        raise ParseError("bad_record", "the message is not a JSON object")
+    site = obj.get("site")
+    if not isinstance(site, str) or not site or len(site) > 255 or not site.isprintable():
+        raise ParseError("bad_record", "missing or bad 'site'")
+    window = obj.get("window", 0)
+    if not isinstance(window, int) or isinstance(window, bool):
+        raise ParseError("bad_record", "'window' must be an integer")
+    rules, params = obj.get("rules", []), obj.get("param_rules", [])
+    tests = obj.get("test_urls", [])
+    if not isinstance(rules, list) or not isinstance(params, list):
+        raise ParseError("bad_record", "'rules' and 'param_rules' must be lists")
+    if not all(isinstance(r, dict) for r in rules) or not all(isinstance(r, dict) for r in params):
+        raise ParseError("bad_record", "every rule must be a JSON object")
+    if not isinstance(tests, list):
+        raise ParseError("bad_record", "'test_urls' must be a list of strings")
+    return CandidateSet(site=site.lower(), window=window, rules=rules, param_rules=params, stats=obj.get("stats"),
+                        params=obj.get("params"), test_urls=[u for u in tests if isinstance(u, str) and url_problem(u) is None])
 
 
 def encode(record: faust.Record) -> bytes:
