@@ -8,9 +8,12 @@
 | ``GET /healthz`` | 200 once the rules topic has been read to its end, else 503 (never needs the token) |
 | ``GET /metrics`` | Prometheus text format (stream/metrics.py) |
 
-Errors are JSON ``{"error": "..."}`` with a 4xx status: 400 malformed body, 401 missing or wrong
-bearer token (when ``DUST_API_TOKEN`` is set), 404 unknown site or route, 405 wrong method, 413 a
-batch over ``DUST_API_MAX_BATCH`` URLs or a body over 16 MiB.
+Errors are JSON ``{"error": "...", "reason": "..."}`` with a 4xx/5xx status: 400 malformed body
+(not UTF-8, not strict JSON, nested too deep, NaN/Infinity/1e400, a URL with a control character or
+a lone surrogate, a body whose ``Content-Encoding`` does not decode), 401 missing or wrong bearer
+token (when ``DUST_API_TOKEN`` is set), 404 unknown site or route, 405 wrong method, 408 a body not
+received within ``body_timeout_s``, 413 a batch over ``DUST_API_MAX_BATCH`` URLs or a body over
+16 MiB, 500 a bug (logged).  Every rejection is counted in ``dust_api_rejects_total{reason}``.
 """
 
 from __future__ import annotations
@@ -23,63 +26,122 @@ from typing import Callable
 
 from aiohttp import web
 
+from dust.errors import ParseError
 from dust.rulebook import RuleBook
+from stream.logformats import loads_strict
 from stream.metrics import CONTENT_TYPE, Metrics
-from stream.records import MAX_URL_CHARS
+from stream.records import MAX_URL_CHARS, url_problem
 
 log = logging.getLogger(__name__)
 
 MAX_BODY = 16 * 1024 * 1024
+BODY_TIMEOUT_S = 30.0  #: a request body must arrive within this many seconds (else 408)
 OPEN_PATHS = frozenset({"/healthz"})
 
 
-def _error(status: int, message: str, **headers: str) -> web.Response:
-    return web.json_response({"error": message}, status=status, headers=headers or None)
+class RequestError(ParseError):
+    """A request the API refuses: an HTTP status, a reason (the metrics label) and a message."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(reason, message)
+        self.status = status
+        self.message = message
+
+
+def _error(status: int, message: str, reason: str = "", **headers: str) -> web.Response:
+    body = {"error": message} | ({"reason": reason} if reason else {})
+    return web.json_response(body, status=status, headers=headers or None)
+
+
+_URL_PROBLEMS = {"url_too_long": f"is longer than {MAX_URL_CHARS} characters",
+                 "bad_url_char": "holds a control character (CR, LF, TAB, NUL...)",
+                 "bad_url_surrogate": "holds a lone surrogate (not text)"}
+
+
+def parse_canonicalize_body(raw: bytes, max_batch: int) -> tuple[list[str], str | None, bool | None]:
+    """``(urls, site, normalize)`` of a ``POST /canonicalize`` body; raises RequestError (and
+    nothing else) for a body the API refuses."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RequestError(400, "bad_encoding", "the body is not UTF-8") from None
+    try:
+        body = loads_strict(text.removeprefix("\ufeff"))
+    except ParseError as exc:
+        what = {"too_deep": "is nested too deeply", "non_finite_number": "holds NaN, Infinity or a number out of range",
+                "number_out_of_range": "holds an integer of more than 64 bits"}.get(exc.reason)
+        if what is None:
+            raise RequestError(400, "bad_json", 'the body must be JSON: {"urls": ["http://..."], "site": optional}') from None
+        raise RequestError(400, exc.reason, f"the body {what}") from None
+    if not isinstance(body, dict):
+        raise RequestError(400, "bad_request", 'the body must be a JSON object with a "urls" list')
+    urls = body.get("urls")
+    if not isinstance(urls, list):
+        raise RequestError(400, "bad_request", '"urls" must be a list of URL strings')
+    if len(urls) > max_batch:
+        raise RequestError(413, "batch_too_large", f"{len(urls)} URLs in one batch; at most {max_batch}")
+    for i, u in enumerate(urls):
+        if not isinstance(u, str):
+            raise RequestError(400, "bad_request", f"urls[{i}] is not a string")
+        problem = url_problem(u)
+        if problem is not None:
+            raise RequestError(400, problem, f"urls[{i}] {_URL_PROBLEMS[problem]}")
+    site = body.get("site")
+    if site is not None and (not isinstance(site, str) or not site.strip() or not site.isprintable()):
+        raise RequestError(400, "bad_request", '"site" must be a non-empty string')
+    norm = body.get("normalize")
+    if norm is not None and not isinstance(norm, bool):
+        raise RequestError(400, "bad_request", '"normalize" must be true or false')
+    return urls, site, norm
 
 
 def make_api(book: RuleBook, metrics: Metrics, *, ready: Callable[[], bool] = lambda: True, token: str = "",
-             max_batch: int = 10000) -> web.Application:
+             max_batch: int = 10000, body_timeout_s: float = BODY_TIMEOUT_S) -> web.Application:
+    def refuse(status: int, reason: str, message: str, **headers: str) -> web.Response:
+        metrics.api_rejects.labels(reason).inc()
+        return _error(status, message, reason, **headers)
+
     @web.middleware
     async def guard(request: web.Request, handler):
         if token and request.path not in OPEN_PATHS:
             auth = request.headers.get("Authorization", "")
             given = auth[7:] if auth.startswith("Bearer ") else ""
-            if not hmac.compare_digest(given.encode(), token.encode()):
-                return _error(401, "a valid 'Authorization: Bearer <token>' header is required",
+            if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode()):
+                return refuse(401, "unauthorized", "a valid 'Authorization: Bearer <token>' header is required",
                               **{"WWW-Authenticate": 'Bearer realm="dustbuster"'})
         try:
             return await handler(request)
+        except RequestError as exc:
+            resp = refuse(exc.status, exc.reason, exc.message)
+            if exc.reason in ("bad_content_encoding", "body_timeout"):
+                resp.force_close()  # the rest of the body cannot be trusted or will not come: no keep-alive
+            return resp
         except web.HTTPRequestEntityTooLarge:
-            return _error(413, f"request body over {MAX_BODY} bytes")
+            return refuse(413, "body_too_large", f"request body over {MAX_BODY} bytes")
         except web.HTTPException as exc:
             if exc.status >= 400:
-                return _error(exc.status, exc.reason)
+                return refuse(exc.status, f"http_{exc.status}", exc.reason)
             raise
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("API request %s %s failed", request.method, request.path)
+            return refuse(500, "internal_error", "internal error (logged by the worker)")
+
+    async def read_body(request: web.Request) -> bytes:
+        try:
+            return await asyncio.wait_for(request.read(), body_timeout_s)
+        except asyncio.TimeoutError:
+            raise RequestError(408, "body_timeout", f"the request body did not arrive within {body_timeout_s:g} s") from None
+        except (web.HTTPException, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # aiohttp's RequestPayloadError: bad gzip/deflate, a truncated chunk
+            log.info("unreadable request body: %s", exc)
+            raise RequestError(400, "bad_content_encoding", "the body could not be read: bad Content-Encoding "
+                               "or transfer encoding") from None
 
     async def canonicalize(request: web.Request) -> web.Response:
-        raw = await request.read()
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            return _error(400, 'the body must be JSON: {"urls": ["http://..."], "site": optional}')
-        if not isinstance(body, dict):
-            return _error(400, 'the body must be a JSON object with a "urls" list')
-        urls = body.get("urls")
-        if not isinstance(urls, list):
-            return _error(400, '"urls" must be a list of URL strings')
-        if len(urls) > max_batch:
-            return _error(413, f"{len(urls)} URLs in one batch; at most {max_batch}")
-        for i, u in enumerate(urls):
-            if not isinstance(u, str):
-                return _error(400, f"urls[{i}] is not a string")
-            if len(u) > MAX_URL_CHARS:
-                return _error(400, f"urls[{i}] is longer than {MAX_URL_CHARS} characters")
-        site = body.get("site")
-        if site is not None and (not isinstance(site, str) or not site.strip()):
-            return _error(400, '"site" must be a non-empty string')
-        norm = body.get("normalize")
-        if norm is not None and not isinstance(norm, bool):
-            return _error(400, '"normalize" must be true or false')
+        urls, site, norm = parse_canonicalize_body(await read_body(request), max_batch)
         results = []
         for k, u in enumerate(urls):
             results.append(book.canonicalize(u, site, norm).to_json())
@@ -120,7 +182,10 @@ def make_api(book: RuleBook, metrics: Metrics, *, ready: Callable[[], bool] = la
 
 
 def register(app, settings, book: RuleBook, follower, metrics: Metrics) -> None:
-    """Serve the API from the worker (``DUST_API_PORT``; 0 = off)."""
+    """Serve the API from the worker (``DUST_API_PORT``; 0 = off).  Rule-set records the follower
+    skips are counted in ``dust_rule_sets_rejected_total{reason}`` whether or not the API is on."""
+    if follower is not None and follower.on_reject is None:
+        follower.on_reject = lambda reason, site: metrics.rule_sets_rejected.labels(reason).inc()
     if not settings.api_port:
         return
 
@@ -128,7 +193,9 @@ def register(app, settings, book: RuleBook, follower, metrics: Metrics) -> None:
     async def serve_api() -> None:
         api = make_api(book, metrics, ready=follower.ready.is_set if follower else (lambda: True), token=settings.api_token,
                        max_batch=settings.api_max_batch)
-        runner = web.AppRunner(api, access_log=None)
+        # lingering_time=0: a request whose body was refused unread (bad Content-Encoding, 408) has its
+        # connection closed after the JSON answer instead of aiohttp reading on (and logging the error)
+        runner = web.AppRunner(api, access_log=None, lingering_time=0)
         await runner.setup()
         try:
             await web.TCPSite(runner, settings.api_host, settings.api_port).start()

@@ -11,6 +11,7 @@ from pathlib import Path
 from dust.errors import DustError
 from dust.export import FORMATS
 from dust.params import DustParams
+from stream.logformats import has_surrogate
 
 EPILOG_CANON = """\
 examples:
@@ -108,10 +109,36 @@ def _read_doc(path: str) -> dict:
 
 
 def _topic_sets(a) -> dict[str, dict]:
-    from stream.consume import latest_by_key
+    """Every site's current rule set on the rules topic, as a worker holds it: a record the rule
+    book refuses (stream.rulesview's strict decoding: Infinity, NaN, 1e400, deep nesting...; then
+    dust.admission) is skipped with a warning, and its site keeps its previous set."""
+    from dust.rulebook import RuleBook
+    from stream.rulesview import RulesFollower, topic_partitions
 
     s = _settings(a)
-    return asyncio.run(latest_by_key(s.kafka_bootstrap, s.rules_topic))
+    check = RuleBook(getattr(a, "ma", DustParams().ma))
+    out: dict[str, dict] = {}
+
+    def update(site: str, doc: dict | None) -> None:
+        check.update(site, doc)  # raises for a set the workers would not apply: the follower skips it
+        if doc is None:
+            out.pop(site, None)
+        else:
+            out[site] = doc
+
+    async def run() -> None:
+        if not await topic_partitions(s.kafka_bootstrap, s.rules_topic):
+            return
+        f = RulesFollower(s.kafka_bootstrap, s.rules_topic, update)
+        await f.start()
+        try:
+            while not f.ready.is_set():
+                await f.poll()
+        finally:
+            await f.stop()
+
+    asyncio.run(run())
+    return out
 
 
 def _book(a, include_invalid: bool):
@@ -124,8 +151,8 @@ def _book(a, include_invalid: bool):
         for site, doc in _topic_sets(a).items():
             try:
                 book.update(site, doc)
-            except DustError as exc:
-                sys.stderr.write(f"warning: skipping the rule set of {site}: {exc}\n")
+            except Exception as exc:  # whatever a record on the topic holds, the other sites still apply
+                sys.stderr.write(f"warning: skipping the rule set of {site}: {type(exc).__name__}: {str(exc)[:300]}\n")
     else:
         doc = _read_doc(a.rules)
         a.site = (a.site or doc.get("site") or "rules-file").lower()  # every URL gets the file's rules
@@ -169,21 +196,32 @@ def cmd_canonize(a: argparse.Namespace) -> int:
 
 
 def _print_set(site: str, doc: dict | None) -> None:
-    """One line of ``dustbuster rules``: the RuleSet (without faust's namespace), or a deletion."""
+    """One line of ``dustbuster rules``: the RuleSet (without faust's namespace), or a deletion.
+    Always strict JSON: a value JSON cannot hold (Infinity, NaN) is a warning, never printed."""
     line = {"site": site, "deleted": True} if doc is None else {k: v for k, v in doc.items() if k != "__faust"} | {"site": site}
-    print(json.dumps(line, ensure_ascii=False), flush=True)
+    try:
+        text = json.dumps(line, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        sys.stderr.write(f"warning: the rule set of {site} is not printable as JSON ({exc}); skipped\n")
+        return
+    if has_surrogate(text):  # not UTF-8 text: escape it
+        text = json.dumps(line, allow_nan=False)
+    print(text, flush=True)
 
 
 def cmd_rules(a: argparse.Namespace) -> int:
+    from dust.rulebook import RuleBook
     from stream.rulesview import RulesFollower
 
     s = _settings(a)
     want = a.site.lower() if a.site else None
     found: dict[str, dict] = {}
+    check = RuleBook()
 
     def show(site: str, doc: dict | None) -> None:
         if want and site != want:
             return
+        check.update(site, doc)  # a set the workers would refuse raises: skipped, the previous one stays
         if doc is None:
             found.pop(site, None)
         else:

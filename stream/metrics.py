@@ -14,6 +14,8 @@ Counters named after what the issue asks a dashboard to show:
 | dust_canonizations_total | source (frontier, api) | URLs canonicalized |
 | dust_duplicates_skipped_total | | frontier URLs whose canonical URL was already seen |
 | dust_rejects_total | reason | rejected messages and lines |
+| dust_rule_sets_rejected_total | reason | rules-topic records skipped (bad JSON, non-finite numbers, deep nesting, a rule set the rule book refuses...) |
+| dust_api_rejects_total | reason | API requests refused (bad_json, too_deep, bad_url_char, body_timeout, unauthorized, internal_error...) |
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ class Metrics:
         self.canonizations = Counter("dust_canonizations", "URLs canonicalized", ["source"], registry=r)
         self.duplicates_skipped = Counter("dust_duplicates_skipped", "Frontier URLs already seen", registry=r)
         self.rejects = Counter("dust_rejects", "Rejected messages and lines", ["reason"], registry=r)
+        self.rule_sets_rejected = Counter("dust_rule_sets_rejected", "Rules-topic records skipped, by reason",
+                                          ["reason"], registry=r)
+        self.api_rejects = Counter("dust_api_rejects", "API requests refused, by reason", ["reason"], registry=r)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -9,35 +9,88 @@ worker does not canonicalize a frontier with rules it has not read yet.  A faust
 keep a second changelog copy of the same compacted topic; reading the topic itself is simpler.
 
 Values are RuleSet JSON (docs/topics.md); a tombstone (null) removes the site.  A value that is
-not a valid rule set is counted, logged and skipped: the site keeps its previous set.
+not a valid rule set is counted (by reason, in ``rejected``), logged and skipped: the site keeps
+its previous set.  No record can stop the follower (issue 16): the value is parsed strictly
+(:func:`decode_rules_record`: no NaN/Infinity/1e400, no integer over 64 bits, no deep nesting)
+and *any* exception of the update callback (the rule book's parsing and admission) is a skip too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from typing import Callable
+from collections import Counter
+from typing import Any, Callable
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
-from dust.errors import DustError, StreamError
+from dust.errors import DustError, ParseError, StreamError
+
+from .logformats import loads_strict
 
 log = logging.getLogger(__name__)
 
 Update = Callable[[str, "dict | None"], None]
+Rejected = Callable[[str, str], None]  #: (reason, site)
+
+
+def decode_rules_record(key: bytes | None, value: bytes | None) -> tuple[str, dict | None]:
+    """``(site, document or None for a tombstone)`` of a rules-topic (or candidates-topic) record.
+    Raises ParseError (reasons ``no_site``, ``bad_json``, ``too_deep``, ``non_finite_number``,
+    ``number_out_of_range``, ``bad_encoding``, ``bad_record``) and nothing else."""
+    try:
+        site = (key or b"").decode("utf-8").strip().lower()
+    except UnicodeDecodeError:
+        raise ParseError("no_site", "the key is not UTF-8") from None
+    if not site:
+        raise ParseError("no_site", "a record without a site key")
+    if len(site) > 255 or not site.isprintable():
+        raise ParseError("no_site", "the key is not a site name")
+    if value is None:
+        return site, None
+    doc = loads_strict(value, surrogates=False)
+    if not isinstance(doc, dict):
+        raise ParseError("bad_record", "the value is not a JSON object")
+    _check_shape(doc)
+    return site, doc
+
+
+def _check_shape(doc: dict[str, Any]) -> None:
+    """The fields every consumer reads without further checks: ``rules``/``param_rules`` lists of
+    objects, ``version`` an integer.  The rest (each rule, admission) is the rule book's."""
+    for name in ("rules", "param_rules"):
+        v = doc.get(name)
+        if v is not None and not (isinstance(v, list) and all(isinstance(r, dict) for r in v)):
+            raise ParseError("bad_record", f"'{name}' must be a list of JSON objects")
+    version = doc.get("version")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        raise ParseError("bad_record", "'version' must be an integer")
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, ParseError):
+        return exc.reason
+    reason = getattr(exc, "reason", None)
+    if isinstance(reason, str) and reason:
+        return reason
+    if isinstance(exc, DustError):
+        return "bad_rule_set"
+    return "error_" + type(exc).__name__  # a consumer bug, still not a crash
 
 
 class RulesFollower:
-    def __init__(self, bootstrap: str, topic: str, on_update: Update, poll_ms: int = 250) -> None:
+    def __init__(self, bootstrap: str, topic: str, on_update: Update, poll_ms: int = 250,
+                 on_reject: Rejected | None = None) -> None:
         self.bootstrap = bootstrap
         self.topic = topic
         self.on_update = on_update
+        self.on_reject = on_reject  #: called with (reason, site) for each skipped record (metrics)
         self.poll_ms = poll_ms
         self.ready = asyncio.Event()
         self.read = 0
         self.bad = 0
+        self.rejected: Counter[str] = Counter()
         self._consumer: AIOKafkaConsumer | None = None
         self._ends: dict[TopicPartition, int] = {}
 
@@ -83,19 +136,27 @@ class RulesFollower:
         await self._check_ready()
         return n
 
-    def apply(self, key: bytes | None, value: bytes | None, where: str = "") -> None:
+    def apply(self, key: bytes | None, value: bytes | None, where: str = "") -> bool:
+        """Apply one record; False when it was skipped (counted in ``bad`` and ``rejected``).
+        Never raises (but for KeyboardInterrupt and the like): one record cannot stop a follower."""
         self.read += 1
-        site = (key or b"").decode("utf-8", "replace").strip().lower()
+        site = (key or b"").decode("utf-8", "replace").strip().lower()[:255]
         try:
-            if not site:
-                raise DustError("a rules record without a site key")
-            doc = None if value is None else json.loads(value)
-            if doc is not None and not isinstance(doc, dict):
-                raise DustError("the value is not a JSON object")
+            site, doc = decode_rules_record(key, value)
             self.on_update(site, doc)
-        except (ValueError, DustError) as exc:
+            return True
+        except Exception as exc:
+            reason = _reason(exc)
             self.bad += 1
-            log.warning("skipping a bad rules record %s (site %r): %s", where, site, exc)
+            self.rejected[reason] += 1
+            log.warning("skipping a bad rules record %s (site %r): %s", where, site,
+                        str(exc)[:300] if isinstance(exc, ParseError) else f"{reason}: {str(exc)[:300]}")
+            if self.on_reject is not None:
+                try:
+                    self.on_reject(reason, site)
+                except Exception:
+                    log.exception("the rejection hook failed")
+            return False
 
     async def run(self) -> None:
         """Follow the topic until cancelled; a broker hiccup is retried."""
