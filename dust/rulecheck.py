@@ -7,13 +7,14 @@ wrong canonicalizer: ``"$" → "?utm_source=feed0$"`` never changes a page, yet 
 at every iteration and are forms no crawler meets.  These checks close that gap:
 
 * :func:`self_feeding`: a rule whose α is empty (or only an anchor) or occurs in its own β fires
-  again on its output;
+  again on its output; :func:`breaks_urls`: a rule turns an absolute URL into a non-URL;
 * :func:`unobserved_output`: an expanding rule must map the test URLs mostly to URLs observed in
   the log (share ≥ :data:`MIN_OBSERVED_SHARE`): a canonical form should be a URL the site serves
   and crawlers meet, not an invention;
 * :func:`drop_inverses`: of two rules that undo each other (α→β and β→α) the later one goes;
 * :func:`drop_non_converging`: every test URL must reach a fixed point before MA iterations (then
   canon(canon(u)) = canon(u)); the rule that keeps a cycle going is dropped;
+* :func:`drop_url_breaking`: canonization by the whole set must keep absolute URLs absolute;
 * :func:`drop_unused`: a rule that never changes a test URL once the rules before it (in
   canonization order) have run is subsumed, and a parameter *replace* rule goes when removing the
   same parameter is valid (``sid=* → sid=02ec4e`` next to ``remove sid=*``).
@@ -182,13 +183,58 @@ def drop_unused(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> tup
     return kept, dropped
 
 
+def breaks_urls(rule: Rule, urls: Iterable[str]) -> str | None:
+    """Why ``rule`` turns an absolute URL into something that is not one (None: it does not)."""
+    for u in urls:
+        if "://" in u and _absolute(u):
+            v = canonical(u, [rule], ma=1)
+            if v != u and not _absolute(v):
+                return f"not_a_url: {u} becomes {v}"
+    return None
+
+
+def _breaking_step(url: str, rules: Sequence[Rule], ma: int) -> int | None:
+    """Index of the rule whose application first turns ``url`` (absolute) into a non-URL during
+    its canonization; None when canonization keeps it a URL."""
+    w = START + url + END
+    for _ in range(ma):
+        prev = w
+        for i, r in enumerate(rules):
+            nw = r.apply_internal(w)
+            if nw != w:
+                w = nw
+                if not _absolute(w[1:-1]):
+                    return i
+        if w == prev:
+            break
+    return None
+
+
+def drop_url_breaking(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> tuple[list[Rule], Dropped]:
+    """Rules that, composed with the others, turn a test URL into a non-URL (each rule alone may
+    not: ``"/www." → "/"`` after ``"^http:/" → "^http:"``...): the rule blamed most goes, until none."""
+    kept, dropped = list(rules), []
+    urls = [u for u in dict.fromkeys(urls) if "://" in u and _absolute(u)]
+    while kept:
+        canon = Canonizer(kept, ma)
+        bad = [u for u in urls if not _absolute(canon(u))]
+        if not bad:
+            break
+        blame = Counter(i for u in bad[:50] if (i := _breaking_step(u, kept, ma)) is not None)
+        i = max(blame, key=lambda k: (blame[k], k)) if blame else len(kept) - 1
+        dropped.append((kept[i], f"not_a_url: with the rules before it, {bad[0]} becomes {canon(bad[0])}"))
+        del kept[i]
+    return kept, dropped
+
+
 def check_static(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> tuple[list[Rule], Dropped]:
-    """All fetch-free checks, in order: self-feeding, inverses, convergence, subsumption."""
+    """All fetch-free checks, in order: self-feeding or URL-breaking rules, inverses, convergence,
+    URL-breaking compositions, subsumption."""
     urls = list(dict.fromkeys(urls))
     dropped: Dropped = []
     kept = []
     for r in rules:
-        why = self_feeding(r)
+        why = self_feeding(r) or breaks_urls(r, urls)
         if why:
             dropped.append((r, why))
         else:
@@ -197,9 +243,12 @@ def check_static(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> tu
     dropped += d
     kept, d = drop_non_converging(kept, urls, ma)
     dropped += d
+    kept, d = drop_url_breaking(kept, urls, ma)
+    dropped += d
     kept, d = drop_unused(kept, urls, ma)
     return kept, dropped + d
 
 
-__all__ = ["MIN_OBSERVED_SHARE", "UNSAFE_CHANGED_SHARE", "UNSAFE_OBSERVED_SHARE", "unsafe_candidate", "check_static", "cycle_culprit", "drop_inverses", "drop_non_converging",
+__all__ = ["MIN_OBSERVED_SHARE", "UNSAFE_CHANGED_SHARE", "UNSAFE_OBSERVED_SHARE", "breaks_urls", "unsafe_candidate",
+           "check_static", "cycle_culprit", "drop_url_breaking", "drop_inverses", "drop_non_converging",
            "drop_unused", "non_converging", "self_feeding", "unobserved_output"]

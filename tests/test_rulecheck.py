@@ -143,3 +143,34 @@ def test_a_self_feeding_reverse_is_invalid_without_a_fetch():
     assert shrink.valid is False                                      # /old/1 → /1: no such page
     assert grow.rule.text == '"/" → "/old/"' and grow.valid is False and grow.fetches == 0
     assert grow.reason.startswith("self_feeding")
+
+
+# ------------------------------------------------------------------ real logs
+
+@pytest.mark.parametrize("name", ["monitorware", "semicomplete", "secrepo", "nasa", "netarchive", "cdx"])
+def test_real_log_candidates_as_a_set_pass_checks_after_the_static_checks(name):
+    """Worst case: every mined candidate of a real log taken as valid.  After the fetch-free checks
+    the set converges and is idempotent on every URL of the log, never breaks a URL, and keeps at
+    least the redundancy of the whole candidate list where that list broke no URL."""
+    from dust.canonize import redundancy
+    from dust.mine import mine
+    from dust.rulecheck import breaks_urls
+    from stream.reader import read_urllist
+    from tests.realruns import LOGS, RUNS
+
+    files, site = RUNS[name]
+    ul, _ = read_urllist([LOGS / f for f in files], site=site)
+    r = mine(ul)
+    rules = r.param_rules() + r.substring_rules()
+    urls = list(ul)
+    kept, dropped = check_static(rules, urls)
+    assert len(kept) + len(dropped) == len(rules) and kept
+    canon = Canonizer(kept)
+    for u in urls:
+        c = canon.canonize(u)
+        assert c.converged and canon(c.url) == c.url, (u, c)
+        assert "://" not in u or "://" in c.url
+    assert all(breaks_urls(x, urls) is None for x in kept)
+    everything = Canonizer(rules)
+    if all("://" in everything(u) for u in urls):  # the whole list broke no URL: nothing of its reach is lost
+        assert redundancy(urls, kept).discovered_redundancy >= redundancy(urls, rules).discovered_redundancy
