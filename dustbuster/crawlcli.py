@@ -8,27 +8,34 @@ import json
 import sys
 from pathlib import Path
 
-from dust.errors import DustError
+from collections import Counter
+
+from dust.errors import DustError, RuleError
 from dust.export import FORMATS
 from dust.params import DustParams
 from stream.logformats import has_surrogate
 
 EPILOG_CANON = """\
 examples:
-  dustbuster mine access.log --site s.com --json > rules.json
+  dustbuster validate access.log --site s.com --sites sites.json -o rules.json
   cut -f1 urls.txt | dustbuster canonize --rules rules.json > canonical.txt
+  dustbuster mine access.log --site s.com --json > cands.json
+  cut -f1 urls.txt | dustbuster canonize --rules cands.json --unvalidated   # candidates: at your risk
   dustbuster canonize --from-topic --tsv < frontier.txt      # every site's current validated rules
 Reads one URL a line on stdin, writes its canonical URL (or, with --tsv, URL<TAB>canonical).
 At the end the discovered redundancy (WWW 2007 §3 "Metrics") is reported on stderr.
+Only validated rules apply (status 'valid'); a set that fails admission (a rule that feeds itself,
+non-convergence, non-URLs, off-site hosts: docs/canonizer.md) is an error.
 --from-topic normalizes first (RFC 3986, as the workers do; --no-normalize turns it off);
 --rules does not unless --normalize (a mine document describes raw log URLs).
 """
 
 EPILOG_RULES = """\
 examples:
-  dustbuster rules                          # every site's current rule set, one JSON a line
+  dustbuster rules                          # every site's current rule set, with evidence
   dustbuster rules --site forum.test --follow   # then each new version as it is published
-A tombstone (the site lost its rules) prints {"site": ..., "deleted": true}.
+  dustbuster rules --json                   # one RuleSet JSON document a line
+A tombstone (the site lost its rules) prints "site: deleted" ({"site": ..., "deleted": true} with --json).
 """
 
 EPILOG_EXPORT = """\
@@ -56,15 +63,20 @@ def add_commands(sub, common) -> None:
     c.add_argument("--ma", type=int, default=DustParams().ma, help="max iterations (default %(default)s)")
     c.add_argument("--tsv", action="store_true", help="write URL<TAB>canonical")
     c.add_argument("--json", action="store_true", help="write one JSON object a line (url, canonical, rules, version)")
-    c.add_argument("--include-invalid", action="store_true", help="also apply rules whose status is invalid")
+    c.add_argument("--unvalidated", action="store_true",
+                   help="with --rules: also apply rules that are not validated (mine's 'likely' candidates, even "
+                   "'invalid' ones) and print how many URLs each rule changed; by default only 'valid' rules apply")
     c.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
 
-    r = sub.add_parser("rules", parents=[common], help="print the current validated rule sets (JSON)",
+    r = sub.add_parser("rules", parents=[common], help="print the current validated rule sets",
                        description="Read the compacted rules topic from the start and print each site's current "
-                       "RuleSet, one JSON document a line; with --follow keep printing new versions.",
+                       "rule set: each rule with its evidence (positives/negatives of its validation, test URLs it "
+                       "changes, a sample pair), or with --json one RuleSet document a line; with --follow keep "
+                       "printing new versions.",
                        epilog=EPILOG_RULES, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("--site", help="only this site")
     r.add_argument("--follow", action="store_true", help="keep following the topic (Ctrl-C to stop)")
+    r.add_argument("--json", action="store_true", help="one RuleSet JSON document a line (for programs)")
     r.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
 
     e = sub.add_parser("export", parents=[common], help="write a site's rules for Nutch or ClearURLs",
@@ -78,7 +90,8 @@ def add_commands(sub, common) -> None:
     src.add_argument("--from-topic", action="store_true", help="the site's current rule set from the rules topic")
     e.add_argument("--site", required=True, help="the site whose rules to export")
     e.add_argument("-o", "--output", help="write here instead of stdout")
-    e.add_argument("--include-invalid", action="store_true", help="also export rules whose status is invalid")
+    e.add_argument("--unvalidated", action="store_true",
+                   help="also export rules that are not validated (status 'likely' or 'invalid')")
     e.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
 
     f = sub.add_parser("frontier", parents=[common], help="send URLs to the frontier topic (canonized by workers)",
@@ -141,7 +154,40 @@ def _topic_sets(a) -> dict[str, dict]:
     return out
 
 
-def _book(a, include_invalid: bool):
+def _valid_only(doc: dict, unvalidated: bool) -> tuple[dict, int]:
+    """The document with only its ``valid`` rules (all of them when ``unvalidated``), and how
+    many were left out."""
+    from dust.rules import rules_from_document
+
+    rules_from_document(doc)  # a malformed rule is an error, whatever its status
+    if unvalidated:
+        return doc, 0
+    out, skipped = dict(doc), 0
+    for key in ("rules", "param_rules"):
+        if isinstance(doc.get(key), list):
+            out[key] = [r for r in doc[key] if isinstance(r, dict) and r.get("status") == "valid"]
+            skipped += len(doc[key]) - len(out[key])
+    return out, skipped
+
+
+def _screened(site: str, doc: dict, ma: int, quiet: bool) -> dict:
+    """Unvalidated rules that would mangle URLs on their own (dust.admission.screen_rules) are left
+    out, with a warning each."""
+    from dust.admission import screen_rules
+    from dust.rules import ParamRule, rules_from_document
+
+    try:
+        ok, bad = screen_rules(site, rules_from_document(doc), ma)
+    except RuleError as exc:
+        raise DustError(f"bad rule document: {exc}") from None
+    for r, why in bad:
+        if not quiet:
+            sys.stderr.write(f"warning: not applying {r.text}: {why}\n")
+    return dict(doc, param_rules=[r.to_json() for r in ok if isinstance(r, ParamRule)],
+                rules=[r.to_json() for r in ok if not isinstance(r, ParamRule)])
+
+
+def _book(a, unvalidated: bool):
     """A rule book (site → rules) from --rules or --from-topic."""
     from dust.rulebook import RuleBook
 
@@ -156,16 +202,27 @@ def _book(a, include_invalid: bool):
     else:
         doc = _read_doc(a.rules)
         a.site = (a.site or doc.get("site") or "rules-file").lower()  # every URL gets the file's rules
-        book.update(a.site, doc, include_invalid)
+        doc, skipped = _valid_only(doc, unvalidated)
+        if unvalidated:
+            doc = _screened(a.site, doc, a.ma, a.quiet)
+        if skipped and not a.quiet:
+            sys.stderr.write(f"note: {skipped} rules of {a.rules} are not validated and are not applied "
+                             "(--unvalidated applies them)\n")
+        try:
+            book.update(a.site, doc, unvalidated)
+        except RuleError as exc:
+            raise DustError(f"the rules of {a.rules} are not applied: {exc}") from None
     return book, [r for sr in book.sites.values() for r in sr.rules]
 
 
 def cmd_canonize(a: argparse.Namespace) -> int:
     from dust.canonize import Redundancy
 
-    book, rules = _book(a, a.include_invalid)
-    if any(r.status == "likely" for r in rules) and not a.quiet:
-        sys.stderr.write("note: applying rules that are likely but not validated (status 'likely')\n")
+    book, rules = _book(a, a.unvalidated)
+    unchecked = [r for r in rules if r.status != "valid"]
+    if unchecked and not a.quiet:
+        sys.stderr.write(f"warning: applying {len(unchecked)} rules that are not validated (--unvalidated)\n")
+    changed: Counter = Counter()
     before: set[str] = set()
     after: set[str] = set()
     n = unconverged = 0
@@ -177,6 +234,7 @@ def cmd_canonize(a: argparse.Namespace) -> int:
         n += 1
         res = book.canonicalize(url, a.site)
         unconverged += not res.converged
+        changed.update(set(res.rules))
         before.add(url)
         after.add(res.canonical)
         if a.json:
@@ -192,6 +250,10 @@ def cmd_canonize(a: argparse.Namespace) -> int:
             + (f"; {unconverged} stopped at MA={a.ma}" if unconverged else "")
             + ")\n"
         )
+        if unchecked:
+            sys.stderr.write("URLs changed by each rule (not validated: check before you trust them):\n")
+            for r in rules:
+                sys.stderr.write(f"{changed[r.text]:>8}  {r.text}  [{r.status}]\n")
     return 0
 
 
@@ -207,6 +269,38 @@ def _print_set(site: str, doc: dict | None) -> None:
     if has_surrogate(text):  # not UTF-8 text: escape it
         text = json.dumps(line, allow_nan=False)
     print(text, flush=True)
+
+
+def _print_readable(site: str, doc: dict | None) -> None:
+    """A site's rule set for a person: each rule with the evidence of its validation."""
+    import time as _time
+
+    if doc is None:
+        print(f"{site}: deleted (no valid rules any more)", flush=True)
+        return
+    try:
+        from dust.rules import rules_from_document
+
+        rules = rules_from_document(doc)
+        stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
+        created = doc.get("created")
+        when = _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(created)) if isinstance(created, (int, float)) else "?"
+        sc = stats.get("set_check") if isinstance(stats.get("set_check"), dict) else {}
+        check = (f"; the whole set checked on {sc.get('positives', 0) + sc.get('negatives', 0)} URLs: "
+                 f"{sc.get('positives', 0)} same page, {sc.get('negatives', 0)} not") if sc else ""
+        print(f"{site}  v{doc.get('version')}  published {when}: {len(rules)} rules"
+              f" ({stats.get('fetches', '?')} pages fetched{check})", flush=True)
+        for k, r in enumerate(rules, 1):
+            ev = r.evidence if isinstance(r.evidence, dict) else {}
+            print(f"  {k:>3}. {r.text}", flush=True)
+            line = (f"       status {r.status}: {ev.get('positives', '?')} same page / {ev.get('negatives', '?')} not, "
+                    f"changes {ev.get('applicable', '?')} test URLs, support {r.support}")
+            print(line, flush=True)
+            samples = [x for x in ev.get("samples") or [] if isinstance(x, list) and len(x) >= 2]
+            if samples:
+                print(f"       e.g. {samples[0][0]}  ->  {samples[0][1]}", flush=True)
+    except (DustError, TypeError, ValueError, OverflowError, RecursionError) as exc:
+        sys.stderr.write(f"warning: the rule set of {site} cannot be shown ({exc}); skipped\n")
 
 
 def cmd_rules(a: argparse.Namespace) -> int:
@@ -227,8 +321,9 @@ def cmd_rules(a: argparse.Namespace) -> int:
         else:
             found[site] = doc
         if follower.ready.is_set():
-            _print_set(site, doc)
+            show_set(site, doc)
 
+    show_set = _print_set if a.json else _print_readable
     follower = RulesFollower(s.kafka_bootstrap, s.rules_topic, show)
 
     async def run() -> None:
@@ -237,7 +332,7 @@ def cmd_rules(a: argparse.Namespace) -> int:
             while not follower.ready.is_set():
                 await follower.poll()
             for site, doc in sorted(found.items()):
-                _print_set(site, doc)
+                show_set(site, doc)
             if want and want not in found and not a.follow:
                 raise DustError(f"no rule set for site {want!r} on {s.rules_topic}")
             if a.follow:
@@ -264,7 +359,10 @@ def cmd_export(a: argparse.Namespace) -> int:
         doc = sets[site]
     else:
         doc = _read_doc(a.rules)
-    rules = [r for r in rules_from_document(doc) if a.include_invalid or r.status != "invalid"]
+    rules = [r for r in rules_from_document(doc) if a.unvalidated or r.status == "valid"]
+    if len(rules) < len(rules_from_document(doc)) and not a.quiet:
+        sys.stderr.write(f"note: {len(rules_from_document(doc)) - len(rules)} rules are not validated and are not "
+                         "exported (--unvalidated exports them)\n")
     version = doc.get("version")
     if a.format == "nutch":
         text = to_nutch_xml(site, rules, version)

@@ -112,7 +112,7 @@ def test_frontier_canonical_seen_and_live_rule_update(kafka, tmp_path):
         assert sorted(r["reason"] for r in rejects) == ["bad_encoding", "bad_record", "url_too_long"]
 
         # a crawler following the rules topic sees each version as it comes
-        follow = subprocess.Popen([sys.executable, "-m", "dustbuster", "rules", "--site", SITE, "--follow"], cwd=ROOT,
+        follow = subprocess.Popen([sys.executable, "-m", "dustbuster", "rules", "--site", SITE, "--follow", "--json"], cwd=ROOT,
                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=lambda: [lines.put(x) for x in follow.stdout], daemon=True).start()
@@ -142,9 +142,12 @@ def test_frontier_canonical_seen_and_live_rule_update(kafka, tmp_path):
         # crawler-side commands read the same topic
         run = lambda *a, stdin="": subprocess.run([sys.executable, "-m", "dustbuster", *a], cwd=ROOT, env=env, input=stdin,
                                                   capture_output=True, text=True, timeout=60)
-        r = run("rules", "--site", SITE)
+        r = run("rules", "--site", SITE, "--json")
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout)["version"] == 2
+        r = run("rules", "--site", SITE)  # for a person: one rule a line with its evidence
+        assert r.returncode == 0 and r.stdout.startswith(f"{SITE}  v2  published ") and "3 rules" in r.stdout
+        assert "    1. remove sid=*\n" in r.stdout and "status valid" in r.stdout, r.stdout
         r = run("canonize", "--from-topic", "--tsv", stdin="http://www.forum.test/story?id=1&sid=2\nhttp://else.test/a/./b\n")
         assert r.stdout.splitlines() == ["http://www.forum.test/story?id=1&sid=2\thttp://forum.test/story_1",
                                          "http://else.test/a/./b\thttp://else.test/a/b"], r.stderr

@@ -68,10 +68,17 @@ def test_canonize_reports_redundancy(tmp_path):
     rules = tmp_path / "rules.json"
     rules.write_text(dust("mine", TWIKI, "--site", "m.ex", "--json", "-q").stdout)
     urls = "http://m.ex/twiki/bin/view/Main/X?rev=r1.3\nhttp://m.ex/twiki/bin/view/Main/X?rev=1.3\n\nhttp://m.ex/y\n"
-    r = dust("canonize", "--rules", str(rules), stdin=urls)
+    r = dust("canonize", "--rules", str(rules), stdin=urls)  # mine's candidates are not validated: none applies
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == urls.replace("\n\n", "\n").splitlines()
+    assert "are not validated and are not applied (--unvalidated applies them)" in r.stderr
+    assert "3 unique before, 3 after" in r.stderr and "(0 rules)" in r.stderr
+    r = dust("canonize", "--rules", str(rules), "--unvalidated", stdin=urls)  # at the user's explicit risk
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["http://m.ex/twiki/bin/view/Main/X?rev=1.3"] * 2 + ["http://m.ex/y"]
     assert "3 unique before, 2 after" in r.stderr and "33.3%" in r.stderr
+    assert "warning: applying" in r.stderr and "rules that are not validated" in r.stderr
+    assert "URLs changed by each rule" in r.stderr and '1  "?rev=r1." → "?rev=1."  [likely]' in r.stderr, r.stderr
 
 
 def test_canonize_bad_rules_file(tmp_path):
@@ -106,7 +113,7 @@ def test_export_formats_from_a_rule_file(tmp_path):
     assert r.returncode == 0 and "wrote 3 rules" in r.stderr
     assert doc["providers"]["dustbuster:forum.test"]["rules"] == ["sid"]
     assert doc["x-dustbuster"]["skipped"] == ["o=* → o=asc", '"^http://www." → "^http://"']
-    r = dust("export", "--rules", str(f), "--site", "forum.test", "--format", "json", "--include-invalid")
+    r = dust("export", "--rules", str(f), "--site", "forum.test", "--format", "json", "--unvalidated")
     assert len(json.loads(r.stdout)["rules"]) == 4
     r = dust("export", "--rules", str(tmp_path / "none.json"), "--site", "x", "--format", "nutch")
     assert r.returncode == 2 and "no such rule file" in r.stderr
@@ -123,5 +130,5 @@ def test_canonize_rule_file_modes(tmp_path):
     assert got["canonical"] == "HTTP://www.forum.test/a?o=asc" and got["version"] == 3  # no normalization
     r = dust("canonize", "--rules", str(f), "--normalize", "-q", stdin=urls)
     assert r.stdout == "http://forum.test/a?o=asc\n"
-    r = dust("canonize", "--rules", str(f), "--normalize", "--include-invalid", "-q", stdin=urls)
+    r = dust("canonize", "--rules", str(f), "--normalize", "--unvalidated", "-q", stdin=urls)
     assert r.stdout == "http://forum.test/b?o=asc\n"
