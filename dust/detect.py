@@ -17,13 +17,16 @@ materialised for members of usable buckets.
 
 Positions: in ``^ t1 .. tk $`` (n = k + 2 tokens) a non-empty substring is any [i, j) with
 0 <= i < j <= n and j - i <= S; the empty substring (ℓ = 0, thesis §5.1) is taken at the
-positions 1 <= i <= n - 1 between the sentinels.
+positions 1 <= i <= n - 1 between the sentinels.  Bounded cost (ours): a URL whose envelopes
+would exceed ``params.max_envelopes`` gets a smaller S of its own (:func:`max_span`), the same in
+the streaming engine (dust/incremental.py); docs/cost.md.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from functools import lru_cache
 from dataclasses import dataclass, field
 from itertools import accumulate, combinations
 from typing import Callable
@@ -78,8 +81,29 @@ class SupportTable:
         return out
 
 
-def _positions(n: int, S: int) -> tuple[np.ndarray, np.ndarray]:
-    """All (i, j) substring positions of a token sequence of length n (see module docstring)."""
+def envelope_count(n: int, span: int) -> int:
+    """Envelopes of a URL of n tokens (sentinels included) with substrings of 0..span tokens: the
+    n - 1 empty ones, plus min(n - i, span) non-empty ones starting at each position i."""
+    span = min(span, n)
+    return (n - 1) + span * n - span * (span - 1) // 2
+
+
+@lru_cache(maxsize=1024)
+def max_span(n: int, S: int, max_envelopes: int = 0) -> int:
+    """The longest substring (in tokens) taken from a URL of n tokens, sentinels included: S, or,
+    when that would give the URL more than ``max_envelopes`` envelopes (0 = no cap), the largest
+    span that fits, but at least 1 (the decoders' token cap then bounds the count: 2n - 1)."""
+    span = S
+    if max_envelopes:
+        while span > 1 and envelope_count(n, span) > max_envelopes:
+            span -= 1
+    return span
+
+
+def _positions(n: int, S: int, max_envelopes: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """All (i, j) substring positions of a token sequence of length n (see module docstring), with
+    substrings of at most :func:`max_span` tokens."""
+    S = max_span(n, S, max_envelopes)
     ii, jj = [], []
     for i in range(n + 1):
         if 1 <= i <= n - 1:
@@ -124,7 +148,7 @@ def count_supports(urllist: URLList, params: DustParams, progress: Progress | No
     total = 0
     for n in np.unique(lens).tolist() if nurl else []:
         us = np.flatnonzero(lens == n)
-        ii, jj = _positions(n, params.S)
+        ii, jj = _positions(n, params.S, params.max_envelopes)
         groups.append((us, ii, jj, total))
         total += len(us) * len(ii)
     idx_t = np.int32 if pos < 2**31 else np.int64

@@ -14,6 +14,11 @@ observations*.  It is kept by three moves:
   has in a usable bucket is re-judged and counted in or out;
 * anything else (a repeated line, a hit) changes no support: re-delivered lines are harmless.
 
+Bounded cost (issue 16; docs/cost.md): a URL has at most ``params.max_envelopes`` envelopes (its S
+is lowered when it would have more: :func:`dust.detect.max_span`, applied by the batch engine
+too, so the two stay equal), and a site tracks at most ``max_urls`` URLs: a new URL beyond that
+is counted in ``over_cap`` and otherwise ignored.
+
 Storage is any :class:`KV` (an in-memory dict here for tests; RocksDB in state/).  Writes are
 buffered and applied atomically by ``commit()``, together with caller metadata (input offsets),
 so a crash never leaves half a batch.  Keys (bytes), per site ``S``:
@@ -103,18 +108,22 @@ def _evidence(info: URLInfo) -> tuple:
 
 
 @lru_cache(maxsize=512)
-def _spans(n: int, S: int) -> tuple[tuple[int, int], ...]:
-    ii, jj = _positions(n, S)
+def _spans(n: int, S: int, max_envelopes: int) -> tuple[tuple[int, int], ...]:
+    ii, jj = _positions(n, S, max_envelopes)
     return tuple(zip(ii.tolist(), jj.tolist()))
 
 
 class SiteSupports:
     """The incremental Figure 1 of one site, over a KV store.  Not thread-safe: one writer."""
 
-    def __init__(self, kv: KV, site: str, params: DustParams | None = None) -> None:
+    def __init__(self, kv: KV, site: str, params: DustParams | None = None, max_urls: int = 0) -> None:
         self.kv = kv
         self.site = site
         self.params = params or DustParams()
+        #: most URLs tracked for the site (0 = no cap): a record of a new URL beyond it changes
+        #: nothing and is counted in ``over_cap`` (URLs already tracked go on being observed)
+        self.max_urls = max_urls
+        self.over_cap = 0  #: records of new URLs not tracked because of ``max_urls`` (a counter)
         s = site.encode()
         self._u, self._i, self._b, self._p, self._n, self._r = (
             c + s + b"\0" for c in (b"U", b"I", b"B", b"P", b"N", b"R"))
@@ -170,6 +179,9 @@ class SiteSupports:
         key = self._u + url.encode()
         raw = self._get(key)
         if raw is None:
+            if self.max_urls and self.url_count() >= self.max_urls:
+                self.over_cap += 1
+                return
             info = URLInfo()
             info.observe(status, size, digest, sketch, when)
             self._add_new(key, url, info)
@@ -190,9 +202,15 @@ class SiteSupports:
             self._rejudge(uid, url, old, info)
             self.changed = True
 
+    def url_count(self) -> int:
+        """URLs tracked for the site (ids are never reused nor removed: the next id)."""
+        raw = self._get(self._n)
+        return int.from_bytes(raw, "big") if raw else 0
+
     def load(self, url: str, info: URLInfo) -> None:
         """Put a URL with a known record (rebuilding from the changelog): the supports come out as
-        if its records had been observed one by one."""
+        if its records had been observed one by one.  Not subject to ``max_urls``: the changelog
+        holds only URLs that were admitted."""
         key = self._u + url.encode()
         raw = self._get(key)
         if raw is not None:
@@ -223,7 +241,7 @@ class SiteSupports:
         """Bucket keys of all envelopes of ``url`` and the (char) span of α in ``^url$`` for each."""
         w = wrap(url)
         offs = list(accumulate(map(len, _TOKEN_RE.findall(w)), initial=0))
-        spans = _spans(len(offs) - 1, self.params.S)
+        spans = _spans(len(offs) - 1, self.params.S, self.params.max_envelopes)
         wb = w.encode("utf-8", "surrogatepass")
         boffs = offs if len(wb) == len(w) else [len(w[:o].encode("utf-8", "surrogatepass")) for o in offs]
         site = self._site_bytes
@@ -338,6 +356,22 @@ class SiteSupports:
                     self._count(alpha, wrap(murl)[ma:mb], d if k <= p.t_low else 0, d)
 
     # ------------------------------------------------------------------ commit and read
+    def pending_count(self) -> int:
+        """Writes waiting for the next commit (envelope buckets, mostly)."""
+        return len(self._pending)
+
+    def flush_buckets(self, meta: dict[bytes, bytes]) -> int:
+        """Write the pending bucket entries now, with ``meta``, before the commit that completes the
+        batch (which writes the URL records and the supports): keeps a large batch's memory, and the
+        length of each write, bounded.  Until that commit the buckets on disk may name URL ids that
+        are not committed: the caller marks the store (``meta``) so that a crash in between is seen
+        and the derived index rebuilt (state/partitions.py).  Returns entries written."""
+        buckets = {k: v for k, v in self._pending.items() if k[:1] == b"B"}
+        for k in buckets:
+            del self._pending[k]
+        self.kv.write(buckets, meta)
+        return len(buckets)
+
     def pending_writes(self) -> dict[bytes, bytes | None]:
         """Fold the support deltas into the pending writes and hand them over (then reset)."""
         keys = [self._p + a.encode() + b"\0" + b.encode() for a, b in self._deltas]

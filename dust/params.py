@@ -4,6 +4,11 @@ Defaults are those of the thesis §6.2 ("DustBuster parameter settings") and the
 
 * ``S`` = 35 tokens: maximum substring length considered in phase 1 (Figure 1, line 6).
   The ``^``/``$`` sentinel tokens count toward it.
+* ``max_envelopes`` = 2048 (ours, not the papers'; 0 = no cap): most envelopes taken from one URL
+  in phase 1.  A URL of n tokens has about n·S envelopes; when that exceeds the cap, S is lowered
+  *for that URL* to the largest value that fits (:func:`dust.detect.max_span`), so the longest
+  substrings of very long URLs are the ones left out.  Both engines (batch and streaming) apply
+  it, so they stay equal; docs/cost.md explains the choice.
 * ``t_low`` = 6: overflow threshold used for ranking and filtering (§5.2).
 * ``t_high`` = 11: overflow threshold whose supports drive redundancy elimination (§5.2).
 * ``ms`` = 3: minimum support (Figure 1, line 22).
@@ -40,11 +45,15 @@ class DustParams:
     similarity: bool = True
     #: min-hash sketches: fraction of equal components needed (1.0 = "all 4 of 4", §6.3).
     sketch_threshold: float = 1.0
+    #: most envelopes per URL in phase 1 (0 = no cap): bounds the work and state of one URL.
+    max_envelopes: int = 2048
 
     def __post_init__(self) -> None:
         problems = []
         if self.S < 1:
             problems.append("S must be >= 1")
+        if self.max_envelopes < 0:
+            problems.append("max_envelopes must be >= 0 (0 = no cap)")
         if self.t_low < 2 or self.t_high < 2:
             problems.append("t_low and t_high must be >= 2 (a bucket needs two members)")
         if self.t_low > self.t_high:

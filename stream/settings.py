@@ -20,7 +20,9 @@
 | DUST_API_HOST | 127.0.0.1 | the address the API listens on |
 | DUST_API_TOKEN | (none) | when set, requests must carry `Authorization: Bearer <token>` (all but /healthz) |
 | DUST_API_MAX_BATCH | 10000 | most URLs in one POST /canonicalize (more: 413) |
+| DUST_MAX_URLS_PER_SITE | 100000 (0 = no cap) | URLs tracked per site; a new URL beyond it is counted (`over_cap`, `dust_urls_over_cap_total`), logged once per site, and not tracked (docs/cost.md) |
 | DUST_S, DUST_T_LOW, DUST_T_HIGH, DUST_MS, DUST_MRD, DUST_MAD, DUST_MW | papers' | DustBuster parameters |
+| DUST_MAX_ENVELOPES | 2048 (0 = no cap) | most envelopes per URL in phase 1 (dust/params.py; the same in `dustbuster mine`) |
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class Settings:
     api_max_batch: int = 10000
     max_lines_per_message: int = 10000
     max_line_bytes: int = 65536
+    max_urls_per_site: int = 100_000
     params: DustParams = field(default_factory=DustParams)
 
     @property
@@ -110,7 +113,7 @@ class Settings:
             if raw is not None:
                 values[f.name] = _convert(f.name, raw, getattr(base, f.name))
         pvals: dict[str, object] = {}
-        for name in ("S", "t_low", "t_high", "ms", "mrd", "mad", "mw", "ma"):
+        for name in ("S", "t_low", "t_high", "ms", "mrd", "mad", "mw", "ma", "max_envelopes"):
             raw = env.get(PREFIX + name.upper())
             if raw is not None:
                 pvals[name] = _convert(name, raw, getattr(base.params, name))
@@ -119,6 +122,8 @@ class Settings:
         s = replace(base, **values)
         if s.partitions < 1 or s.window_s <= 0:
             raise ConfigError("DUST_PARTITIONS must be >= 1 and DUST_WINDOW_S > 0")
+        if s.max_urls_per_site < 0:
+            raise ConfigError("DUST_MAX_URLS_PER_SITE must be >= 0 (0 = no cap)")
         return s
 
 

@@ -11,23 +11,36 @@ from dust.tokens import tokenize, wrap
 from dust.urllist import URLList
 
 
-def substrings(url: str, S: int):
-    """(alpha, prefix, suffix) for all substrings of ^url$ of 0..S tokens (dust.detect's positions)."""
+def substrings(url: str, S: int, max_envelopes: int = 0):
+    """(alpha, prefix, suffix) for all substrings of ^url$ of 0..S tokens (dust.detect's positions);
+    with ``max_envelopes`` (bounded cost), S shrinks for this URL until it has at most that many
+    (but never below 1)."""
     toks = tokenize(wrap(url))
     n = len(toks)
-    for length in range(0, S + 1):
-        for i in range(0, n - length + 1):
-            j = i + length
-            if length == 0 and not 1 <= i <= n - 1:
-                continue
-            yield "".join(toks[i:j]), "".join(toks[:i]), "".join(toks[j:])
+
+    def upto(span: int) -> list[tuple[str, str, str]]:
+        out = []
+        for length in range(0, span + 1):
+            for i in range(0, n - length + 1):
+                j = i + length
+                if length == 0 and not 1 <= i <= n - 1:
+                    continue
+                out.append(("".join(toks[i:j]), "".join(toks[:i]), "".join(toks[j:])))
+        return out
+
+    span = S
+    subs = upto(span)
+    while max_envelopes and span > 1 and len(subs) > max_envelopes:
+        span -= 1
+        subs = upto(span)
+    yield from subs
 
 
 def oracle_supports(urllist: URLList, params: DustParams, T: int) -> dict[tuple[str, str], int]:
     """{(a, b) with a < b: |(E(a) ∩ E(b)) \\ (O ∪ D_ab)|} for buckets of size <= T."""
     ST: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)  # (p, s) -> [(alpha, url)]
     for url in urllist:
-        for alpha, p, s in substrings(url, params.S):
+        for alpha, p, s in substrings(url, params.S, params.max_envelopes):
             ST[(p, s)].append((alpha, url))
     IT: dict[tuple[str, str], int] = defaultdict(int)
     for bucket in ST.values():
@@ -45,7 +58,7 @@ def oracle_supports_both(urllist: URLList, params: DustParams) -> tuple[dict, di
     """Figure 1 once for T_low and T_high (one ST table, two IT tables), as the engine does."""
     ST: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
     for url in urllist:
-        for alpha, p, s in substrings(url, params.S):
+        for alpha, p, s in substrings(url, params.S, params.max_envelopes):
             ST[(p, s)].append((alpha, url))
     low: dict[tuple[str, str], int] = defaultdict(int)
     high: dict[tuple[str, str], int] = defaultdict(int)
@@ -69,7 +82,7 @@ def brute_support(urllist: URLList, params: DustParams, T: int, a: str, b: str) 
     env: dict[str, set[tuple[str, str, str]]] = {a: set(), b: set()}
     bucket_size: dict[tuple[str, str], int] = defaultdict(int)
     for url in urllist:
-        for alpha, p, s in substrings(url, params.S):
+        for alpha, p, s in substrings(url, params.S, params.max_envelopes):
             bucket_size[(p, s)] += 1
             if alpha in env:
                 env[alpha].add((p, s, url))

@@ -1,0 +1,306 @@
+"""Bounded cost (issue 16): envelopes per URL capped in both engines (streaming == batch still),
+a per-site cap on tracked URLs, and the state work off the event loop.  docs/cost.md."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dust import DustParams, URLList, count_supports
+from dust.detect import _positions, envelope_count, max_span
+from dust.incremental import MemoryKV, SiteSupports
+from dust.tokens import token_count
+from state.partitions import PartitionState, Stores
+from tests.oracle import oracle_supports
+
+MAX_TOKENS = 256  # the decoders' token cap (stream/logformats.Limits, dustbuster mine --max-tokens)
+
+
+def test_envelopes_per_url_are_bounded_by_the_cap():
+    p = DustParams()
+    for n in range(2, MAX_TOKENS + 3):  # ^ and $ included
+        span = max_span(n, p.S, p.max_envelopes)
+        assert 1 <= span <= p.S
+        assert len(_positions(n, p.S, p.max_envelopes)[0]) == envelope_count(n, span) <= p.max_envelopes
+        if envelope_count(n, p.S) <= p.max_envelopes:  # URLs under the cap keep the papers' S
+            assert span == p.S
+        elif span < p.S:  # and a capped URL gets the longest span that fits
+            assert envelope_count(n, span + 1) > p.max_envelopes
+    assert len(_positions(258, p.S, 0)[0]) == envelope_count(258, p.S) > 8000  # uncapped: ~8,700
+
+
+def test_a_url_at_the_token_cap_costs_a_small_multiple_of_a_typical_one():
+    p = DustParams()
+    typical = "http://www.forum.co.il/story?id=1234&LastView=&Close="
+    longest = "http://x.org/" + "/".join(f"w{k}" for k in range(200))
+    longest = longest[:longest.rfind("/", 0, len(longest))]
+    while token_count(longest) > MAX_TOKENS:
+        longest = longest[:longest.rfind("/")]
+    assert token_count(longest) > MAX_TOKENS - 3
+    env = [len(_positions(token_count(u) + 2, p.S, p.max_envelopes)[0]) for u in (typical, longest)]
+    assert env[1] <= 10 * env[0]
+
+
+PARTS = ["a", "b", "1", "x.y", "id", "story", "index.html"]
+SEPS = ["/", "?", "=", "&", "_", "."]
+
+
+@st.composite
+def varied_records(draw):
+    """Records of URLs of 5 to ~60 tokens, sharing prefixes and suffixes, so that a small cap bites."""
+    stems = ["http://h", "http://www.h"]
+    recs = []
+    for _ in range(draw(st.integers(2, 10))):
+        body = draw(st.lists(st.tuples(st.sampled_from(SEPS), st.sampled_from(PARTS)), max_size=25))
+        url = draw(st.sampled_from(stems)) + "".join(s + t for s, t in body)
+        size = draw(st.one_of(st.none(), st.integers(0, 3)))
+        recs.append((url, 200, size, None, None))
+    return recs
+
+
+def urllist(recs) -> URLList:
+    ul = URLList()
+    for r in recs:
+        ul.add(*r)
+    return ul
+
+
+CAPPED = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@CAPPED
+@given(varied_records(), st.integers(8, 120))
+def test_capped_batch_engine_equals_the_oracle(recs, cap):
+    ul = urllist(recs)
+    params = DustParams(S=6, t_low=3, t_high=5, max_envelopes=cap)
+    table = count_supports(ul, params)
+    assert table.as_dict("low") == oracle_supports(ul, params, params.t_low)
+    assert table.as_dict("high") == oracle_supports(ul, params, params.t_high)
+
+
+@CAPPED
+@given(varied_records(), st.integers(8, 120), st.integers(1, 4))
+def test_capped_streaming_equals_capped_batch(recs, cap, commit_every):
+    params = DustParams(S=6, t_low=3, t_high=5, max_envelopes=cap)
+    inc = SiteSupports(MemoryKV(), "h", params)
+    ul = urllist(recs)
+    for n, rec in enumerate(recs, 1):
+        inc.observe(*rec)
+        if n % commit_every == 0 or n == len(recs):
+            inc.commit()
+    want = count_supports(ul, params)
+    got = inc.supports()
+    assert {k: v[0] for k, v in got.items() if v[0]} == want.as_dict("low")
+    assert {k: v[1] for k, v in got.items() if v[1]} == want.as_dict("high")
+
+
+def test_real_log_results_unchanged_by_the_default_cap(logs_dir):
+    """The cap only trims substrings of very long URLs: on a real log whose longest URLs pass it
+    (76 tokens) the mined rules are those of the uncapped Figure 1."""
+    from dust.mine import mine
+    from stream.reader import read_urllist
+
+    files = [logs_dir / "netarchivesuite-heritrix-crawllogs" / n
+             for n in ("crawl.2006-07-07.job42.log", "crawl.2012-05-23.idna.log")]
+    ul, _ = read_urllist(files)
+    longest = max(token_count(u) + 2 for u in ul.urls())
+    p = DustParams()
+    assert envelope_count(longest, p.S) > p.max_envelopes, "the log no longer exercises the cap"
+
+    def rules(params):
+        r = mine(ul, params)
+        return [(x.text, x.support, x.support_high) for x in r.substring_rules()], [x.text for x in r.param_rules()]
+
+    assert rules(p) == rules(p.with_(max_envelopes=0))
+
+
+# ---------------------------------------------------------------- per-site cap on tracked URLs
+
+def _records(urls):
+    return [(u, 200, 100 + len(u) % 3, None, None) for u in urls]
+
+
+def test_site_cap_tracks_the_first_urls_and_counts_the_rest(tmp_path, caplog):
+    urls = [f"http://s.org/p{k}/index.html" for k in range(30)] + [f"http://s.org/p{k}/" for k in range(30)]
+    st_ = PartitionState(tmp_path, 0, DustParams(), max_urls_per_site=40)
+    other = [f"http://t.org/q{k}" for k in range(5)]
+    offset = 0
+    with caplog.at_level(logging.WARNING, logger="state.partitions"):
+        for at in range(0, len(urls), 7):
+            staged = st_.stage("raw", offset, "s.org", _records(urls[at:at + 7]), {"lines": 7})
+            st_.commit(staged)
+            offset += 1
+        # lines of URLs already tracked still count after the cap
+        staged = st_.stage("raw", offset, "s.org", _records(urls[:3]), {"lines": 3})
+        assert staged.new_urls == 0 and staged.over_cap == 0
+        st_.commit(staged)
+        offset += 1
+        staged = st_.stage("raw", offset, "t.org", _records(other), {"lines": 5})  # another site: its own cap
+        st_.commit(staged)
+    tracked = st_.site("s.org").urllist()
+    assert list(tracked.urls()) == urls[:40]
+    assert st_.site("s.org").url_count() == 40 and len(st_.site("t.org").urllist()) == 5
+    assert st_.counters("s.org")["over_cap"] == 20
+    assert tracked.infos[urls[0]].hits == 2
+    capped = [r for r in caplog.records if "DUST_MAX_URLS_PER_SITE" in r.getMessage()]
+    assert len(capped) == 1 and "s.org" in capped[0].getMessage()  # logged once per site
+    # the state is the batch engine's on the URLs that were admitted
+    ul = URLList()
+    for r in _records(urls) + _records(urls[:3]):
+        if r[0] in tracked.infos:
+            ul.add(*r)
+    want = count_supports(ul, DustParams())
+    got = st_.site("s.org").supports()
+    assert {k: v[1] for k, v in got.items() if v[1]} == want.as_dict("high")
+    assert {k: v[0] for k, v in got.items() if v[0]} == want.as_dict("low")
+    st_.close()
+
+
+def test_site_cap_zero_means_no_cap():
+    inc = SiteSupports(MemoryKV(), "s", DustParams(), max_urls=0)
+    for k in range(50):
+        inc.observe(f"http://s/{k}", 200, 1)
+    inc.commit()
+    assert inc.url_count() == 50 and inc.over_cap == 0
+
+
+def test_rebuild_reports_progress(tmp_path):
+    st_ = PartitionState(tmp_path, 0, DustParams())
+    sites = {"a.org": {f"http://a.org/{k}": {"h": 1, "lo": k % 3, "hi": k % 3} for k in range(25)},
+             "b.org": {f"http://b.org/x{k}": {"h": 1} for k in range(10)}}
+    calls = []
+    import state.partitions as sp
+
+    old, sp.REBUILD_LOG_EVERY = sp.REBUILD_LOG_EVERY, 10
+    try:
+        n = st_.rebuild("raw", 7, sites, {}, progress=lambda done, total: calls.append((done, total)))
+    finally:
+        sp.REBUILD_LOG_EVERY = old
+    assert n == 35 and st_.applied("raw") == 7
+    assert calls[0] == (0, 35) and calls[-1] == (35, 35)
+    assert [c[0] for c in calls] == sorted(c[0] for c in calls) and (10, 35) in calls and (30, 35) in calls
+    st_.close()
+
+
+# ---------------------------------------------------------------- heavy work off the event loop
+
+def test_state_work_runs_off_the_event_loop(tmp_path):
+    """While a message is being staged, the event loop keeps running: the records handed to stage()
+    stop half-way until a coroutine on the loop lets them go on.  If stage() ran on the loop this
+    could never happen (the wait would time out and the test fail)."""
+    stores = Stores(tmp_path, DustParams())
+    gate = threading.Event()
+    reached = threading.Event()
+    loop_thread = []
+
+    def records():
+        for k in range(200):
+            if k == 100:
+                reached.set()
+                if not gate.wait(timeout=60):
+                    raise AssertionError("the event loop did not run while the state was being updated")
+            yield (f"http://s.org/p/{k}", 200, 10, None, None)
+
+    async def main():
+        loop_thread.append(threading.get_ident())
+        state = await stores.run(stores.get, 0)
+        work = asyncio.ensure_future(stores.run(state.stage, "raw", 0, "s.org", records(), {"lines": 200}))
+        ticks = 0
+        while not reached.is_set():  # the loop runs while the state thread works
+            await asyncio.sleep(0.01)
+            ticks += 1
+        gate.set()
+        staged = await work
+        await stores.run(state.commit, staged)
+        return staged, ticks
+
+    staged, _ = asyncio.run(main())
+    assert staged.new_urls == 200
+    assert stores.get(0).site("s.org").url_count() == 200
+    stores.close()
+
+
+# ---------------------------------------------------------------- a large message in bounded parts
+
+@CAPPED
+@given(varied_records(), st.lists(st.integers(0, 12), max_size=6))
+def test_buckets_flushed_mid_batch_give_the_same_supports(recs, cuts):
+    """Writing a batch's buckets out early (flush_buckets) changes nothing once it is committed."""
+    params = DustParams(S=6, t_low=3, t_high=5, max_envelopes=60)
+    inc = SiteSupports(MemoryKV(), "h", params)
+    ul = urllist(recs)
+    for n, rec in enumerate(recs):
+        inc.observe(*rec)
+        if n in cuts:
+            inc.flush_buckets({b"meta:inflight:raw": b"0"})
+            assert inc.pending_count() == sum(1 for k in inc._pending if k[:1] != b"B")
+    inc.commit()
+    want = count_supports(ul, params)
+    got = inc.supports()
+    assert {k: v[0] for k, v in got.items() if v[0]} == want.as_dict("low")
+    assert {k: v[1] for k, v in got.items() if v[1]} == want.as_dict("high")
+
+
+def test_a_large_message_is_written_in_parts_and_a_crash_in_between_is_seen(tmp_path, monkeypatch):
+    import state.partitions as sp
+
+    monkeypatch.setattr(sp, "FLUSH_ENTRIES", 500)
+    urls = [f"http://s.org/a/{k}/b/{k % 7}/index.html" for k in range(60)]
+    st_ = PartitionState(tmp_path / "a", 0, DustParams())
+    staged = st_.stage("raw", 0, "s.org", _records(urls), {"lines": 60})
+    assert staged.flushed and st_.interrupted("raw") == 0  # parts on disk, the message not committed
+    st_.commit(staged)
+    assert st_.interrupted("raw") is None and st_.applied("raw") == 0
+    ul = URLList()
+    for r in _records(urls):
+        ul.add(*r)
+    want = count_supports(ul, DustParams())
+    assert {k: v[1] for k, v in st_.site("s.org").supports().items() if v[1]} == want.as_dict("high")
+    # a crash after some parts were written: the next message is refused until a rebuild
+    more = [f"http://s.org/c/{k}/d/index.html" for k in range(60)]
+    st_.stage("raw", 1, "s.org", _records(more), {"lines": 60})
+    st_.close()  # the process dies here: no commit
+    st_ = PartitionState(tmp_path / "a", 0, DustParams())
+    assert st_.interrupted("raw") == 1 and st_.applied("raw") == 0
+    import pytest
+
+    from dust.errors import StateError
+
+    with pytest.raises(StateError):
+        st_.stage("raw", 1, "s.org", _records(more), {"lines": 60})
+    from dust.incremental import info_to_json
+
+    image = {"s.org": {u: info_to_json(i) for u, i in st_.site("s.org").urllist().infos.items()}}
+    st_.rebuild("raw", 0, image, {"s.org": st_.counters("s.org")})  # what the ingest agent does
+    assert st_.interrupted("raw") is None
+    st_.commit(st_.stage("raw", 1, "s.org", _records(more), {"lines": 60}))
+    for r in _records(more):
+        ul.add(*r)
+    want = count_supports(ul, DustParams())
+    assert {k: v[1] for k, v in st_.site("s.org").supports().items() if v[1]} == want.as_dict("high")
+    assert {k: v[0] for k, v in st_.site("s.org").supports().items() if v[0]} == want.as_dict("low")
+    st_.close()
+
+
+def test_a_message_staged_but_never_committed_leaves_nothing_behind(tmp_path):
+    """The changelog write failed (or the agent raised) after stage(): the same message comes again
+    and must count once."""
+    urls = [f"http://s.org/x/{k}/index.html" for k in range(20)] + [f"http://s.org/x/{k}/" for k in range(20)]
+    st_ = PartitionState(tmp_path, 0, DustParams())
+    st_.commit(st_.stage("raw", 0, "s.org", _records(urls[:20]), {"lines": 20}))
+    st_.stage("raw", 1, "s.org", _records(urls[20:]), {"lines": 20})  # never committed
+    staged = st_.stage("raw", 1, "s.org", _records(urls[20:]), {"lines": 20})
+    assert staged.new_urls == 20
+    st_.commit(staged)
+    ul = URLList()
+    for r in _records(urls):
+        ul.add(*r)
+    want = count_supports(ul, DustParams())
+    got = st_.site("s.org").supports()
+    assert {k: v[1] for k, v in got.items() if v[1]} == want.as_dict("high")
+    assert st_.counters("s.org")["lines"] == 40 and st_.site("s.org").url_count() == 40
+    st_.close()
