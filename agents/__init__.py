@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dust.rulebook import RuleBook
+from stream.health import Health, consumer_problem, watch_loop
 from stream.metrics import Metrics
 from stream.rulesview import RulesFollower
 
@@ -15,6 +16,14 @@ from .windows import register as register_windows
 
 def register_all(app, settings, topics, stores) -> None:
     metrics = app.dust_metrics = Metrics()
+    health = app.dust_health = Health(on_crash=lambda name: metrics.agent_crashes.labels(name).inc())
+    health.membership = lambda: consumer_problem(app)
+    metrics.healthy.set_function(lambda: 1.0 if health.ok() else 0.0)
+
+    @app.task
+    async def watch_event_loop() -> None:
+        await watch_loop(metrics)
+
     register_ingest(app, settings, topics, stores)
     register_windows(app, settings, topics, stores)
     if settings.validate:

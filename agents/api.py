@@ -5,7 +5,7 @@
 | ``POST /canonicalize`` | ``{"urls": [...], "site"?: str, "normalize"?: bool}`` → each URL's canonical URL, the rules applied, the rule-set version |
 | ``GET /sites`` | every site this worker holds a rule set for, with its version |
 | ``GET /sites/{site}/rules`` | the site's current RuleSet document |
-| ``GET /healthz`` | 200 once the rules topic has been read to its end, else 503 (never needs the token) |
+| ``GET /healthz`` | 200 once the rules topic has been read to its end and the worker is healthy (stream/health.py), else 503 (never needs the token) |
 | ``GET /metrics`` | Prometheus text format (stream/metrics.py) |
 
 Errors are JSON ``{"error": "...", "reason": "..."}`` with a 4xx/5xx status: 400 malformed body
@@ -96,7 +96,7 @@ def parse_canonicalize_body(raw: bytes, max_batch: int) -> tuple[list[str], str 
 
 
 def make_api(book: RuleBook, metrics: Metrics, *, ready: Callable[[], bool] = lambda: True, token: str = "",
-             max_batch: int = 10000, body_timeout_s: float = BODY_TIMEOUT_S) -> web.Application:
+             max_batch: int = 10000, body_timeout_s: float = BODY_TIMEOUT_S, health=None) -> web.Application:
     def refuse(status: int, reason: str, message: str, **headers: str) -> web.Response:
         metrics.api_rejects.labels(reason).inc()
         return _error(status, message, reason, **headers)
@@ -164,9 +164,11 @@ def make_api(book: RuleBook, metrics: Metrics, *, ready: Callable[[], bool] = la
         return web.json_response(dict(sr.doc) | {"site": site, "version": sr.version})
 
     async def healthz(request: web.Request) -> web.Response:
-        ok = ready()
-        return web.json_response({"status": "ok" if ok else "starting", "rules_ready": ok, "sites": len(book.sites)},
-                                 status=200 if ok else 503)
+        rules_ready = ready()
+        extra = health.details() if health is not None else {}  # problems, agents, rebuilding
+        ok = rules_ready and not extra.get("problems")
+        return web.json_response({"status": "ok" if ok else "unhealthy" if rules_ready else "starting",
+                                  "rules_ready": rules_ready, "sites": len(book.sites)} | extra, status=200 if ok else 503)
 
     async def metrics_view(request: web.Request) -> web.Response:
         metrics.rule_sets.set(len(book.sites))
@@ -192,7 +194,7 @@ def register(app, settings, book: RuleBook, follower, metrics: Metrics) -> None:
     @app.task
     async def serve_api() -> None:
         api = make_api(book, metrics, ready=follower.ready.is_set if follower else (lambda: True), token=settings.api_token,
-                       max_batch=settings.api_max_batch)
+                       max_batch=settings.api_max_batch, health=getattr(app, "dust_health", None))
         # lingering_time=0: a request whose body was refused unread (bad Content-Encoding, 408) has its
         # connection closed after the JSON answer instead of aiohttp reading on (and logging the error)
         runner = web.AppRunner(api, access_log=None, lingering_time=0)

@@ -19,6 +19,7 @@ import time
 from dust.errors import ParseError
 from state.seen import SeenStores, signature
 from stream.changelog import SeenChangelog
+from stream.health import Health
 from stream.records import CanonicalURL, Reject, decode_frontier
 
 log = logging.getLogger(__name__)
@@ -66,9 +67,12 @@ def register(app, settings, topics, book, follower, metrics) -> None:
             reason=reason, detail=detail, site=site, line=line[:1000], topic=msg.topic,
             partition=msg.partition, offset=msg.offset))
 
+    health = getattr(app, "dust_health", None) or Health()
+
     @app.agent(topics.frontier, name="dust-canonizer")
+    @health.agent("dust-canonizer")
     async def canonizer(stream):
-        async for event in stream.events():
+        async for event in health.track("dust-canonizer", stream.events()):
             msg = event.message
             stats["messages"] += 1
             waited = 0

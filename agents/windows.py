@@ -1,4 +1,5 @@
-"""The window timer: every window, each site whose state changed emits its candidate set."""
+"""The window timer: every window, each site whose state changed emits its candidate set.  The
+mining runs on the state thread (``Stores.run``), off the event loop."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ def register(app, settings, topics, stores) -> None:
     async def window() -> None:
         wid = int(time.time() // settings.window_s)
         for part in list(stores.parts.values()):
-            for site, token in part.dirty_sites():
+            for site, token in await stores.run(part.dirty_sites):
                 t0 = time.perf_counter()
-                result = part.window(site)
+                result = await stores.run(part.window, site)
                 doc = result.to_json()
                 doc["stats"]["window_seconds"] = round(time.perf_counter() - t0, 3)
                 doc["stats"]["worker"] = f"{socket.gethostname()}:{os.getpid()}"
@@ -29,7 +30,7 @@ def register(app, settings, topics, stores) -> None:
                 await topics.candidates.send(key=site.encode(), value=CandidateSet(
                     site=site, window=wid, rules=doc["rules"], param_rules=doc["param_rules"],
                     stats=doc["stats"], params=doc["params"], test_urls=getattr(result, "test_urls", [])))
-                part.clear_dirty(site, token)
+                await stores.run(part.clear_dirty, site, token)
                 metrics.candidate_sets.inc()
                 metrics.candidates.inc(len(doc["rules"]) + len(doc["param_rules"]))
                 log.info("window %s: %s has %s likely rules", wid, site, len(doc["rules"]))

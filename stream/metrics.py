@@ -16,6 +16,12 @@ Counters named after what the issue asks a dashboard to show:
 | dust_rejects_total | reason | rejected messages and lines |
 | dust_rule_sets_rejected_total | reason | rules-topic records skipped (bad JSON, non-finite numbers, deep nesting, a rule set the rule book refuses...) |
 | dust_api_rejects_total | reason | API requests refused (bad_json, too_deep, bad_url_char, body_timeout, unauthorized, internal_error...) |
+| dust_urls_over_cap_total | | records of new URLs not tracked: their site holds DUST_MAX_URLS_PER_SITE URLs |
+| dust_partition_rebuilds_total / dust_rebuild_urls_total | | partition states rebuilt from the changelog / URLs loaded by them |
+| dust_rebuild_pending_urls | | URLs still to load by the rebuilds in progress (0: none) |
+| dust_agent_crashes_total | agent | agent crashes (Faust restarts the agent) |
+| dust_healthy | | 1 when /healthz answers 200 (stream/health.py), else 0 |
+| dust_event_loop_lag_max_seconds / dust_event_loop_stalls_total | | largest event-loop delay seen / delays over 1 s |
 """
 
 from __future__ import annotations
@@ -45,6 +51,16 @@ class Metrics:
         self.rule_sets_rejected = Counter("dust_rule_sets_rejected", "Rules-topic records skipped, by reason",
                                           ["reason"], registry=r)
         self.api_rejects = Counter("dust_api_rejects", "API requests refused, by reason", ["reason"], registry=r)
+        # bounded cost and health (issue 16)
+        self.urls_over_cap = Counter("dust_urls_over_cap", "Records of new URLs not tracked: the site holds "
+                                     "DUST_MAX_URLS_PER_SITE URLs", registry=r)
+        self.rebuilds = Counter("dust_partition_rebuilds", "Partition states rebuilt from the changelog", registry=r)
+        self.rebuild_urls = Counter("dust_rebuild_urls", "URLs loaded by partition rebuilds", registry=r)
+        self.rebuild_pending = Gauge("dust_rebuild_pending_urls", "URLs still to load by rebuilds in progress", registry=r)
+        self.agent_crashes = Counter("dust_agent_crashes", "Agent crashes", ["agent"], registry=r)
+        self.healthy = Gauge("dust_healthy", "1 when /healthz answers 200", registry=r)
+        self.loop_lag_max = Gauge("dust_event_loop_lag_max_seconds", "Largest event-loop delay seen", registry=r)
+        self.loop_stalls = Counter("dust_event_loop_stalls", "Event-loop delays over 1 s", registry=r)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
