@@ -25,6 +25,7 @@ Similarity used for the clusters (our choice, written down in docs/quality.md):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 from urllib.parse import urlsplit
@@ -37,6 +38,7 @@ from .sketch import shingles, visible_text, words
 SIG_K = 64
 BANDS = 16
 THRESHOLD = 0.9
+_DIGITS = re.compile(r"[0-9]+")
 _TEXT_TYPES = ("text/", "application/xhtml", "application/xml", "application/json")
 _rng = np.random.default_rng(20071)  # fixed: signatures must be comparable across runs
 _A = _rng.integers(1, 2**63, SIG_K, dtype=np.uint64) * np.uint64(2) + np.uint64(1)  # odd multipliers
@@ -145,14 +147,16 @@ def cluster(sigs: Sequence[Signature], threshold: float = THRESHOLD, bands: int 
 
 
 def url_class(url: str) -> str:
-    """The URL's class for per-class reporting: its first path segment (``/wiki/Foo`` → ``wiki``,
-    ``/search.html?q=x`` → ``search.html``), ``/`` for the root page."""
+    """The URL's class for per-class reporting: its first path segment with every run of digits
+    written ``N`` (``/wiki/Foo`` → ``wiki``, ``/search.html?q=x`` → ``search.html``, ``/story_5`` →
+    ``story_N``, ``story.php3`` → ``story.php3``: one class per script, not per page), ``/`` for the root page."""
     try:
         path = urlsplit(url).path
     except ValueError:
         return "?"
     seg = path.lstrip("/").split("/", 1)[0]
-    return seg or "/"
+    stem, dot, ext = seg.rpartition(".") if "." in seg else (seg, "", "")
+    return _DIGITS.sub("N", stem) + dot + ext or "/"
 
 
 __all__ = ["BANDS", "SIG_K", "THRESHOLD", "Signature", "cluster", "resemblance", "signature", "url_class"]

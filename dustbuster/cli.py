@@ -18,7 +18,7 @@ from dust.errors import DustError
 from dust.params import DustParams
 
 from . import __version__
-from . import crawlcli, validatecli
+from . import crawlcli, evalcli, truthcli, validatecli
 from . import progress as prog
 
 log = logging.getLogger("dustbuster")
@@ -88,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_params(m)
 
     validatecli.add_command(sub, common, _add_params)
+    truthcli.add_command(sub, common)
+    evalcli.add_command(sub, common)
     crawlcli.add_commands(sub, common)
     b = sub.add_parser("broker", parents=[common], help="start/stop the local single-node Kafka (KRaft) broker",
                        description="A real Apache Kafka broker on 127.0.0.1, from Maven Central jars "
@@ -426,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
                 "worker": cmd_worker, "candidates": cmd_candidates, "sim-site": cmd_sim_site,
                 "rules": crawlcli.cmd_rules, "export": crawlcli.cmd_export,
                 "frontier": crawlcli.cmd_frontier,
+                "truth": truthcli.cmd_truth, "eval": evalcli.cmd_eval,
                 "validate": lambda a: validatecli.cmd_validate(a, _params(a))}[a.cmd](a)
     except DustError as exc:
         sys.stderr.write(f"dustbuster {a.cmd}: error: {exc}\n")

@@ -60,3 +60,5 @@ def test_url_class():
     assert url_class("http://h/search.html?q=x") == "search.html"
     assert url_class("http://h/") == "/" and url_class("http://h") == "/"
     assert url_class("http://h/?C=N;O=D") == "/"
+    assert url_class("http://h/story_12?x=1") == "story_N" and url_class("http://h/lect10.ps") == "lectN.ps"
+    assert url_class("http://h/story.php3?id=4") == "story.php3"
