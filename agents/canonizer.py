@@ -96,7 +96,13 @@ def register(app, settings, topics, book, follower, metrics) -> None:
                 continue
             for u, reason in bad:
                 await reject(msg, reason, "frontier URL", u, site)
-            results = [book.canonicalize(u, site) for u in urls]
+            results = []
+            for u in urls:  # one URL the canonicalizer cannot handle is rejected alone, never the message
+                try:
+                    results.append(book.canonicalize(u, site))
+                except Exception as exc:  # noqa: BLE001 - a bug must cost one URL, not the agent
+                    log.exception("canonicalizing %r failed", u[:200])
+                    await reject(msg, "canonicalize_failed", f"{type(exc).__name__}: {str(exc)[:200]}", u, site)
             sigs = [signature(r.canonical) for r in results]
             known = store.seen_many(sigs)
             new: list[bytes] = []

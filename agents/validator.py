@@ -18,6 +18,7 @@ from dust.sketch import similar
 from dust.validate import Fetched, RoundFetcher, ValidationResult, validate
 from state.verdicts import VerdictStore
 from stream.fetcher import FetchPolicy, Fetcher
+from stream.health import Health
 from stream.records import RuleSet
 
 log = logging.getLogger(__name__)
@@ -89,9 +90,12 @@ def register(app, settings, topics, stores) -> None:
             except Exception:
                 log.exception("re-validation of %s failed", site)
 
+    health = getattr(app, "dust_health", None) or Health()
+
     @app.agent(topics.candidates, name="dust-validator")
+    @health.agent("dust-validator")
     async def validator(stream):
-        async for cand in stream:
+        async for cand in health.track("dust-validator", stream):
             site = cand.site if hasattr(cand, "site") else cand["site"]
             try:
                 await round_for(site, cand)

@@ -67,8 +67,8 @@ def _normalize(url: str) -> str:
         if u.absolute and u.raw_path == "/" and not out.endswith("/") and not u.raw_query_string:
             out += "/"  # yarl prints "http://h" for "http://h/": RFC 3986 §6.2.3 wants the "/"
         return out
-    except (ValueError, TypeError, UnicodeError) as exc:
-        raise ParseError("bad_url", str(exc)[:200]) from None
+    except Exception as exc:  # noqa: BLE001 - yarl raises ValueError, but also IndexError ("http://[::1]:808@/")
+        raise ParseError("bad_url", f"{type(exc).__name__}: {str(exc)[:200]}") from None
 
 
 def normalize_or_keep(url: str) -> tuple[str, bool]:

@@ -110,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--batch-lines", type=int, default=500, help="lines per message (default %(default)s)")
     f.add_argument("--follow", action="store_true", help="keep reading new lines, like tail -F (survives rotation)")
     f.add_argument("--bootstrap", help="Kafka bootstrap servers (default: DUST_KAFKA_BOOTSTRAP or 127.0.0.1:9092)")
+    f.add_argument("--rejects", metavar="FILE", help="write lines too big for one message (not sent) with their "
+                   "line numbers")
+    f.add_argument("--max-message-bytes", type=int, default=1_000_000, metavar="N",
+                   help="most bytes of one message; batches are cut to fit (default %(default)s)")
 
     cs = sub.add_parser("candidates", parents=[common], help="print the latest candidate rules of each site",
                         description="Read the candidates topic from the start and print each site's newest "
@@ -150,9 +154,11 @@ def cmd_feed(a: argparse.Namespace) -> int:
     import asyncio
 
     from stream.producer import feed
+    from stream.reader import RejectSink
     from stream.settings import Settings
 
     settings = Settings.from_env(kafka_bootstrap=a.bootstrap)
+    rej_fh = open(a.rejects, "w", encoding="utf-8") if a.rejects else None
     show = prog.enabled(a.quiet)
     bar = None
     if show:
@@ -167,17 +173,22 @@ def cmd_feed(a: argparse.Namespace) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)  # --follow: finish the batch in hand, then exit 0
         return await feed(settings.kafka_bootstrap, settings.raw_topic, a.log, a.site.lower(), a.format,
-                          a.scheme, a.batch_lines, a.follow, on_progress=bar.update if bar else None, stop=stop)
+                          a.scheme, a.batch_lines, a.follow, on_progress=bar.update if bar else None, stop=stop,
+                          max_message_bytes=a.max_message_bytes, rejects=RejectSink(rej_fh) if rej_fh else None)
 
     try:
         stats = asyncio.run(run())
     finally:
         if bar:
             bar.close()
+        if rej_fh:
+            rej_fh.close()
     if not a.quiet:
         rate = stats.lines / stats.seconds if stats.seconds else 0
         sys.stderr.write(f"fed {stats.lines} lines in {stats.batches} batches to {settings.raw_topic} "
-                         f"({rate:,.0f} lines/s)\n")
+                         f"({rate:,.0f} lines/s)"
+                         + (f"; {stats.rejected} lines too big for a message not sent"
+                            + (f" (in {a.rejects})" if a.rejects else "") if stats.rejected else "") + "\n")
     return 0
 
 

@@ -40,10 +40,13 @@ def test_feed_rejects_a_line_over_the_message_limit_and_delivers_the_rest(kafka,
     huge = "GET /" + "x" * (1024 * 1024 + 100)
     log = tmp_path / "a.log"
     log.write_text("\n".join(good[:300] + [huge] + good[300:]) + "\n")
-    r = subprocess.run([sys.executable, "-m", "dustbuster", "feed", str(log), "--site", "a.org"], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=120)
+    rej_cli = tmp_path / "rejected.tsv"
+    r = subprocess.run([sys.executable, "-m", "dustbuster", "feed", str(log), "--site", "a.org", "--rejects", str(rej_cli)],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "fed 1300 lines" in r.stderr and f"{log}:301: a line of" in r.stderr and "Traceback" not in r.stderr
+    assert f"1 lines too big for a message not sent (in {rej_cli})" in r.stderr
+    assert rej_cli.read_text().startswith(f"{log}:301\toversized_message\t")
     got = [ln for v in raw_messages(env) for ln in json.loads(v)["lines"]]
     assert got == good  # in order, none lost, the huge one not sent
 
