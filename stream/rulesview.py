@@ -149,8 +149,9 @@ class RulesFollower:
             reason = _reason(exc)
             self.bad += 1
             self.rejected[reason] += 1
+            text = str(exc)[:300]
             log.warning("skipping a bad rules record %s (site %r): %s", where, site,
-                        str(exc)[:300] if isinstance(exc, ParseError) else f"{reason}: {str(exc)[:300]}")
+                        text if text.startswith(reason) else f"{reason}: {text}")
             if self.on_reject is not None:
                 try:
                     self.on_reject(reason, site)
