@@ -18,8 +18,8 @@ examples:
   dustbuster eval --truth truth.jsonl rules.json candidates.json
   dustbuster eval --truth truth.jsonl rules.json --json > scores.json
   dustbuster eval --truth truth.jsonl rules.json --html report.html
-Rule files: a RuleSet (dustbuster validate, docs/ruleset.schema.json) applies its 'valid' rules; a
-document with no valid rule (dustbuster mine --json) is applied as unvalidated candidates, each
+Rule files: a RuleSet (dustbuster validate, docs/ruleset.schema.json) applies its 'valid' rules; any
+other document with no valid rule (dustbuster mine --json) is applied as unvalidated candidates, each
 candidate that would mangle URLs on its own left out (as `canonize --unvalidated`).  Baselines:
 KeepAll (every URL is its own canonical form) and w3lib's canonicalize_url (needs w3lib).
 Metrics: discovered redundancy and coverage (WWW 2007 §3 "Metrics"), duplicates removed
@@ -98,7 +98,7 @@ def rule_canon(path: str, ma: int, quiet: bool) -> tuple[Callable[[str], str], d
         raise DustError(f"{path}: not a rule document: {exc}") from None
     valid = [r for r in rules if r.status == "valid"]
     info = {"file": path, "site": doc.get("site"), "rules_in_file": len(rules), "stats": doc.get("stats") or {}}
-    if valid:
+    if valid or doc.get("schema") == "dustbuster/ruleset@1":  # a RuleSet, even an empty one
         info.update(kind="validated", applied=len(valid), left_out=len(rules) - len(valid))
         return Canonizer(valid, ma), info
     ok, bad = screen_rules(str(doc.get("site") or "rules-file"), rules, ma)

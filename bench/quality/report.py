@@ -1,0 +1,151 @@
+"""docs/quality.md from the results of bench/quality/run.py."""
+
+from __future__ import annotations
+
+import platform
+import time
+from pathlib import Path
+
+ROWS = (("KeepAll", "KeepAll (every URL crawled)"), ("w3lib", "w3lib `canonicalize_url`"),
+        ("unvalidated", "our unvalidated top-50 candidates"), ("validated", "our validated rule set"))
+
+
+def _pct(x) -> str:
+    return "–" if x is None else f"{x:.1%}"
+
+
+def _pick(results: list[dict], key: str) -> dict | None:
+    for r in results:
+        if r["name"].startswith(key) or r.get("kind") == key:
+            return r
+    return None
+
+
+def app_table(res: dict) -> str:
+    ev, sec, rs = res["eval"], res["seconds"], res["ruleset"]["stats"]
+    out = ["| canonicalizer | rules | redundancy | coverage | removed correctly | false merges: groups (URLs) "
+           "| precision | recall | F1 | fetches per decided rule | minutes |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for key, label in ROWS:
+        r = _pick(ev["results"], key)
+        if r is None:
+            out.append(f"| {label} | not run (w3lib missing) | | | | | | | | | |")
+            continue
+        s = r["overall"]
+        rules = r.get("applied", "–")
+        fetches = {"validated": f"{rs.get('fetches_per_decided_rule')} ({rs.get('fetches')} fetches)",
+                   "unvalidated": "0"}.get(key, "–")
+        minutes = {"validated": f"{(sec['mine'] + sec['validate']) / 60:.1f}",
+                   "unvalidated": f"{sec['mine'] / 60:.2f}"}.get(key, "–")
+        out.append(f"| {label} | {rules} | {_pct(s['redundancy'])} | {_pct(s['coverage'])} | {_pct(s['removed_share'])} "
+                   f"| {s['false_merge_groups']} ({s['false_merge_urls']}) | {s['precision']:.3f} | {s['recall']:.3f} "
+                   f"| **{s['f1']:.3f}** | {fetches} | {minutes} |")
+    return "\n".join(out)
+
+
+def class_table(res: dict, n: int = 10) -> str:
+    ev = res["eval"]["results"]
+    cols = [(label, _pick(ev, key)) for key, label in ROWS if _pick(ev, key)]
+    first = cols[0][1]["classes"]
+    names = list(first)[:n]
+    head = "| class | URLs | duplicates | " + " | ".join(f"F1 {label.split(' (')[0]}" for label, _ in cols) + " |"
+    out = [head, "|---|---:|---:|" + "---:|" * len(cols)]
+    for c in names:
+        cells = []
+        for _, r in cols:
+            s = r["classes"].get(c)
+            cells.append(f"{s['f1']:.3f}" + (f" ({s['false_merge_groups']} fm)" if s and s["false_merge_groups"] else "")
+                         if s else "")
+        out.append(f"| `{c}` | {first[c]['urls']} | {first[c]['duplicates_before']} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def examples(res: dict) -> str:
+    out = []
+    for key in ("validated", "unvalidated"):
+        r = _pick(res["eval"]["results"], key)
+        if not r or not r["overall"]["false_merge_examples"]:
+            continue
+        out.append(f"False merges of the {key} set ({r['overall']['false_merge_groups']} groups), e.g.:\n")
+        for m in r["overall"]["false_merge_examples"][:2]:
+            seen, lines = set(), []
+            for u, c in m["urls"]:
+                if c not in seen:
+                    seen.add(c)
+                    lines.append(f"    content {c}: {u}")
+            out.append(f"    {m['canonical']}  ←\n" + "\n".join(lines[:4]) + "\n")
+    return "\n".join(out)
+
+
+def app_section(res: dict) -> str:
+    ev, rs = res["eval"], res["ruleset"]
+    keep = _pick(ev["results"], "KeepAll")["overall"]
+    lines = res["lines"]
+    rules = "\n".join(f"* `{r['display']}`" for r in rs["rules"]) or "* (none)"
+    return f"""## {res['app']}: {res['kind']}
+
+Logs (lines): train {lines['train']:,}, validate {lines['validate']:,}, test {lines['test']:,}.  Truth of the test
+log: {keep['urls']:,} pages fetched and clustered ({ev['left_out']['failed']} failed fetches left out),
+{keep['clusters']:,} distinct contents, {keep['duplicates_before']:,} duplicate URLs
+({keep['duplicates_before'] / keep['urls']:.1%}).  Candidates and rules learned from train + validate; scored on
+test only.
+
+{app_table(res)}
+
+Validated rule set ({len(rs['rules'])} rules, set-level check {'passed' if rs['stats']['set_check']['passed'] else 'not passed'}):
+
+{rules}
+
+Per URL class (the largest classes of the test log; "fm" = false-merge groups):
+
+{class_table(res)}
+
+{examples(res)}
+Times: traffic {res['seconds']['traffic'] / 60:.1f} min, truth {res['seconds']['truth'] / 60:.1f} min,
+mine {res['seconds']['mine']:.0f} s, validate {res['seconds']['validate'] / 60:.1f} min; whole app
+{res['seconds']['total'] / 60:.1f} min.
+"""
+
+
+HEAD = """# Quality on real web software (`make quality`)
+
+DUST rules scored against the content of real sites nobody here wrote (issue 10).  Two real
+applications run on loopback behind real servers that write real access logs; a seeded, bounded
+traffic generator (a breadth-first crawler plus browser-like users with the site's own forms, sort
+links, `www.` aliases, campaign parameters and shortened URLs) makes three logs per site — train,
+validate, test — with edits to the site between them.  `dustbuster truth` fetches every 2xx URL of
+the **test** log once and clusters the pages by content; `dustbuster eval` scores each
+canonicalizer on it.  The test log is never used for mining or validation.
+
+Columns: **redundancy** = discovered redundancy (WWW 2007 §3: unique URLs before − after, over
+before); **coverage** = WWW 2007's coverage (duplicates before − after, over before; a false merge
+also lowers "after"); **removed correctly** = duplicate URLs skipped whose page is the page fetched
+for their canonical form, over the duplicates; **false merges** = canonical URLs whose URLs show
+different content (groups, and the URLs a crawler would wrongly skip); **precision / recall / F1**
+= the crawl simulation of Xu, Liu and Callan (SIGIR 2017 §3.2); **fetches per decided rule** =
+pages fetched by `dustbuster validate` per rule it decided; **minutes** = mining (+ validation).
+
+Same content (dust/truth.py): estimated Jaccard resemblance ≥ 0.9 of the 10-word shingles of the
+visible text, words and shingles exactly as the validator's sketches (dust/sketch.py), estimated
+with 64 min-hashes instead of the validator's 4 (4 would split near-identical pages at random:
+0.9⁴ ≈ 66 %), single link over locality-sensitive-hashing candidates; non-text by exact digest.
+"""
+
+
+def write_doc(results: list[dict], path: Path, small: bool = False) -> None:
+    when = time.strftime("%Y-%m-%d")
+    cmds = """```sh
+make quality        # = bash bench/quality/install.sh && .venv/bin/python bench/quality/run.py
+# per app, what run.py runs (bench/out/quality/<app>/, also report.html and eval.txt there):
+dustbuster truth test.log --site HOST --sites sites.json -o truth.jsonl
+dustbuster mine train.log validate.log --json > candidates.json     # top 50 kept: candidates-top50.json
+dustbuster validate train.log validate.log --site HOST --sites sites.json -o rules.json
+dustbuster eval --truth truth.jsonl candidates-top50.json rules.json --json > eval.json
+```
+"""
+    body = [HEAD, f"Run of {when} on this project's 2-core machine ({platform.python_version()}, "
+            f"{'CI size' if small else 'full size'}):\n", cmds]
+    body += [app_section(r) for r in results]
+    path.write_text("\n".join(body))
+
+
+__all__ = ["write_doc"]

@@ -1,0 +1,255 @@
+"""The quality harness end to end (`make quality`; issue 10): two real web applications on loopback
+behind real servers writing real access logs, three traffic runs each (train, validate, test) with
+edits between them, the content truth of the test log, our candidates and our validated rule set
+learned from train+validate, and `dustbuster eval` on the test log; writes docs/quality.md.
+
+  .venv/bin/python bench/quality/run.py                       # both apps, docs/quality.md
+  .venv/bin/python bench/quality/run.py --apps trac --small --out /tmp/q --no-doc   # the CI size
+
+Apps (installed by bench/quality/install.sh into var/quality/venv, Apache from Debian):
+  trac  Trac 1.6 under gunicorn (access log: combined, Host header first)
+  docs  a Sphinx site under Apache httpd 2.4 (mod_autoindex, MultiViews; the same log format)
+Everything listens on 127.0.0.1; the host names are pinned to it in sites.json ("resolve").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+TOP = 50
+RUNS = ("train", "validate", "test")
+GUNICORN_FORMAT = '%({host}i)s %(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s"'
+
+
+@dataclass
+class Size:
+    pages: int
+    tickets: int
+    requests: int
+    seconds: float
+
+
+SIZES = {"full": {"trac": Size(150, 120, 1000, 600), "docs": Size(250, 0, 2500, 600)},
+         "small": {"trac": Size(30, 20, 300, 60), "docs": Size(40, 0, 500, 60)}}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None and proc.args[0] != "/usr/sbin/apache2":
+            raise SystemExit(f"the server exited ({proc.returncode}): {proc.args}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise SystemExit(f"nothing listens on 127.0.0.1:{port} after {seconds:.0f}s")
+
+
+def sh(cmd: list[str], log: Path | None = None, **kw) -> subprocess.CompletedProcess:
+    """Run a step; its stderr goes to the app's steps log, and a failure stops the harness."""
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, **kw)
+    if log is not None:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"$ {' '.join(cmd)}\n{r.stderr}({time.perf_counter() - t0:.1f}s, exit {r.returncode})\n")
+    if r.returncode != 0:
+        raise SystemExit(f"step failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-3000:]}")
+    return r
+
+
+@dataclass
+class App:
+    name: str
+    host: str
+    kind: str  #: a few words for the report
+    out: Path
+    venv: Path
+    size: Size
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen | None = None
+
+    @property
+    def py(self) -> str:
+        return str(self.venv / "bin" / "python")
+
+    @property
+    def base(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def access_log(self) -> Path:
+        return self.out / "access.log"
+
+    def setup(self, steps: Path) -> None:
+        if self.name == "trac":
+            sh([self.py, str(HERE / "trac_site.py"), "setup", str(self.out / "env"), str(self.out / "repo"),
+                "--pages", str(self.size.pages), "--tickets", str(self.size.tickets)], steps)
+        else:
+            sh([self.py, str(HERE / "docs_site.py"), "setup", str(self.out / "site"), "--pages", str(self.size.pages)], steps)
+            sh([self.py, str(HERE / "docs_site.py"), "apache-conf", str(self.out / "site"), "--port", str(self.port),
+                "--host", self.host, "--log", str(self.access_log)], steps)
+
+    def edit(self, rnd: int, steps: Path) -> None:
+        if self.name == "trac":
+            sh([self.py, str(HERE / "trac_site.py"), "edit", str(self.out / "env"), "--round", str(rnd)], steps)
+        else:
+            sh([self.py, str(HERE / "docs_site.py"), "edit", str(self.out / "site"), "--round", str(rnd)], steps)
+
+    def start(self) -> None:
+        err = open(self.out / "server.err", "a")
+        if self.name == "trac":
+            cmd = [str(self.venv / "bin" / "gunicorn"), "-w", "2", "-b", f"127.0.0.1:{self.port}",
+                   "--env", f"TRAC_ENV={self.out / 'env'}", "--access-logfile", str(self.access_log),
+                   "--access-logformat", GUNICORN_FORMAT, "trac.web.main:dispatch_request"]
+        else:
+            cmd = ["/usr/sbin/apache2", "-f", str(self.out / "site" / "apache" / "httpd.conf"), "-k", "start"]
+        self.proc = subprocess.Popen(cmd, cwd=self.out, stdout=err, stderr=err, start_new_session=True)
+        wait_port(self.port, self.proc)
+
+    def stop(self) -> None:
+        if self.name == "docs":
+            conf = self.out / "site" / "apache" / "httpd.conf"
+            subprocess.run(["/usr/sbin/apache2", "-f", str(conf), "-k", "stop"], capture_output=True)
+        elif self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def sites_json(self) -> Path:
+        hosts = [self.host, f"www.{self.host}"]
+        p = self.out / "sites.json"
+        p.write_text(json.dumps({self.host: {"origins": [f"http://{h}:{self.port}" for h in hosts],
+                                             "allow_private": True, "resolve": {h: "127.0.0.1" for h in hosts},
+                                             "rate_per_s": 500, "concurrency": 4}}, indent=1))
+        return p
+
+
+def dust(*args: str, steps: Path, stdout: Path | None = None) -> float:
+    """A dustbuster command; returns its wall time in seconds."""
+    t0 = time.perf_counter()
+    r = sh([sys.executable, "-m", "dustbuster", *args], steps)
+    if stdout is not None:
+        stdout.write_text(r.stdout)
+    return time.perf_counter() - t0
+
+
+def traffic(app: App, steps: Path) -> dict[str, Path]:
+    """Three runs cut from the server's own access log; the site is edited between runs."""
+    logs = {}
+    for i, run in enumerate(RUNS):
+        if i:
+            app.edit(i, steps)
+        start = app.access_log.stat().st_size if app.access_log.exists() else 0
+        sh([sys.executable, str(HERE / "traffic.py"), "--base", app.base, "--alias", f"www.{app.host}",
+            "--seed", str(i + 1), "--requests", str(app.size.requests), "--seconds", str(app.size.seconds)], steps)
+        time.sleep(1.0)  # the server writes its log line after the response
+        with open(app.access_log, "rb") as fh:
+            fh.seek(start)
+            data = fh.read()
+        logs[run] = app.out / f"{run}.log"
+        logs[run].write_bytes(data)
+    return logs
+
+
+def top_candidates(cands: Path, out: Path, n: int = TOP) -> None:
+    """The n highest-ranked substring candidates and the parameter candidates of a mine document."""
+    doc = json.loads(cands.read_text())
+    doc["rules"] = doc["rules"][:n]
+    out.write_text(json.dumps(doc, indent=1))
+
+
+def run_app(app: App) -> dict:
+    if app.out.exists():
+        shutil.rmtree(app.out)
+    app.out.mkdir(parents=True)
+    steps = app.out / "steps.log"
+    t0 = time.perf_counter()
+    app.setup(steps)
+    app.start()
+    try:
+        logs = traffic(app, steps)
+        traffic_s = time.perf_counter() - t0
+        sites = app.sites_json()
+        learn = [str(logs["train"]), str(logs["validate"])]
+        truth = app.out / "truth.jsonl"
+        truth_s = dust("truth", str(logs["test"]), "--site", app.host, "--sites", str(sites), "-o", str(truth),
+                       "-q", steps=steps)
+        cands = app.out / "candidates.json"
+        mine_s = dust("mine", *learn, "--json", "-q", steps=steps, stdout=cands)
+        top = app.out / f"candidates-top{TOP}.json"
+        top_candidates(cands, top)
+        rules = app.out / "rules.json"
+        validate_s = dust("validate", *learn, "--site", app.host, "--sites", str(sites), "-o", str(rules), "-q",
+                          steps=steps)
+    finally:
+        app.stop()
+    scores = app.out / "eval.json"
+    dust("eval", "--truth", str(truth), str(top), str(rules), "--json", "-q", steps=steps, stdout=scores)
+    dust("eval", "--truth", str(truth), str(top), str(rules), "--html", str(app.out / "report.html"), "-q",
+         steps=steps, stdout=app.out / "eval.txt")
+    lines = {run: sum(1 for _ in open(p, "rb")) for run, p in logs.items()}
+    return {"app": app.name, "kind": app.kind, "host": app.host, "size": app.size.__dict__, "lines": lines,
+            "seconds": {"traffic": round(traffic_s, 1), "truth": round(truth_s, 1), "mine": round(mine_s, 1),
+                        "validate": round(validate_s, 1), "total": round(time.perf_counter() - t0, 1)},
+            "ruleset": json.loads(rules.read_text()), "eval": json.loads(scores.read_text()),
+            "out": str(app.out)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--apps", default="trac,docs", help="comma-separated: trac, docs (default both)")
+    ap.add_argument("--small", action="store_true", help="the CI size: a few hundred URLs, a minute or two")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "quality"), help="work folder (default %(default)s)")
+    ap.add_argument("--venv", default=str(ROOT / "var" / "quality" / "venv"), help="the apps' virtualenv")
+    ap.add_argument("--no-doc", action="store_true", help="do not write docs/quality.md")
+    a = ap.parse_args(argv)
+    out, venv = Path(a.out).resolve(), Path(a.venv).resolve()
+    if not (venv / "bin" / "gunicorn").exists():
+        raise SystemExit(f"no apps' virtualenv at {venv}: run bash bench/quality/install.sh first")
+    sizes = SIZES["small" if a.small else "full"]
+    kinds = {"trac": ("trac.quality.test", "Trac 1.6 (wiki, tickets, timeline, reports, queries, git browser) "
+                                           "under gunicorn"),
+             "docs": ("docs.quality.test", "Sphinx documentation site under Apache httpd 2.4 (autoindex, "
+                                           "MultiViews)")}
+    results = []
+    for name in a.apps.split(","):
+        host, kind = kinds[name]
+        t0 = time.perf_counter()
+        print(f"{name}: {kind} ...", file=sys.stderr, flush=True)
+        res = run_app(App(name, host, kind, out / name, venv, sizes[name]))
+        results.append(res)
+        print(f"{name}: done in {time.perf_counter() - t0:.0f}s; {out / name / 'eval.txt'}", file=sys.stderr)
+    (out / "results.json").write_text(json.dumps(results, indent=1))
+    if not a.no_doc:
+        from report import write_doc  # bench/quality/report.py
+
+        write_doc(results, ROOT / "docs" / "quality.md", small=a.small)
+        print(f"wrote {ROOT / 'docs' / 'quality.md'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())
