@@ -5,19 +5,22 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all bench clean kafka-libs
+.PHONY: demo test test-all bench quality clean kafka-libs
 KAFKA_LIBS := deploy/kafka/target/.fetched
 
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
-	touch $(STAMP)
+	@echo "== installing dustbuster and its dependencies into $(VENV) (first run: about a minute)"
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --upgrade pip
+	@$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+	@echo "== installed: $$($(BIN)/python -m pip list 2>/dev/null | wc -l) packages"
 
 ## the jars of the local Kafka broker (Maven Central; needs java 17 + mvn)
 $(KAFKA_LIBS): deploy/kafka/pom.xml
-	mvn -B -q -f deploy/kafka/pom.xml package
-	touch $(KAFKA_LIBS)
+	@echo "== fetching the Apache Kafka broker jars (deploy/kafka/pom.xml; first run: about a minute)"
+	@mvn -B -q -f deploy/kafka/pom.xml package
+	@touch $(KAFKA_LIBS)
 
 kafka-libs: $(KAFKA_LIBS)
 
@@ -37,6 +40,13 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	$(BIN)/python bench/bench_mine.py
 	$(BIN)/python bench/bench_canon.py
+
+## quality on real web software (issue 10): Trac under gunicorn and a Sphinx site under Apache on
+## loopback, three traffic logs each, truth, mine + validate, eval -> docs/quality.md (not in `make test`)
+quality: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[bench]'
+	bash bench/quality/install.sh
+	$(BIN)/python bench/quality/run.py
 
 clean:
 	rm -rf $(VENV) var-demo-rules.json .pytest_cache .hypothesis

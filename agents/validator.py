@@ -173,6 +173,35 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
     return SiteValidation(sc.rules, res, sc, counts, time.perf_counter() - t0)
 
 
+class RoundProgress:
+    """Logs a validation round's progress in plain words, at most every ``every_s`` seconds."""
+
+    def __init__(self, site: str, total: int, every_s: float = 10.0) -> None:
+        self.site, self.total, self.every_s = site, total, every_s
+        self.t0 = self.last = time.monotonic()
+        self.counts = {"valid": 0, "invalid": 0, "undecided": 0, "cached": 0}
+        self.fetches = 0
+
+    def __call__(self, v) -> None:
+        self.counts["cached" if v.reason == "cached" else "undecided" if v.valid is None
+                    else "valid" if v.valid else "invalid"] += 1
+        self.fetches += v.fetches
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            log.info("%s: validation: %s of %s rules decided (%s valid so far), %s pages fetched (%.0f/s)",
+                     self.site, sum(self.counts.values()), self.total, self.counts["valid"], self.fetches,
+                     self.fetches / max(now - self.t0, 1e-6))
+
+    def finished(self, sv: "SiteValidation") -> None:
+        c = self.counts
+        log.info("%s: validation round done in %.0fs: %s valid, %s invalid, %s undecided, %s from the cache; "
+                 "set check %s (%s rules dropped); %s pages fetched", self.site, time.monotonic() - self.t0,
+                 c["valid"], c["invalid"], c["undecided"], c["cached"],
+                 {True: "passed", False: "refuted", None: "undecided"}[sv.setcheck.passed], len(sv.setcheck.dropped),
+                 sv.fetches)
+
+
 def decode_candidates(site: str, cand) -> tuple[list[Pair], list[ParamRule]]:
     pairs, params = [], []
     for rj in list(cand.rules) + list(cand.param_rules):
@@ -210,8 +239,11 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
         log.info("%s: not in DUST_VALIDATOR_SITES: not validated (nothing fetched)", site)
         return "unconfigured"
     prev = verdicts.ruleset(site)
+    log.info("%s: validation round of window %s: %s candidate rules, %s test URLs", site, cand.window,
+             len(pairs) + len(params), len(cand.test_urls))
+    progress = RoundProgress(site, len(pairs) + len(params))
     sv = await validate_site(pairs, params, list(cand.test_urls), policy, settings,
-                             _SiteCache(verdicts, site, settings.verdict_ttl_s), _previous_rules(prev))
+                             _SiteCache(verdicts, site, settings.verdict_ttl_s), _previous_rules(prev), progress)
     if sv is None:
         log.warning("%s: site unreachable; rule set kept", site)
         return "unchanged"
@@ -227,6 +259,7 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
     now = round(time.time(), 3)
     rules = [r.to_json() | {"validated_at": now} for r in sv.rules]
     sig = [r["display"] for r in rules]
+    progress.finished(sv)
     if prev is not None and prev["sig"] == sig:
         log.info("%s: rule set unchanged (%s rules)", site, len(rules))
         return "unchanged"
@@ -245,5 +278,5 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
     vstats["published"] += 1
     if metrics is not None:
         metrics.rules_published.inc()
-    log.warning("%s: published rule set v%s: %s valid rules (%s fetches)", site, version, len(rules), sv.fetches)
+    log.info("%s: published rule set v%s: %s valid rules", site, version, len(rules))
     return rs

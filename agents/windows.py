@@ -33,4 +33,6 @@ def register(app, settings, topics, stores) -> None:
                 await stores.run(part.clear_dirty, site, token)
                 metrics.candidate_sets.inc()
                 metrics.candidates.inc(len(doc["rules"]) + len(doc["param_rules"]))
-                log.info("window %s: %s has %s likely rules", wid, site, len(doc["rules"]))
+                log.info("%s: window %s emitted %s candidate rules and %s parameter rules (%s lines, %s unique URLs so far)",
+                         site, wid, len(doc["rules"]), len(doc["param_rules"]), doc["stats"].get("lines"),
+                         doc["stats"].get("urls"))

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from dust.errors import DustError
+from dust.errors import ConfigError, DustError
 from dust.params import DustParams
 
 from . import __version__
@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--format", default="auto", help="auto (default), common, combined, vhost, jsonl, heritrix, cdx, cdxj, tsv")
     m.add_argument("--stage", default="eliminate", choices=("detect", "eliminate"), help="stop after phase 1 (detect) or 2 (default)")
     m.add_argument("--json", action="store_true", help="print the JSON document instead of a table")
+    m.add_argument("-o", "--output", metavar="FILE", help="write the table or JSON here instead of stdout")
     m.add_argument("--limit", type=int, default=0, help="print at most N rules in the table (0 = all)")
     m.add_argument("--rejects", metavar="FILE", help="write rejected lines with line numbers and reasons")
     m.add_argument("--max-url-length", type=int, default=2048, help="reject longer URLs (default %(default)s)")
@@ -95,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="A real Apache Kafka broker on 127.0.0.1, from Maven Central jars "
                        "(deploy/kafka/pom.xml; needs Java 17 and mvn).  'start' is idempotent and "
                        "returns once the broker serves clients; data persist in --data-dir.")
-    b.add_argument("action", choices=("start", "stop", "status"))
+    b.add_argument("action", choices=("start", "stop", "status"), help="start (idempotent), stop, or say whether it runs")
     b.add_argument("--data-dir", default="var/kafka", help="persistent data dir (default %(default)s)")
     b.add_argument("--port", type=int, default=9092, help="client port (default %(default)s)")
     b.add_argument("--controller-port", type=int, default=9093, help="controller port (default %(default)s)")
@@ -103,10 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Send a log file's lines (or stdin's) to Kafka in batches keyed by site. "
                        "Exits non-zero, saying how many lines were delivered, if the broker rejects a batch "
                        "after retries.  Broker and topic names come from DUST_* settings.")
-    f.add_argument("log", metavar="LOG|-")
+    f.add_argument("logs", nargs="+", metavar="LOG", help="log files, sent one after the other (.gz ok; - for stdin)")
     f.add_argument("--site", required=True, help="the site (host) the lines belong to; the message key")
     f.add_argument("--format", default="auto", help="log format hint for the workers (default auto)")
-    f.add_argument("--scheme", default="http", choices=("http", "https"))
+    f.add_argument("--scheme", default="http", choices=("http", "https"),
+                   help="scheme of URLs from lines that carry none (common/combined; default %(default)s)")
     f.add_argument("--batch-lines", type=int, default=500, help="lines per message (default %(default)s)")
     f.add_argument("--follow", action="store_true", help="keep reading new lines, like tail -F (survives rotation)")
     f.add_argument("--bootstrap", help="Kafka bootstrap servers (default: DUST_KAFKA_BOOTSTRAP or 127.0.0.1:9092)")
@@ -130,8 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
                         description="A simulated forum site with known DUST (sim/site.py) on loopback: several "
                         "host names, aliases, no-op and content parameters, print versions, growing pages, "
                         "look-alikes, redirects, soft errors, slow and failing pages.")
-    sm.add_argument("--host", default="127.0.0.1")
-    sm.add_argument("--port", type=int, default=8080)
+    sm.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback only; default %(default)s)")
+    sm.add_argument("--port", type=int, default=8080, help="port to listen on (default %(default)s)")
     sm.add_argument("--write-log", metavar="FILE", help="write an access log of simulated traffic and exit")
     sm.add_argument("--lines", type=int, default=20000, help="lines of --write-log (default %(default)s)")
     sm.add_argument("--log-port", type=int, help="port to put in the log's host names (default: --port)")
@@ -153,10 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_feed(a: argparse.Namespace) -> int:
     import asyncio
 
-    from stream.producer import feed
+    from stream.admin import ensure_topics
+    from stream.producer import FeedStats, feed
     from stream.reader import RejectSink
     from stream.settings import Settings
 
+    if a.follow and len(a.logs) > 1:
+        raise ConfigError("--follow follows one file")
     settings = Settings.from_env(kafka_bootstrap=a.bootstrap)
     rej_fh = open(a.rejects, "w", encoding="utf-8") if a.rejects else None
     show = prog.enabled(a.quiet)
@@ -172,9 +177,17 @@ def cmd_feed(a: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)  # --follow: finish the batch in hand, then exit 0
-        return await feed(settings.kafka_bootstrap, settings.raw_topic, a.log, a.site.lower(), a.format,
-                          a.scheme, a.batch_lines, a.follow, on_progress=bar.update if bar else None, stop=stop,
-                          max_message_bytes=a.max_message_bytes, rejects=RejectSink(rej_fh) if rej_fh else None)
+        await ensure_topics(settings)  # our partitions, leaders elected: no auto-creation noise
+        total = FeedStats()
+        for path in a.logs:
+            if stop.is_set():
+                break
+            st = await feed(settings.kafka_bootstrap, settings.raw_topic, path, a.site.lower(), a.format,
+                            a.scheme, a.batch_lines, a.follow, on_progress=bar.update if bar else None, stop=stop,
+                            max_message_bytes=a.max_message_bytes, rejects=RejectSink(rej_fh) if rej_fh else None)
+            for f in ("lines", "batches", "bytes", "seconds", "rejected"):
+                setattr(total, f, getattr(total, f) + getattr(st, f))
+        return total
 
     try:
         stats = asyncio.run(run())
@@ -291,10 +304,23 @@ def cmd_worker(a: argparse.Namespace) -> int:
     stores = Stores(settings.data_dir / "state", settings.params)
     register_all(app, settings, topics(app, settings), stores)
     try:
-        faust.Worker(app, loglevel="warn" if not a.verbose else "info", quiet=True).execute_from_commandline()
+        faust.Worker(app, loglevel="info", logging_config=worker_logging(a.verbose), quiet=True).execute_from_commandline()
     finally:
         stores.close()
     return 0
+
+
+def worker_logging(verbose: int) -> dict:
+    """The worker logs what it does at INFO in plain words (windows, validation rounds, rule sets);
+    the libraries under it only what means trouble.  ``mode.timers`` warns "Timer ... is
+    overlapping" whenever the loop is busy at a commit tick; the worker measures real stalls itself
+    (dust_event_loop_lag_max_seconds, dust_event_loop_stalls_total), so that one is at ERROR.
+    -v shows the libraries' INFO, -vv their DEBUG."""
+    third = "WARNING" if not verbose else "INFO" if verbose == 1 else "DEBUG"
+    loggers = {name: {"level": third} for name in ("faust", "mode", "aiokafka", "kafka", "aiohttp", "rocksdict")}
+    if not verbose:
+        loggers["mode.timers"] = {"level": "ERROR"}
+    return {"merge": True, "version": 1, "disable_existing_loggers": False, "loggers": loggers}
 
 
 def cmd_broker(a: argparse.Namespace) -> int:
@@ -350,6 +376,8 @@ def cmd_mine(a: argparse.Namespace) -> int:
         if rej_fh:
             rej_fh.close()
     read_s = time.perf_counter() - t0
+    if not len(ul):
+        raise DustError(nothing_read_hint(a.logs, stats.to_dict()))
     bar = prog.StageBar(show)
     try:
         result = mine(ul, params, a.stage, progress=bar)
@@ -357,19 +385,38 @@ def cmd_mine(a: argparse.Namespace) -> int:
         bar.close()
     result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats}
     unsafe = _unsafe_flags(result, ul)
-    if a.json:
-        doc = result.to_json()
-        for r in doc["param_rules"] + doc["rules"]:
-            if r["display"] in unsafe:
-                r["unsafe"] = unsafe[r["display"]]
-        json.dump(doc, sys.stdout, indent=1, ensure_ascii=False)
-        sys.stdout.write("\n")
-    else:
-        _print_table(result, a.limit, unsafe)
-    sys.stdout.flush()
+    out = open(a.output, "w", encoding="utf-8") if a.output else sys.stdout
+    try:
+        if a.json:
+            doc = result.to_json()
+            for r in doc["param_rules"] + doc["rules"]:
+                if r["display"] in unsafe:
+                    r["unsafe"] = unsafe[r["display"]]
+            json.dump(doc, out, indent=1, ensure_ascii=False)
+            out.write("\n")
+        else:
+            _print_table(result, a.limit, unsafe, out)
+        out.flush()
+    finally:
+        if a.output:
+            out.close()
     if not a.quiet:
         _print_summary(result.stats)
     return 0
+
+
+def nothing_read_hint(logs: list[str], read: dict) -> str:
+    """One line that says why no URL came out of the logs, and what to do."""
+    names = ", ".join(logs)
+    rejected = read.get("rejected") or {}
+    if not read.get("lines"):
+        return f"no URL read: {names} is empty"
+    if rejected.get("no_host"):
+        return f"no URL read from {names}: its lines carry no host ({rejected['no_host']} rejected): pass --site HOST"
+    if read.get("dropped_status") and not rejected:
+        return f"no URL read from {names}: every request failed (status >= 400)"
+    why = ", ".join(f"{k}={v}" for k, v in rejected.items()) or "nothing parsed"
+    return f"no URL read from {names} ({why}): check the format (--format) or see the lines with --rejects FILE"
 
 
 def _unsafe_flags(result, ul, sample: int = 5000) -> dict[str, str]:
@@ -388,11 +435,11 @@ def _unsafe_flags(result, ul, sample: int = 5000) -> dict[str, str]:
     return {r.text: why for r in rules if (why := unsafe_candidate(r, urls))}
 
 
-def _print_table(result, limit: int, unsafe: dict[str, str] | None = None) -> None:
+def _print_table(result, limit: int, unsafe: dict[str, str] | None = None, out=None) -> None:
     unsafe = unsafe or {}
+    out = out or sys.stdout
     pairs = result.kept if result.stage == "eliminate" else result.detected
     title = "likely rules after redundancy elimination" if result.stage == "eliminate" else "phase-1 likely pairs (T_low supports)"
-    out = sys.stdout
     out.write(f"# {title}: {len(pairs)} (α → β is the shrinking direction)\n")
     out.write(f"{'rank':>5} {'support':>7} {'sup_hi':>6}  rule\n")
     from dust.rules import SubstringRule

@@ -40,8 +40,8 @@ A tombstone (the site lost its rules) prints "site: deleted" ({"site": ..., "del
 
 EPILOG_EXPORT = """\
 examples:
-  dustbuster export --from-topic --site forum.test --format nutch > regex-normalize.xml
-  dustbuster export --rules rules.json --site forum.test --format clearurls -o dust.clearurls.json
+  dustbuster export --from-topic --site forum.test --to nutch > regex-normalize.xml
+  dustbuster export --rules rules.json --site forum.test --to clearurls -o dust.clearurls.json
 Nutch: set urlnormalizer.loop.count to 10 (MA) so the list repeats like thesis Figure 5.5.
 ClearURLs holds only parameter removals; other rules are listed under "x-dustbuster".skipped.
 """
@@ -63,6 +63,7 @@ def add_commands(sub, common) -> None:
     c.add_argument("--ma", type=int, default=DustParams().ma, help="max iterations (default %(default)s)")
     c.add_argument("--tsv", action="store_true", help="write URL<TAB>canonical")
     c.add_argument("--json", action="store_true", help="write one JSON object a line (url, canonical, rules, version)")
+    c.add_argument("-o", "--output", metavar="FILE", help="write the canonical URLs here instead of stdout")
     c.add_argument("--unvalidated", action="store_true",
                    help="with --rules: also apply rules that are not validated (mine's 'likely' candidates, even "
                    "'invalid' ones) and print how many URLs each rule changed; by default only 'valid' rules apply")
@@ -84,7 +85,9 @@ def add_commands(sub, common) -> None:
                        "regex-normalize.xml (urlnormalizer-regex), ClearURLs provider JSON (parameter "
                        "removals), or our RuleSet JSON.", epilog=EPILOG_EXPORT,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    e.add_argument("--format", required=True, choices=FORMATS)
+    e.add_argument("--to", required=True, choices=FORMATS,
+                   help="output format: Nutch regex-normalize.xml, ClearURLs provider JSON, or our RuleSet JSON "
+                   "(--format is the log format in mine/feed)")
     src = e.add_mutually_exclusive_group(required=True)
     src.add_argument("--rules", metavar="RULES.json", help="rule file (RuleSet or mine --json output)")
     src.add_argument("--from-topic", action="store_true", help="the site's current rule set from the rules topic")
@@ -97,9 +100,9 @@ def add_commands(sub, common) -> None:
     f = sub.add_parser("frontier", parents=[common], help="send URLs to the frontier topic (canonized by workers)",
                        description="Read URLs (one a line) and send them to the frontier topic, keyed by site, "
                        "in JSON batches; workers answer on the canonical topic (docs/canonizer.md).")
-    f.add_argument("urls", nargs="?", default="-", metavar="FILE|-")
+    f.add_argument("urls", nargs="?", default="-", metavar="FILE|-", help="URLs one a line (default: stdin)")
     f.add_argument("--site", required=True, help="the site the URLs belong to (the message key)")
-    f.add_argument("--batch", type=int, default=500, help="URLs per message (default %(default)s)")
+    f.add_argument("--batch-lines", dest="batch", type=int, default=500, metavar="N", help="URLs per message (default %(default)s)")
     f.add_argument("--wait", action="store_true", help="then print the workers' answers from the canonical topic: "
                    "new|seen<TAB>URL<TAB>canonical")
     f.add_argument("--timeout", type=float, default=120, help="seconds to wait for the answers (default %(default)s)")
@@ -226,7 +229,7 @@ def cmd_canonize(a: argparse.Namespace) -> int:
     before: set[str] = set()
     after: set[str] = set()
     n = unconverged = 0
-    out = sys.stdout
+    out = open(a.output, "w", encoding="utf-8") if a.output else sys.stdout
     for raw in sys.stdin.buffer:
         url = raw.decode("utf-8", "replace").strip()
         if not url:
@@ -241,6 +244,8 @@ def cmd_canonize(a: argparse.Namespace) -> int:
             out.write(json.dumps(res.to_json(), ensure_ascii=False) + "\n")
         else:
             out.write(f"{url}\t{res.canonical}\n" if a.tsv else res.canonical + "\n")
+    if a.output:
+        out.close()
     red = Redundancy(n, len(before), len(after))
     if not a.quiet:
         sys.stderr.write(
@@ -364,9 +369,9 @@ def cmd_export(a: argparse.Namespace) -> int:
         sys.stderr.write(f"note: {len(rules_from_document(doc)) - len(rules)} rules are not validated and are not "
                          "exported (--unvalidated exports them)\n")
     version = doc.get("version")
-    if a.format == "nutch":
+    if a.to == "nutch":
         text = to_nutch_xml(site, rules, version)
-    elif a.format == "clearurls":
+    elif a.to == "clearurls":
         text = to_clearurls_json(site, rules, version)
     else:
         text = json.dumps({"schema": "dustbuster/ruleset@1", "site": site, "version": version,
@@ -374,7 +379,7 @@ def cmd_export(a: argparse.Namespace) -> int:
     if a.output:
         Path(a.output).write_text(text, encoding="utf-8")
         if not a.quiet:
-            sys.stderr.write(f"wrote {len(rules)} rules of {site} to {a.output} ({a.format})\n")
+            sys.stderr.write(f"wrote {len(rules)} rules of {site} to {a.output} ({a.to})\n")
     else:
         sys.stdout.write(text)
     return 0
@@ -391,6 +396,9 @@ def cmd_frontier(a: argparse.Namespace) -> int:
     urls = [u.strip() for u in fh if u.strip()]
 
     async def run() -> list[dict]:
+        from stream.admin import ensure_topics
+
+        await ensure_topics(s)  # our partitions, leaders elected: no auto-creation noise
         c = None
         if a.wait:  # note where the answers will start before asking
             c = AIOKafkaConsumer(bootstrap_servers=s.kafka_bootstrap, group_id=None, enable_auto_commit=False)

@@ -26,7 +26,10 @@ class StageBar:
         if stage != self.stage:
             self.close()
             self.stage = stage
-            self.bar = tqdm(total=total, desc=stage, unit="", file=sys.stderr, leave=False)
+            # the stages report abstract work units in jumps: a rate over them means nothing (it showed
+            # "90092325402.95/s"), so the bar shows the share done and the time left
+            self.bar = tqdm(total=total, desc=stage, file=sys.stderr, leave=False,
+                            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
         assert self.bar is not None
         self.bar.n = done
         self.bar.refresh()

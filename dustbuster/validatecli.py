@@ -66,7 +66,9 @@ def cmd_validate(a: argparse.Namespace, params) -> int:
     t0 = time.perf_counter()
     ul, stats = read_urllist(a.logs, a.format, site, a.scheme, limits=Limits())
     if not len(ul):
-        raise DustError(f"no URL read from {', '.join(a.logs)} ({stats.to_dict()['rejected'] or 'empty'})")
+        from .cli import nothing_read_hint
+
+        raise DustError(nothing_read_hint(a.logs, stats.to_dict()))
     result = mine(ul, params)
     pairs, prules = result.kept, result.param_rules()
     bar = _VerdictBar(len(pairs) + len(prules), show)

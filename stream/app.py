@@ -6,9 +6,8 @@ import logging
 from dataclasses import dataclass
 
 import faust
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
 
+from .admin import ensure_topics  # noqa: F401 - re-exported for the entry point
 from .records import CandidateSet, CanonicalURL
 from .settings import Settings
 
@@ -57,30 +56,3 @@ def topics(app: faust.App, settings: Settings) -> Topics:
         canonical=app.topic(settings.canonical_topic, key_serializer="raw", partitions=settings.partitions,
                             value_type=CanonicalURL),
     )
-
-
-async def ensure_topics(settings: Settings) -> None:
-    """Create the topics with their partitions and configs (the rules topic is compacted)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
-    await admin.start()
-    try:
-        want = [
-            NewTopic(settings.raw_topic, settings.partitions, 1),
-            NewTopic(settings.candidates_topic, settings.partitions, 1),
-            NewTopic(settings.rules_topic, settings.partitions, 1, topic_configs={"cleanup.policy": "compact"}),
-            NewTopic(settings.rejects_topic, 1, 1),
-            NewTopic(settings.changelog_topic, settings.partitions, 1, topic_configs={"cleanup.policy": "compact"}),
-            NewTopic(settings.frontier_topic, settings.partitions, 1),
-            NewTopic(settings.canonical_topic, settings.partitions, 1),
-            NewTopic(settings.seen_changelog_topic, settings.partitions, 1, topic_configs={"cleanup.policy": "compact"}),
-        ]
-        existing = set(await admin.list_topics())
-        new = [t for t in want if t.name not in existing]
-        if new:
-            try:
-                await admin.create_topics(new)
-                log.info("created topics %s", [t.name for t in new])
-            except TopicAlreadyExistsError:
-                pass
-    finally:
-        await admin.close()

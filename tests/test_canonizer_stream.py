@@ -151,7 +151,7 @@ def test_frontier_canonical_seen_and_live_rule_update(kafka, tmp_path):
         r = run("canonize", "--from-topic", "--tsv", stdin="http://www.forum.test/story?id=1&sid=2\nhttp://else.test/a/./b\n")
         assert r.stdout.splitlines() == ["http://www.forum.test/story?id=1&sid=2\thttp://forum.test/story_1",
                                          "http://else.test/a/./b\thttp://else.test/a/b"], r.stderr
-        r = run("export", "--from-topic", "--site", SITE, "--format", "nutch")
+        r = run("export", "--from-topic", "--site", SITE, "--to", "nutch")
         assert r.returncode == 0 and r.stdout.count("<regex>") == 3
         r = run("rules", "--site", "nope.test")
         assert r.returncode == 2 and "no rule set" in r.stderr

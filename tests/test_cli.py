@@ -104,20 +104,20 @@ def test_export_formats_from_a_rule_file(tmp_path):
 
     f = tmp_path / "rs.json"
     f.write_text(json.dumps(RULESET))
-    r = dust("export", "--rules", str(f), "--site", "forum.test", "--format", "nutch")
+    r = dust("export", "--rules", str(f), "--site", "forum.test", "--to", "nutch")
     assert r.returncode == 0, r.stderr
     assert len(parse_nutch_xml(r.stdout)) == 3 and "version 3" in r.stdout  # the invalid rule is not exported
     out = tmp_path / "c.json"
-    r = dust("export", "--rules", str(f), "--site", "forum.test", "--format", "clearurls", "-o", str(out))
+    r = dust("export", "--rules", str(f), "--site", "forum.test", "--to", "clearurls", "-o", str(out))
     doc = json.loads(out.read_text())
     assert r.returncode == 0 and "wrote 3 rules" in r.stderr
     assert doc["providers"]["dustbuster:forum.test"]["rules"] == ["sid"]
     assert doc["x-dustbuster"]["skipped"] == ["o=* → o=asc", '"^http://www." → "^http://"']
-    r = dust("export", "--rules", str(f), "--site", "forum.test", "--format", "json", "--unvalidated")
+    r = dust("export", "--rules", str(f), "--site", "forum.test", "--to", "json", "--unvalidated")
     assert len(json.loads(r.stdout)["rules"]) == 4
-    r = dust("export", "--rules", str(tmp_path / "none.json"), "--site", "x", "--format", "nutch")
+    r = dust("export", "--rules", str(tmp_path / "none.json"), "--site", "x", "--to", "nutch")
     assert r.returncode == 2 and "no such rule file" in r.stderr
-    r = dust("export", "--site", "x", "--format", "nutch")
+    r = dust("export", "--site", "x", "--to", "nutch")
     assert r.returncode == 2 and "one of the arguments --rules --from-topic is required" in r.stderr
 
 
