@@ -41,7 +41,7 @@ class Size:
     seconds: float
 
 
-SIZES = {"full": {"trac": Size(150, 120, 1000, 600), "docs": Size(250, 0, 2500, 600)},
+SIZES = {"full": {"trac": Size(150, 120, 800, 600), "docs": Size(250, 0, 2500, 600)},
          "small": {"trac": Size(30, 20, 300, 60), "docs": Size(40, 0, 500, 60)}}
 
 
@@ -218,7 +218,7 @@ def run_app(app: App) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--apps", default="trac,docs", help="comma-separated: trac, docs (default both)")
+    ap.add_argument("--apps", default="docs,trac", help="comma-separated: docs, trac (default both)")
     ap.add_argument("--small", action="store_true", help="the CI size: a few hundred URLs, a minute or two")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "quality"), help="work folder (default %(default)s)")
     ap.add_argument("--venv", default=str(ROOT / "var" / "quality" / "venv"), help="the apps' virtualenv")

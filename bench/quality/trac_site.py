@@ -77,7 +77,7 @@ def make_repo(repo: Path, pkgs: list[content.Package]) -> None:
         (d / "copyright").write_text(p.copyright or p.description)
         (d / "README").write_text(f"{p.name} {p.version}\n\n{p.summary}\n\n{p.description}\n")
         git("add", ".")
-        when = (T0 + timedelta(hours=6 * (i + 1))).isoformat()
+        when = (T0 + timedelta(hours=71 * (i + 1))).isoformat()
         git("commit", "-q", "-m", f"{p.name} {p.version}: {p.summary}",
             env=dict(env, GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when))
 
@@ -96,7 +96,7 @@ def setup(a: argparse.Namespace) -> None:
     ini = env_dir / "conf" / "trac.ini"
     text = ini.read_text()
     text += ("\n[components]\ntracopt.versioncontrol.git.* = enabled\n\n[git]\ncached_repository = disabled\n"
-             "persistent_cache = disabled\n")
+             "persistent_cache = disabled\n\n[timeline]\ndefault_daysback = 14\n")
     ini.write_text(text.replace("log_type = none", "log_type = none"))
     trac_admin(env_dir, "repository", "add", "main", str(repo), "git")
     trac_admin(env_dir, "repository", "resync", "main")
@@ -117,10 +117,10 @@ def setup(a: argparse.Namespace) -> None:
         by_section.setdefault(p.section, []).append(p)
         page = WikiPage(env, page_name(p))
         page.text = page_text(p, pkgs, rnd)
-        page.save(rnd.choice(AUTHORS), f"{p.name}: description", T0 + timedelta(minutes=7 * i))
+        page.save(rnd.choice(AUTHORS), f"{p.name}: description", T0 + timedelta(hours=30 * i))
         for v in range(rnd.choice((0, 0, 1, 2, 3))):  # history: later versions of some pages
             page.text += f"\n== Note {v + 1} ==\n{rnd.choice(pkgs).description[:400]}\n"
-            page.save(rnd.choice(AUTHORS), f"note {v + 1}", T0 + timedelta(days=v + 1, minutes=7 * i))
+            page.save(rnd.choice(AUTHORS), f"note {v + 1}", T0 + timedelta(days=v + 1, hours=30 * i))
     for s, ps in sorted(by_section.items()):
         page = WikiPage(env, f"Packages/{camel(s)}")
         page.text = f"= Section {s} =\n" + "\n".join(f" * [wiki:{page_name(p)} {p.name}]: {p.summary}" for p in ps)
@@ -154,7 +154,7 @@ def tickets(env, pkgs: list, n: int, rnd: random.Random) -> None:
         t["version"] = ""
         t["keywords"] = " ".join(rnd.sample(content.words(p.description) or ["debian"], 2))
         t["status"] = "new"
-        when = T0 + timedelta(hours=3 * i)
+        when = T0 + timedelta(hours=41 * i)
         t.insert(when=when)
         for k in range(rnd.choice((0, 1, 1, 2))):
             t.save_changes(rnd.choice(AUTHORS), rnd.choice(p.changes)[2][:600], when + timedelta(hours=k + 1))

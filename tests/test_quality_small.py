@@ -1,0 +1,72 @@
+"""The small CI version of `make quality` (issue 10): one real application (a Sphinx site under
+Apache httpd, installed by bench/quality/install.sh), a few hundred URLs, the whole pipeline —
+traffic logs, `dustbuster truth`, `mine`, `validate`, `eval` — and only invariants are asserted:
+the truth is complete, the eval numbers are consistent, the validated set makes no false merge.
+No quality target is asserted here (docs/quality.md has the numbers of the full run)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    inst = subprocess.run(["bash", "bench/quality/install.sh"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert inst.returncode == 0, f"installing the quality apps failed:\n{inst.stdout}\n{inst.stderr}"
+    out = tmp_path_factory.mktemp("quality")
+    r = subprocess.run([sys.executable, "bench/quality/run.py", "--apps", "docs", "--small", "--out", str(out),
+                        "--no-doc"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return out / "docs", json.loads((out / "results.json").read_text())[0]
+
+
+def test_truth_is_complete(run):
+    from dustbuster.truthcli import log_urls, read_records
+
+    app, res = run
+    urls, _ = log_urls([str(app / "test.log")], "auto", res["host"], "http")
+    lines = (app / "truth.jsonl").read_text().splitlines()
+    recs = read_records(app / "truth.jsonl")
+    assert len(urls) >= 150 and len(lines) == len(recs) == len(urls)  # one record per unique 2xx URL
+    assert [json.loads(x)["url"] for x in lines] == urls  # in the log's order
+    for r in recs.values():
+        assert (r["cluster"] is not None) == bool(r["ok"]), r
+        assert r["ok"] or r["reason"], r
+        assert r["class"] and (not r["ok"] or (r["sketch"] and r["signature"] and r["size"] is not None))
+
+
+def test_eval_numbers_are_consistent(run):
+    from dust.evaluate import Scores, consistent
+
+    _, res = run
+    ev = res["eval"]
+    results = {r["name"]: r for r in ev["results"]}
+    keep = results["KeepAll"]["overall"]
+    assert keep["urls"] == ev["pages"] and keep["crawled"] == keep["urls"] and keep["recall"] == 1.0
+    assert keep["redundancy"] == 0 and keep["false_merge_groups"] == 0
+    for r in ev["results"]:
+        s = r["overall"]
+        assert (s["urls"], s["clusters"]) == (keep["urls"], keep["clusters"])  # the same truth for every row
+        sc = Scores(s["urls"], s["clusters"], s["crawled"], s["covered"], s["removed_correctly"],
+                    s["false_merge_groups"], s["false_merge_urls"])
+        assert consistent(sc) == [], r["name"]
+        assert s["f1"] == pytest.approx(sc.f1, abs=1e-6) and s["redundancy"] == pytest.approx(sc.redundancy, abs=1e-6)
+        assert sum(c["urls"] for c in r["classes"].values()) == s["urls"]
+        assert sum(c["clusters"] for c in r["classes"].values()) >= s["clusters"]
+
+
+def test_validated_set_makes_no_false_merge(run):
+    import jsonschema
+
+    _, res = run
+    rs = res["ruleset"]
+    jsonschema.validate(rs, json.loads((ROOT / "docs" / "ruleset.schema.json").read_text()))
+    validated = [r for r in res["eval"]["results"] if r.get("kind") == "validated"]
+    assert len(validated) == 1 and validated[0]["applied"] == len(rs["rules"])
+    assert validated[0]["overall"]["false_merge_groups"] == 0, validated[0]["overall"]["false_merge_examples"]
