@@ -131,6 +131,42 @@ with 64 min-hashes instead of the validator's 4 (4 would split near-identical pa
 """
 
 
+FOOT = """## How it is done, and its limits
+
+* **Apps** (bench/quality/install.sh): Trac 1.6, gunicorn and Sphinx from PyPI in their own
+  virtualenv (var/quality/venv), Apache httpd from Debian.  Trac (bench/quality/trac_site.py): one
+  wiki page per installed package (description, recent changelog entries, copyright; some with
+  several versions), tickets from changelog entries with components, milestones, comments and
+  resolutions, a git repository of copyright files and licences in the source browser; everything
+  anonymous visitors may see (wiki history and diffs, timeline, roadmap, reports, custom queries
+  with sort orders and CSV/TSV/RSS exports, search, preferences, the login link).  Sphinx
+  (bench/quality/docs_site.py): one page per package, section indexes, the common licences,
+  "show source" pages, genindex and search, served with directory listings (mod_autoindex and its
+  sort links), content negotiation (MultiViews) and DirectoryIndex.  Both logs are the servers'
+  own: gunicorn's `--access-logformat` and Apache's `LogFormat`, the combined format with the Host
+  header first (so `www.` aliases and ports are in the log, as in Debian's vhost_combined).
+* **Traffic** (bench/quality/traffic.py): a breadth-first crawler (40 % of the requests) and
+  browser-like sessions; seeds 1, 2, 3 for train, validate, test; bounded by a request count and a
+  time limit; between runs the site is edited (pages edited, tickets commented and closed, a page
+  and tickets added; for Sphinx pages edited, one added, the site rebuilt).  Only 127.0.0.1 is
+  connected to; host names are pinned in sites.json (`resolve`).
+* **Learning**: `dustbuster mine` and `dustbuster validate` both read train + validate.  The
+  paper draws validation URLs from other logs than the detection log; `dustbuster validate` mines
+  and validates on the same URL list, so here the two logs are one learning set.  A separate
+  validation log would need an option of `dustbuster validate` (e.g. `--test-log`).
+* **Truth**: only the 2xx URLs of the test log; a URL whose fetch fails (404 now, robots,
+  soft error, timeout) is listed with its reason and left out of the scores.  Redirects are
+  followed within the site, so a URL that redirects counts as the page it leads to.
+* **The CI version** (tests/test_quality_small.py, in `make test`): the Sphinx site only, 500
+  requests a run, about a minute; it asserts invariants, not quality: the truth has one record
+  per unique 2xx URL of the test log (in order, a cluster for every fetched page), every score
+  obeys the identities of dust.evaluate.consistent and the per-class URLs add up, the validated
+  set is schema-valid and makes no false merge.
+* Numbers depend on the machine's installed packages (the text) and on timing only through the
+  time bound of the traffic (not reached at these sizes).
+"""
+
+
 def write_doc(results: list[dict], path: Path, small: bool = False) -> None:
     when = time.strftime("%Y-%m-%d")
     cmds = """```sh
@@ -144,7 +180,7 @@ dustbuster eval --truth truth.jsonl candidates-top50.json rules.json --json > ev
 """
     body = [HEAD, f"Run of {when} on this project's 2-core machine ({platform.python_version()}, "
             f"{'CI size' if small else 'full size'}):\n", cmds]
-    body += [app_section(r) for r in results]
+    body += [app_section(r) for r in results] + [FOOT]
     path.write_text("\n".join(body))
 
 

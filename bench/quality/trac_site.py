@@ -96,8 +96,9 @@ def setup(a: argparse.Namespace) -> None:
     ini = env_dir / "conf" / "trac.ini"
     text = ini.read_text()
     text += ("\n[components]\ntracopt.versioncontrol.git.* = enabled\n\n[git]\ncached_repository = disabled\n"
-             "persistent_cache = disabled\n\n[timeline]\ndefault_daysback = 14\n")
+             "persistent_cache = disabled\n")
     ini.write_text(text.replace("log_type = none", "log_type = none"))
+    trac_admin(env_dir, "config", "set", "timeline", "default_daysback", "14")
     trac_admin(env_dir, "repository", "add", "main", str(repo), "git")
     trac_admin(env_dir, "repository", "resync", "main")
     env = Environment(str(env_dir))
