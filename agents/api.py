@@ -7,6 +7,7 @@
 | ``GET /sites/{site}/rules`` | the site's current RuleSet document |
 | ``GET /healthz`` | 200 once the rules topic has been read to its end and the worker is healthy (stream/health.py), else 503 (never needs the token) |
 | ``GET /metrics`` | Prometheus text format (stream/metrics.py) |
+| ``GET /``, ``GET /dashboard/...`` | the live dashboard (agents/dashboard.py, docs/dashboard.md) |
 
 Errors are JSON ``{"error": "...", "reason": "..."}`` with a 4xx/5xx status: 400 malformed body
 (not UTF-8, not strict JSON, nested too deep, NaN/Infinity/1e400, a URL with a control character or
@@ -31,6 +32,10 @@ from dust.rulebook import RuleBook
 from stream.logformats import loads_strict
 from stream.metrics import CONTENT_TYPE, Metrics
 from stream.records import MAX_URL_CHARS, url_problem
+
+from .dashboard import add_routes as add_dashboard_routes, is_open as dashboard_open
+from .dashboard_feed import CandidatesFollower, record_versions
+from .dashboard_state import DashboardState
 
 log = logging.getLogger(__name__)
 
@@ -96,14 +101,15 @@ def parse_canonicalize_body(raw: bytes, max_batch: int) -> tuple[list[str], str 
 
 
 def make_api(book: RuleBook, metrics: Metrics, *, ready: Callable[[], bool] = lambda: True, token: str = "",
-             max_batch: int = 10000, body_timeout_s: float = BODY_TIMEOUT_S, health=None) -> web.Application:
+             max_batch: int = 10000, body_timeout_s: float = BODY_TIMEOUT_S, health=None,
+             dashboard: DashboardState | None = None) -> web.Application:
     def refuse(status: int, reason: str, message: str, **headers: str) -> web.Response:
         metrics.api_rejects.labels(reason).inc()
         return _error(status, message, reason, **headers)
 
     @web.middleware
     async def guard(request: web.Request, handler):
-        if token and request.path not in OPEN_PATHS:
+        if token and request.path not in OPEN_PATHS and not (dashboard is not None and dashboard_open(request.path)):
             auth = request.headers.get("Authorization", "")
             given = auth[7:] if auth.startswith("Bearer ") else ""
             if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode()):
@@ -180,6 +186,8 @@ def make_api(book: RuleBook, metrics: Metrics, *, ready: Callable[[], bool] = la
     app.router.add_get("/sites/{site}/rules", site_rules)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_view)
+    if dashboard is not None:
+        add_dashboard_routes(app, dashboard, book)
     return app
 
 
@@ -190,11 +198,19 @@ def register(app, settings, book: RuleBook, follower, metrics: Metrics) -> None:
         follower.on_reject = lambda reason, site: metrics.rule_sets_rejected.labels(reason).inc()
     if not settings.api_port:
         return
+    dashboard = app.dust_dashboard = DashboardState()
+    app.dust_rounds = dashboard.rounds  # the validator agent reports its rounds here
+    if follower is not None:
+        record_versions(follower, book, dashboard.versions)
+
+    @app.task
+    async def follow_candidates() -> None:
+        await CandidatesFollower(settings.kafka_bootstrap, settings.candidates_topic, dashboard).run()
 
     @app.task
     async def serve_api() -> None:
         api = make_api(book, metrics, ready=follower.ready.is_set if follower else (lambda: True), token=settings.api_token,
-                       max_batch=settings.api_max_batch, health=getattr(app, "dust_health", None))
+                       max_batch=settings.api_max_batch, health=getattr(app, "dust_health", None), dashboard=dashboard)
         # lingering_time=0: a request whose body was refused unread (bad Content-Encoding, 408) has its
         # connection closed after the JSON answer instead of aiohttp reading on (and logging the error)
         runner = web.AppRunner(api, access_log=None, lingering_time=0)

@@ -114,7 +114,15 @@ def register(app, settings, topics, stores) -> None:
         return sr.version if sr is not None else None
 
     async def round_for(site: str, cand) -> None:
-        await validation_round(site, cand, settings, verdicts, publish, vstats, app.dust_metrics, held_version)
+        rounds = getattr(app, "dust_rounds", None)  # the dashboard's live rounds (agents/dashboard_state.py)
+        track = rounds.begin(site, cand) if rounds is not None else None
+        result: object = RuntimeError("round failed")
+        try:
+            result = await validation_round(site, cand, settings, verdicts, publish, vstats, app.dust_metrics,
+                                            held_version, track)
+        finally:
+            if track is not None:
+                rounds.end(track, result)
 
 
 @dataclass
@@ -147,13 +155,17 @@ def canonization_order(rules: list[Rule]) -> list[Rule]:
 
 
 async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: list[str], policy: FetchPolicy,
-                        settings, cache=None, previous: list[Rule] = (), on_verdict=None) -> SiteValidation | None:
+                        settings, cache=None, previous: list[Rule] = (), on_verdict=None,
+                        track=None) -> SiteValidation | None:
     """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept (only a
     refutation removes a rule), then the set-level checks (dust.setcheck).  None when the site does
     not answer at all (an outage decides nothing).  The validator agent and ``dustbuster validate``
-    both run this."""
+    both run this.  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
     t0 = time.perf_counter()
     async with Fetcher(policy) as fetcher:
+        if track is not None:
+            track.watch(fetcher.counts)
+            on_verdict = track.chain(on_verdict)
         # an outage decides nothing: if no origin answers its front page, keep the rule set as it is
         fronts = [await fetcher.fetch(o + "/") for o in sorted(policy.origins)[:4]]
         if not any(f.ok or (f.status or 0) == 404 for f in fronts):
@@ -228,7 +240,7 @@ def _previous_rules(prev: dict | None) -> list[Rule]:
 
 
 async def validation_round(site: str, cand, settings, verdicts: VerdictStore, publish, vstats: dict | None = None,
-                           metrics=None, held_version=None):
+                           metrics=None, held_version=None, track=None):
     """One validation round of a site's candidate set; ``publish(site, RuleSet | None)`` sends a
     new version (or a tombstone) when the list of valid rules changed.  Returns what was sent."""
     vstats = vstats if vstats is not None else {"rounds": 0, "fetches": 0, "published": 0}
@@ -243,7 +255,7 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
              len(pairs) + len(params), len(cand.test_urls))
     progress = RoundProgress(site, len(pairs) + len(params))
     sv = await validate_site(pairs, params, list(cand.test_urls), policy, settings,
-                             _SiteCache(verdicts, site, settings.verdict_ttl_s), _previous_rules(prev), progress)
+                             _SiteCache(verdicts, site, settings.verdict_ttl_s), _previous_rules(prev), progress, track)
     if sv is None:
         log.warning("%s: site unreachable; rule set kept", site)
         return "unchanged"
