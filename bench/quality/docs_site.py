@@ -140,10 +140,12 @@ CustomLog "{a.log}" host_combined
 UseCanonicalName Off
 DocumentRoot "{root / 'html'}"
 <Directory />
+    AllowOverride None
     Require all denied
 </Directory>
 <Directory "{root / 'html'}">
     Options Indexes MultiViews FollowSymLinks
+    AllowOverride None
     IndexOptions FancyIndexing HTMLTable
     DirectoryIndex index.html
     Require all granted
