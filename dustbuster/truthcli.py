@@ -122,8 +122,10 @@ def record(url: str, res, last, probe_sketch) -> dict:
 
     rec = {"url": url, "ok": bool(res.ok), "status": res.status, "reason": None if res.ok else res.reason,
            "class": url_class(url), "redirected": bool(res.redirected)}
-    if not res.ok or last is None:
+    if not res.ok:
         return rec
+    if last is None:  # cannot happen with stream.fetcher as it is; never a page without a signature
+        return rec | {"ok": False, "reason": "no_body"}
     final, _status, body, ctype = last
     sig: Signature = signature(body, ctype)
     rec.update(content_type=ctype.split(";")[0].strip() or None, size=len(body), final_url=final,
