@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all bench quality clean kafka-libs
+.PHONY: demo test test-all bench quality clean kafka-libs browser screenshots
 KAFKA_LIBS := deploy/kafka/target/.fetched
 
 $(STAMP): pyproject.toml
@@ -29,12 +29,27 @@ kafka-libs: $(KAFKA_LIBS)
 demo: $(STAMP) $(KAFKA_LIBS)
 	bash deploy/demo.sh
 
+## a headless browser for the dashboard's tests: Debian's chromium and chromium-driver (apt-get,
+## as root); where they cannot be installed, those tests are skipped and say why
+BROWSER_PKGS := chromium chromium-driver fonts-dejavu-core
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "== installing Debian's $(BROWSER_PKGS) for the dashboard's browser tests (first run: a minute or two)"; \
+	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	    $(BROWSER_PKGS) >/dev/null; } || echo "== could not install chromium: the browser tests will be skipped"; \
+	else echo "== no chromium here and not root: the browser tests will be skipped (apt-get install $(BROWSER_PKGS))"; fi
+
 ## the test suite (what .ci/run runs); slow soak tests are excluded
-test: $(STAMP) $(KAFKA_LIBS)
+test: $(STAMP) $(KAFKA_LIBS) browser
 	$(BIN)/python -m pytest -q -m "not slow"
 
-test-all: $(STAMP) $(KAFKA_LIBS)
+test-all: $(STAMP) $(KAFKA_LIBS) browser
 	$(BIN)/python -m pytest -q
+
+## the dashboard's screenshots in docs/img (README), taken by its browser tests
+screenshots: $(STAMP) $(KAFKA_LIBS) browser
+	DUST_SCREENSHOTS=docs/img $(BIN)/python -m pytest -q tests/test_dashboard_browser.py
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[bench]'
