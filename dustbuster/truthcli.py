@@ -22,7 +22,7 @@ examples:
   dustbuster truth access.log --site www.example.com --sites sites.json -o truth.jsonl   # again: resumes
   dustbuster eval --truth truth.jsonl rules.json                    # then score rule sets against it
 Each line of the output: url, ok, status, reason (of a failure), content_type, size, redirected,
-sketch (the validator's 4 min-hashes), signature (64 min-hashes, or a digest for non-text), cluster
+sketch (the validator's 4 min-hashes), signature (256 min-hashes, or a digest for non-text), cluster
 (same number = same content: estimated shingle resemblance >= --threshold), class (first path
 segment).  A second run fetches only the URLs that have no record yet, or whose fetch failed for a
 passing reason (timeout, connection, 5xx); --refetch fetches everything again.
