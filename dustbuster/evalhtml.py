@@ -8,6 +8,7 @@ from html import escape
 
 from .evalcli import one_per_content
 
+MAX_CLASSES = 30  #: the largest classes get a chart; --json has all
 COLORS = ("#888888", "#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2")
 CSS = """body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}
 td,th{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:right}th:first-child,td:first-child{text-align:left}
@@ -57,7 +58,7 @@ def _class_section(doc: dict, cls: str) -> str:
               + _bars("F1 (crawl simulation)", f1, 1.0, lambda v: f"{v:.3f}")
               + _bars("false-merged URLs", fm, max(fm) or 1.0, lambda v: f"{v:.0f}"))
     return (f"<h3>{escape(cls)} <small>{s0['urls']} URLs, {s0['clusters']} contents, "
-            f"{s0['duplicates_before']} duplicates</small></h3><div class=chart>{charts}</div>")
+            f"{s0['duplicates_before']} duplicate URLs</small></h3><div class=chart>{charts}</div>")
 
 
 def _examples(doc: dict) -> str:
@@ -78,6 +79,8 @@ def render(doc: dict) -> str:
     legend = "".join(f'<span><i class=sw style="background:{COLORS[i % len(COLORS)]}"></i>{escape(r["name"])}</span>'
                      for i, r in enumerate(doc["results"]))
     classes = list(doc["results"][0]["classes"])
+    more = len(classes) - MAX_CLASSES
+    classes = classes[:MAX_CLASSES]
     lo = doc["left_out"]
     return (f"<!doctype html><html><head><meta charset=utf-8><title>dustbuster eval: {escape(doc['truth'])}</title>"
             f"<style>{CSS}</style></head><body><h1>DUST quality against the content truth</h1>"
@@ -85,7 +88,9 @@ def render(doc: dict) -> str:
             "left out.  Discovered redundancy and coverage: WWW 2007 §3; precision, recall, F1: SIGIR 2017 §3.2 "
             "crawl simulation; a false merge is a canonical URL whose URLs show different content.</p>"
             + _table(doc) + f"<h2>Per URL class</h2><p class=legend>{legend}</p>"
-            + "".join(_class_section(doc, c) for c in classes) + _examples(doc) + "</body></html>\n")
+            + "".join(_class_section(doc, c) for c in classes)
+            + (f"<p><small>{more} smaller classes are in the JSON output (--json).</small></p>" if more > 0 else "")
+            + _examples(doc) + "</body></html>\n")
 
 
 __all__ = ["render"]
