@@ -76,6 +76,23 @@ def examples(res: dict) -> str:
     return "\n".join(out)
 
 
+def left_section(res: dict) -> str:
+    """What the validated set leaves, and why candidates were not published."""
+    st = res["ruleset"]["stats"]
+    left = res.get("left")
+    out = [f"Validation decided {st['decided']} of {st['candidates']} candidates ({st['undecided']} undecided: too "
+           f"few test URLs that the rule changes, or a fetch budget; {st['dropped_refinements']} dropped as "
+           "refinements of valid rules)."]
+    if left:
+        diff = ", ".join(f"{n} differ in the {k}" for k, n in sorted(left["by_difference"].items(), key=lambda kv: -kv[1]))
+        out.append(f"Contents still reached under several canonical URLs after the validated set: {left['contents']} "
+                   f"({diff or 'none'}), e.g.:\n")
+        for k, exs in left["examples"].items():
+            for a, b in exs[:2]:
+                out.append(f"    {k:<10}  {a}\n                {b}")
+    return "\n".join(out) + "\n"
+
+
 def app_section(res: dict) -> str:
     ev, rs = res["eval"], res["ruleset"]
     keep = _pick(ev["results"], "KeepAll")["overall"]
@@ -100,6 +117,7 @@ Per URL class (the largest classes of the test log; "fm" = false-merge groups):
 {class_table(res)}
 
 {examples(res)}
+{left_section(res)}
 Times: traffic {res['seconds']['traffic'] / 60:.1f} min, truth {res['seconds']['truth'] / 60:.1f} min,
 mine {res['seconds']['mine']:.0f} s, validate {res['seconds']['validate'] / 60:.1f} min; whole app
 {res['seconds']['total'] / 60:.1f} min.

@@ -33,6 +33,11 @@ RUNS = ("train", "validate", "test")
 GUNICORN_FORMAT = '%({host}i)s %(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s"'
 
 
+KINDS = {"trac": ("trac.quality.test", "Trac 1.6 (wiki, tickets, timeline, reports, queries, git browser) "
+                                     "under gunicorn"),
+         "docs": ("docs.quality.test", "Sphinx documentation site under Apache httpd 2.4 (autoindex, MultiViews)")}
+
+
 @dataclass
 class Size:
     pages: int
@@ -179,6 +184,35 @@ def top_candidates(cands: Path, out: Path, n: int = TOP) -> None:
     out.write_text(json.dumps(doc, indent=1))
 
 
+def leftovers(truth: Path, rules: Path, n: int = 4) -> dict:
+    """The duplicates the validated set leaves: contents still reached under several canonical
+    URLs, counted by how those URLs differ (host, query only, path), with a few examples."""
+    from collections import Counter, defaultdict
+    from urllib.parse import urlsplit
+
+    from dust.canonize import Canonizer
+    from dust.rules import rules_from_document
+
+    canon = Canonizer([r for r in rules_from_document(json.loads(rules.read_text())) if r.status == "valid"])
+    groups: dict = defaultdict(set)
+    for line in open(truth, encoding="utf-8"):
+        r = json.loads(line)
+        if r.get("cluster") is not None:
+            groups[r["cluster"]].add(canon(r["url"]))
+    kinds: Counter = Counter()
+    examples: dict = defaultdict(list)
+    for forms in groups.values():
+        if len(forms) < 2:
+            continue
+        a, b = sorted(forms)[:2]
+        ua, ub = urlsplit(a), urlsplit(b)
+        kind = "host" if ua.netloc != ub.netloc else "query only" if ua.path == ub.path else "path"
+        kinds[kind] += 1
+        if len(examples[kind]) < n:
+            examples[kind].append([a, b])
+    return {"contents": sum(kinds.values()), "by_difference": dict(kinds), "examples": dict(examples)}
+
+
 def run_app(app: App) -> dict:
     if app.out.exists():
         shutil.rmtree(app.out)
@@ -213,7 +247,25 @@ def run_app(app: App) -> dict:
             "seconds": {"traffic": round(traffic_s, 1), "truth": round(truth_s, 1), "mine": round(mine_s, 1),
                         "validate": round(validate_s, 1), "total": round(time.perf_counter() - t0, 1)},
             "ruleset": json.loads(rules.read_text()), "eval": json.loads(scores.read_text()),
+            "left": leftovers(truth, rules),
             "out": str(app.out)}
+
+
+def report_only(out: Path, small: bool) -> int:
+    from report import write_doc  # bench/quality/report.py
+
+    results = []
+    for name in KINDS:
+        p = out / name / "result.json"
+        if p.exists():
+            res = json.loads(p.read_text())
+            res["left"] = leftovers(out / name / "truth.jsonl", out / name / "rules.json")
+            results.append(res)
+    if not results:
+        raise SystemExit(f"no results in {out}: run the harness first")
+    write_doc(results, ROOT / "docs" / "quality.md", small=small)
+    print(f"wrote {ROOT / 'docs' / 'quality.md'} from {len(results)} apps' results in {out}", file=sys.stderr)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -223,15 +275,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "quality"), help="work folder (default %(default)s)")
     ap.add_argument("--venv", default=str(ROOT / "var" / "quality" / "venv"), help="the apps' virtualenv")
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/quality.md")
+    ap.add_argument("--report-only", action="store_true",
+                    help="run nothing: write docs/quality.md again from the last results in --out")
     a = ap.parse_args(argv)
     out, venv = Path(a.out).resolve(), Path(a.venv).resolve()
     if not (venv / "bin" / "gunicorn").exists():
         raise SystemExit(f"no apps' virtualenv at {venv}: run bash bench/quality/install.sh first")
     sizes = SIZES["small" if a.small else "full"]
-    kinds = {"trac": ("trac.quality.test", "Trac 1.6 (wiki, tickets, timeline, reports, queries, git browser) "
-                                           "under gunicorn"),
-             "docs": ("docs.quality.test", "Sphinx documentation site under Apache httpd 2.4 (autoindex, "
-                                           "MultiViews)")}
+    if a.report_only:
+        return report_only(out, a.small)
+    kinds = KINDS
     results = []
     for name in a.apps.split(","):
         host, kind = kinds[name]
