@@ -11,8 +11,9 @@ KAFKA_LIBS := deploy/kafka/target/.fetched
 $(STAMP): pyproject.toml
 	@echo "== installing dustbuster and its dependencies into $(VENV) (first run: about a minute)"
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	@$(BIN)/python -m pip install -q --upgrade pip
-	@$(BIN)/python -m pip install -q -e '.[test]'
+	@mkdir -p var
+	@$(BIN)/python -m pip install -q --upgrade pip > var/pip-install.log 2>&1 || (cat var/pip-install.log; exit 1)
+	@$(BIN)/python -m pip install -q -e '.[test]' >> var/pip-install.log 2>&1 || (cat var/pip-install.log; exit 1)
 	@touch $(STAMP)
 	@echo "== installed: $$($(BIN)/python -m pip list 2>/dev/null | wc -l) packages"
 

@@ -181,7 +181,7 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
                                   min_equal=settings.sketch_min_equal)
         counts = dict(fetcher.counts)
     for r, why in sc.dropped:
-        log.info("set-level check dropped %s: %s", r.text, why)
+        log.debug("set-level check dropped %s: %s", r.text, why)
     return SiteValidation(sc.rules, res, sc, counts, time.perf_counter() - t0)
 
 
@@ -248,7 +248,10 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
     policy = site_policy(settings, site)
     if policy is None:
         vstats["unconfigured"] = vstats.get("unconfigured", 0) + 1
-        log.info("%s: not in DUST_VALIDATOR_SITES: not validated (nothing fetched)", site)
+        told = vstats.setdefault("unconfigured_sites", set())
+        if site not in told:  # once per site: its candidates wait unvalidated
+            told.add(site)
+            log.info("%s: not in DUST_VALIDATOR_SITES: its rules are not validated (nothing is fetched)", site)
         return "unconfigured"
     prev = verdicts.ruleset(site)
     log.info("%s: validation round of window %s: %s candidate rules, %s test URLs", site, cand.window,

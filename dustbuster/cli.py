@@ -310,6 +310,18 @@ def cmd_worker(a: argparse.Namespace) -> int:
     return 0
 
 
+class RetriedLeaderChange(logging.Filter):
+    """Drops aiokafka's warning for a send retried because a partition's leader is being elected
+    (right after topics are created, or when a broker moves leadership): the client retries it by
+    itself, and a send that still fails is reported as an error by our code.  -v shows them."""
+
+    RETRIABLE = ("NotLeaderForPartitionError", "LeaderNotAvailableError")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        return not ("retrying" in msg and any(e in msg for e in self.RETRIABLE))
+
+
 def worker_logging(verbose: int) -> dict:
     """The worker logs what it does at INFO in plain words (windows, validation rounds, rule sets);
     the libraries under it only what means trouble.  ``mode.timers`` warns "Timer ... is
@@ -478,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     level = logging.WARNING - 10 * min(a.verbose, 2)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if not a.verbose:
+        logging.getLogger("aiokafka.producer.sender").addFilter(RetriedLeaderChange())
     if not a.cmd:
         ap.print_help()
         return 2
