@@ -11,15 +11,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
-
-from aiohttp import web
 
 from agents.api import make_api
 from agents.dashboard_feed import record_versions
@@ -28,42 +24,13 @@ from dust import ParamRule, SubstringRule
 from dust.rulebook import RuleBook
 from dustbuster.broker import free_port, port_open
 from stream.metrics import Metrics
+from tests.apiserver import ApiThread
 from tests.browser import chrome, screenshot, visible_text, wait
 from tests.conftest import ROOT
 from tests.streamtools import Worker, feed, stream_env
 
 R = SubstringRule.from_parts
 TOKEN = "s3cret-token"
-
-
-class ApiThread:
-    """The API app served on loopback from its own event loop in a thread; :meth:`call` runs a
-    function on that loop (the dashboard state is touched from the loop only, as in a worker)."""
-
-    def __init__(self, app: web.Application) -> None:
-        self.app, self.port = app, free_port()
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-
-    def start(self) -> "ApiThread":
-        self.thread.start()
-        self.runner = web.AppRunner(self.app)
-
-        async def up() -> None:
-            await self.runner.setup()
-            await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
-        asyncio.run_coroutine_threadsafe(up(), self.loop).result(30)
-        return self
-
-    def call(self, fn, *args):
-        async def go():
-            return fn(*args)
-        return asyncio.run_coroutine_threadsafe(go(), self.loop).result(30)
-
-    def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
 
 
 class Follower:  # what record_versions wraps: the rules follower's update callback
