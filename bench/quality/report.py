@@ -80,9 +80,10 @@ def left_section(res: dict) -> str:
     """What the validated set leaves, and why candidates were not published."""
     st = res["ruleset"]["stats"]
     left = res.get("left")
-    out = [f"Validation decided {st['decided']} of {st['candidates']} candidates ({st['undecided']} undecided: too "
-           f"few test URLs that the rule changes, or a fetch budget; {st['dropped_refinements']} dropped as "
-           "refinements of valid rules)."]
+    why = (f"{st['undecided']} undecided: too few test URLs that the rule changes, or the fetch budget; "
+           if st["undecided"] else "")
+    out = [f"Validation decided {st['decided']} of {st['candidates']} candidates ({why}{st['dropped_refinements']} "
+           "dropped as refinements of valid rules before any fetch)."]
     if left:
         diff = ", ".join(f"{n} differ in the {k}" for k, n in sorted(left["by_difference"].items(), key=lambda kv: -kv[1]))
         out.append(f"Contents still reached under several canonical URLs after the validated set: {left['contents']} "
@@ -197,8 +198,10 @@ dustbuster validate train.log validate.log --site HOST --sites sites.json -o rul
 dustbuster eval --truth truth.jsonl candidates-top50.json rules.json --json > eval.json
 ```
 """
-    body = [HEAD, f"Run of {when} on this project's 2-core machine ({platform.python_version()}, "
-            f"{'CI size' if small else 'full size'}):\n", cmds]
+    total = sum(r["seconds"]["total"] for r in results) / 60
+    body = [HEAD, f"Run of {when} on this project's 2-core machine, shared with other work (Python "
+            f"{platform.python_version()}, {'CI size' if small else 'full size'}, {total:.0f} minutes for both apps "
+            "after installation):\n", cmds]
     body += [app_section(r) for r in results] + [FOOT]
     path.write_text("\n".join(body))
 
