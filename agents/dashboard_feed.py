@@ -116,5 +116,7 @@ def record_versions(follower: RulesFollower, book: RuleBook, versions: VersionLo
         else:
             created = sr.doc.get("created")
             versions.record(key, sr.version, sr.texts, created if isinstance(created, (int, float)) else None)
+            raw = [r for r in list(sr.doc.get("param_rules") or []) + list(sr.doc.get("rules") or []) if isinstance(r, dict)]
+            versions.remember_samples(key, sr.version, {str(r.get("display")): r for r in raw})
 
     follower.on_update = on_update

@@ -170,11 +170,31 @@ class Version:
 
 
 class VersionLog:
-    """Rule-set versions per site as this worker saw them, newest last."""
+    """Rule-set versions per site as this worker saw them, newest last; and per rule the sample
+    pairs of the version that last carried them (a rule whose verdict came from the validator's
+    cache is published without samples: the dashboard shows the ones fetched when it was decided)."""
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
         self.sites: dict[str, deque[Version]] = {}
+        self.samples: dict[str, dict[str, tuple[int, list]]] = {}  #: site → rule → (version, samples)
+
+    def remember_samples(self, site: str, version: int, rules: Mapping[str, Mapping[str, Any]]) -> None:
+        """``rules``: display form → rule JSON of the version applied; only the site's current rules
+        are kept."""
+        old = self.samples.get(site, {})
+        new = {}
+        for text, rj in rules.items():
+            ev = rj.get("evidence") if isinstance(rj.get("evidence"), Mapping) else {}
+            got = [x for x in ev.get("samples") or [] if isinstance(x, list)][:5]
+            if got:
+                new[text] = (version, got)
+            elif text in old:
+                new[text] = old[text]
+        self.samples[site] = new
+
+    def samples_for(self, site: str, rule: str) -> tuple[int, list] | None:
+        return self.samples.get(site, {}).get(rule)
 
     def _last_rules(self, site: str) -> tuple[str, ...]:
         log = self.sites.get(site)

@@ -17,7 +17,7 @@ from dust.rulecheck import unsafe_candidate
 from dust.rules import Rule, rule_from_json
 from dust.validate import apply_rule
 
-from .dashboard_state import DashboardState, SiteTraffic
+from .dashboard_state import DashboardState, SiteTraffic, VersionLog
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def site_detail(state: DashboardState, book: RuleBook, site: str, cache: ViewCac
         "candidates": candidates_view(st, cache) if st and st.candidates else None,
         "round": running.to_json(now) if running else None,
         "last_round": last.to_json(now) if last else None,
-        "published": published_view(st, sr, cache) if sr else None,
+        "published": published_view(st, sr, cache, state.versions) if sr else None,
         "versions": state.versions.for_site(site),
         "redundancy": redundancy(st, sr, cache, book) if st and sr else None,
     }
@@ -114,7 +114,7 @@ def _num(v: Any) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
-def published_view(st: SiteTraffic | None, sr: SiteRules, cache: ViewCache) -> dict[str, Any]:
+def published_view(st: SiteTraffic | None, sr: SiteRules, cache: ViewCache, versions: VersionLog | None = None) -> dict[str, Any]:
     doc = sr.doc
     window = (st.candidates or {}).get("window") if st else None
     urls = st.test_urls if st else []
@@ -126,12 +126,16 @@ def published_view(st: SiteTraffic | None, sr: SiteRules, cache: ViewCache) -> d
         rj = raw.get(rule.text, {})
         ev = rj.get("evidence") if isinstance(rj.get("evidence"), dict) else {}
         samples = [s for s in ev.get("samples") or [] if isinstance(s, list) and len(s) >= 2]
+        samples_version = sr.version
+        kept = versions.samples_for(sr.site, rule.text) if versions is not None and not samples else None
+        if kept is not None:  # decided in an earlier round (verdict cache): the pairs fetched then
+            samples_version, samples = kept[0], [s for s in kept[1] if len(s) >= 2]
         rules.append({"n": k + 1, "display": rule.text, "type": rule.type, "direction": rule.direction,
                       "support": getattr(rule, "support", None), "validated_at": rj.get("validated_at"),
                       "evidence": {key: ev.get(key) for key in ("positives", "negatives", "skipped", "fetches",
                                                                  "applicable", "reason")},
                       "samples": [{"u": str(s[0]), "v": str(s[1]), "outcome": str(s[2]) if len(s) > 2 else ""}
-                                  for s in samples[:EXAMPLES]],
+                                  for s in samples[:EXAMPLES]], "samples_version": samples_version,
                       "changes": changes.get(rule.text, {"count": 0, "examples": []})})
     stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
     return {"version": sr.version, "created": doc.get("created"), "rules": rules,

@@ -170,3 +170,16 @@ def test_routes_page_open_data_behind_the_token():
         assert body["detail"]["published"]["version"] == 3 and body["sites"][0]["urls"] == 4
         assert (await c.get("/sites")).status == 401  # the other routes keep their token
     run_api(check)
+
+
+def test_a_rule_decided_from_the_cache_shows_the_samples_fetched_when_it_was_decided():
+    book, st = RuleBook(), DashboardState()
+    f = FakeFollower(book)
+    record_versions(f, book, st.versions)
+    f.on_update("forum.test", doc(1, SID, WWW))
+    cached = dict(SID, evidence={"positives": 95, "negatives": 0, "reason": "cached"})  # no samples
+    f.on_update("forum.test", doc(2, cached, STORY))
+    rules = {r["display"]: r for r in snapshot(st, book, None, ViewCache())["detail"]["published"]["rules"]}
+    assert rules["remove sid=*"]["samples_version"] == 1 and rules["remove sid=*"]["samples"][0]["outcome"] == "similar"
+    assert rules['"/story?id=" → "/story_"']["samples"] == [] and rules['"/story?id=" → "/story_"']["samples_version"] == 2
+    assert set(st.versions.samples["forum.test"]) == {"remove sid=*"}  # only the current rules are kept

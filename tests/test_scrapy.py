@@ -15,7 +15,6 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest

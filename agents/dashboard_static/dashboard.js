@@ -166,7 +166,7 @@ function outcomes(map) {
   return el("p", { class: "kv muted" }, "fetch outcomes:", keys.map((k) => el("span", {}, `${k} `, el("b", { text: fmt(map[k]) }))));
 }
 
-function ruleDetails(r, testUrls) {
+function ruleDetails(r, testUrls, version) {
   const ev = r.evidence || {};
   const key = r.display;
   const d = el("details", { class: "rule", "data-rule": r.display, open: state.open.has(key) ? "" : null },
@@ -180,8 +180,11 @@ function ruleDetails(r, testUrls) {
       el("div", { class: "kv" },
         ["positives", "negatives", "skipped", "fetches", "applicable"].map((k) => el("span", {}, `${k}: `, el("b", { text: fmt(ev[k]) }))),
         el("span", {}, `${r.type}, ${r.direction}`),
-        r.validated_at ? el("span", { class: "muted", text: `validated ${new Date(r.validated_at * 1000).toLocaleString("en-GB")}` }) : null),
-      el("h4", { text: "Sample pairs fetched and compared (u → R(u), outcome)" }),
+        r.validated_at ? el("span", { class: "muted", text: `validated ${new Date(r.validated_at * 1000).toLocaleString("en-GB")}` }) : null,
+        ev.reason === "cached" ? el("span", { class: "muted", text: "verdict from the validator's cache" }) : null),
+      el("h4", { text: r.samples_version === version ? "Sample pairs fetched and compared (u → R(u), outcome)"
+        : `Sample pairs fetched and compared when the rule was decided, for version ${r.samples_version} ` +
+          "(this version took its verdict from the validator's cache)" }),
       r.samples.length ? el("ul", { class: "pairs samples" }, r.samples.map((s) => el("li", {}, link(s.u), " → ", link(s.v), " ",
           el("span", { class: s.outcome === "similar" ? "good" : "bad", text: s.outcome })))) :
         el("p", { class: "muted", text: "No sample pairs in the rule's evidence." }),
@@ -204,7 +207,7 @@ function renderPublished(p) {
     el("p", {}, el("b", { "data-k": "version", text: `Version ${p.version}` }), `, made ${p.created ? new Date(p.created * 1000).toLocaleString("en-GB") : "–"}: `,
       `${p.rules.length} rule${p.rules.length === 1 ? "" : "s"} in canonization order, from ${fmt(p.stats.candidates)} candidates `,
       `(${fmt(p.stats.fetches)} pages fetched). Click a rule for its evidence.`),
-    el("div", { class: "rules" }, p.rules.map((r) => ruleDetails(r, p.test_urls))),
+    el("div", { class: "rules" }, p.rules.map((r) => ruleDetails(r, p.test_urls, p.version))),
     el("h4", { text: "Set-level check (the rules composed, validated like one rule)" }),
     el("p", { class: "kv", "data-k": "set-check" }, el("span", {}, "result: ", verdict),
       ["rounds", "fetches", "positives", "negatives", "changed_test_urls"].filter((k) => k in sc)
