@@ -38,19 +38,49 @@ def chrome(width: int = 1400, height: int = 1000):
 
 def wait(driver, cond: Callable, timeout: float, message: str = ""):
     """Wait for ``cond(driver)`` to be truthy (polling); fail with ``message`` and the page's text."""
-    from selenium.common.exceptions import TimeoutException
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
+    # the page redraws a panel when its data changes: an element found just before is then gone
+    # (stale) or not there yet; both mean "look again"
+    ignored = (StaleElementReferenceException, NoSuchElementException)
     try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.25).until(cond)
+        return WebDriverWait(driver, timeout, poll_frequency=0.25, ignored_exceptions=ignored).until(cond)
     except TimeoutException:
         body = driver.find_element("tag name", "body").text
         raise AssertionError(f"{message or 'condition'} not met within {timeout:g} s; the page says:\n{body[:4000]}") from None
 
 
 def visible_text(driver, css: str) -> str:
-    """The text of the visible elements matching ``css``, joined by newlines."""
-    return "\n".join(e.text for e in driver.find_elements("css selector", css) if e.is_displayed())
+    """The text of the visible elements matching ``css``, joined by newlines (read again when the
+    page redrew them in between)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    for _ in range(50):
+        try:
+            return "\n".join(e.text for e in driver.find_elements("css selector", css) if e.is_displayed())
+        except StaleElementReferenceException:
+            continue
+    raise AssertionError(f"{css} kept being redrawn while read")
+
+
+def open_rule(driver, name: str, timeout: float = 30):
+    """Open the published rule ``name``'s evidence (a click on it, as a person does) and return
+    ``(evidence text, sample link targets, changed-URL link targets)``; None when the rule is no
+    longer in the published set."""
+    def opened(d):
+        rules = [e for e in d.find_elements("css selector", "#published details.rule") if e.get_attribute("data-rule") == name]
+        if not rules:
+            return ("gone",)
+        if rules[0].get_attribute("open") is None:
+            rules[0].find_element("tag name", "summary").click()
+        ev = rules[0].find_element("css selector", ".evidence")
+        if not ev.is_displayed():
+            return False
+        hrefs = [[a.get_attribute("href") for a in ev.find_elements("css selector", f"ul.{k} a")] for k in ("samples", "changes")]
+        return ev.text, hrefs[0], hrefs[1]
+    got = wait(driver, opened, timeout, f"the evidence of {name}")
+    return None if got == ("gone",) else got
 
 
 def screenshot(driver, name: str, tmp_path: Path, width: int = 1400, publish: bool = True) -> Path:
