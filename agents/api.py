@@ -220,7 +220,7 @@ def register(app, settings, book: RuleBook, follower, metrics: Metrics) -> None:
             log.error("HTTP API not served: cannot listen on %s:%s: %s", settings.api_host, settings.api_port, exc)
             await runner.cleanup()
             return
-        log.info("HTTP API on http://%s:%s/", settings.api_host, settings.api_port)
+        log.info("HTTP API and dashboard on http://%s:%s/", settings.api_host, settings.api_port)
         try:
             await asyncio.Event().wait()
         finally:
