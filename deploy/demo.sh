@@ -34,6 +34,7 @@ PYEOF
 export DUST_VALIDATOR_SITES="var/demo/sites-$RUN.json" DUST_API_PORT="$API"
 $PY -m dustbuster worker > "var/demo/worker-$RUN.log" 2>&1 &
 worker=$!
+echo "# a streaming worker runs; its live dashboard: http://127.0.0.1:$API/ (open it while the demo runs)"
 cleanup() {
   kill "$worker" 2>/dev/null && wait "$worker" 2>/dev/null || true   # the worker first: its rounds need the site
   kill "$sim" 2>/dev/null && wait "$sim" 2>/dev/null || true

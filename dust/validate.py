@@ -224,7 +224,8 @@ async def validate(
         hit = cache.get(rule.text) if cache is not None else None
         if hit is not None:
             v = Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
-                        hit.get("skipped", 0), 0, hit.get("applicable", 0), "cached")
+                        hit.get("skipped", 0), 0, hit.get("applicable", 0), "cached",
+                        [tuple(x) for x in hit.get("samples") or [] if isinstance(x, (list, tuple)) and len(x) == 3])
             return v
         why = self_feeding(rule)
         if why is None and expanding:
@@ -234,7 +235,7 @@ async def validate(
         else:
             v = await validate_rule(rule, test_urls, rf, p, seed_k, min_equal)
         if cache is not None and v.valid is not None:
-            cache.put(rule.text, {"valid": v.valid, **{k: x for k, x in v.evidence().items() if k != "samples"}})
+            cache.put(rule.text, {"valid": v.valid, **v.evidence()})  # samples too: a cached rule shows its pairs
         if on_verdict is not None:
             on_verdict(v)
         return v
