@@ -46,7 +46,7 @@ class Size:
     seconds: float
 
 
-SIZES = {"full": {"trac": Size(150, 120, 1000, 600), "docs": Size(250, 0, 2500, 600)},
+SIZES = {"full": {"trac": Size(80, 200, 1000, 600), "docs": Size(250, 0, 2500, 600)},
          "small": {"trac": Size(30, 20, 300, 60), "docs": Size(40, 0, 500, 60)}}
 
 
