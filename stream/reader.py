@@ -36,9 +36,14 @@ def parse_one(parse: Callable[[str, Context], LogRecord], line: str, ctx: Contex
     except (Skip, ParseError):
         raise
     except Exception as exc:
-        log.warning("parser %s failed on a line (%s: %s); rejected", getattr(parse, "__name__", parse),
-                    type(exc).__name__, exc)
-        raise ParseError("parser_error", f"{type(exc).__name__}: {str(exc)[:200]}") from None
+        raise parser_failure(parse, exc) from None
+
+
+def parser_failure(parse: Callable, exc: Exception) -> ParseError:
+    """The ``parser_error`` reject for a parser's exception other than Skip/ParseError (logged)."""
+    log.warning("parser %s failed on a line (%s: %s); rejected", getattr(parse, "__name__", parse),
+                type(exc).__name__, exc)
+    return ParseError("parser_error", f"{type(exc).__name__}: {str(exc)[:200]}")
 
 
 @dataclass
@@ -118,15 +123,11 @@ def iter_records(
                 fh.close()
 
 
-def _iter_one(name, fh, fmt, ctx, stats, rejects, on_bytes) -> Iterator[LogRecord]:
-    buffered = io.BufferedReader(fh) if not isinstance(fh, io.BufferedIOBase) else fh
-    head: list[bytes] = []
-    for raw in buffered:
-        head.append(raw)
-        if len(head) >= SNIFF_LINES:
-            break
+def _choose_format(name: str, head: list[bytes], fmt: str, ctx: Context, stats: ReadStats) -> str | None:
+    """The format of a source: ``fmt``, or (``auto``) sniffed from its first lines; None when
+    they are all blank or not UTF-8."""
     texts = [t for t in (_decode(r) for r in head) if t]
-    chosen = fmt
+    chosen: str | None = fmt
     if fmt == "auto":
         if not texts:
             stats.formats[name] = "empty"
@@ -140,43 +141,51 @@ def _iter_one(name, fh, fmt, ctx, stats, rejects, on_bytes) -> Iterator[LogRecor
         stats.formats[name] = chosen
         if chosen in HOSTLESS and not ctx.site:
             raise ConfigError(f"{name}: {chosen} log lines carry no host: pass --site HOST")
-    lineno = 0
+    return chosen
+
+
+def _header(chosen: str | None, lineno: int, line: str, ctx: Context) -> bool:
+    """True for a header line of the format (a TSV's first row, a CDX `` CDX ...`` line)."""
+    if chosen == "tsv" and lineno == 1 and tsv_header(line) is not None:
+        ctx.tsv_columns = tsv_header(line)
+        return True
+    return chosen == "cdx" and line.startswith(" CDX")
+
+
+def _iter_one(name, fh, fmt, ctx, stats, rejects, on_bytes) -> Iterator[LogRecord]:
+    buffered = io.BufferedReader(fh) if not isinstance(fh, io.BufferedIOBase) else fh
+    head = list(itertools.islice(buffered, SNIFF_LINES))
+    chosen = _choose_format(name, head, fmt, ctx, stats)
     parse = PARSERS.get(chosen) if chosen else None
-
-    def lines() -> Iterator[bytes]:
-        yield from head
-        yield from buffered
-
-    for raw in lines():
-        lineno += 1
+    headers = chosen in ("tsv", "cdx")
+    # one loop, hot: what parse_one does is inlined (a parser's bug is a parser_error reject)
+    for lineno, raw in enumerate(itertools.chain(head, buffered), 1):
         stats.lines += 1
         if on_bytes:
             on_bytes(len(raw))
-        line = _decode(raw)
-        if line is None:
+        try:
+            line = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError:
             stats.rejected["bad_encoding"] += 1
             rejects.write(name, lineno, "bad_encoding", "not UTF-8", raw.decode("utf-8", "replace"))
             continue
-        if not line.strip():
+        if not line or line.isspace():
             stats.blank += 1
             continue
-        if chosen == "tsv" and lineno == 1 and tsv_header(line) is not None:
-            ctx.tsv_columns = tsv_header(line)
-            stats.skipped["header"] += 1
-            continue
-        if chosen == "cdx" and line.startswith(" CDX"):
+        if headers and _header(chosen, lineno, line, ctx):
             stats.skipped["header"] += 1
             continue
         if parse is None:
             continue
         try:
-            rec = parse_one(parse, line, ctx)
+            rec = parse(line, ctx)
         except Skip as s:
             stats.skipped[s.reason] += 1
             continue
-        except ParseError as exc:
-            stats.rejected[exc.reason] += 1
-            rejects.write(name, lineno, exc.reason, exc.detail, line)
+        except Exception as exc:  # noqa: BLE001 - ParseError, or a parser's bug made one
+            err = exc if isinstance(exc, ParseError) else parser_failure(parse, exc)
+            stats.rejected[err.reason] += 1
+            rejects.write(name, lineno, err.reason, err.detail, line)
             continue
         if rec.status is not None and rec.status >= 400:
             stats.dropped_status += 1
@@ -210,14 +219,9 @@ def _shown(value: object) -> str:
         return repr(value)[:1000]
 
 
-def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "http", limits: Limits | None = None,
-                max_line_bytes: int = 65536, header: str = "") -> BatchResult:
-    """Parse one batch of a site's lines (the streaming ingest): records for status < 400,
-    every other line counted; rejects returned with their reason for the dead-letter topic.
-    Raises nothing: whatever a line holds, it is a record, a skip or a reject (issue 16)."""
-    ctx = Context(site, scheme if scheme in ("http", "https") else "http", limits or Limits())
-    counts = {"lines": len(lines), "records": 0, "dropped_status": 0, "skipped": 0, "rejected": 0}
-    rejects: list[tuple[str, str, str]] = []
+def _batch_format(lines: list, fmt: str, ctx: Context, max_line_bytes: int, header: str) -> str | None:
+    """The format of a batch: ``fmt``, or sniffed from its first usable lines (``header``: a TSV
+    header row sent apart); sets the TSV columns."""
     usable = (ln for ln in lines if isinstance(ln, str) and ln.strip() and len(ln) <= max_line_bytes
               and not has_surrogate(ln))
     texts = list(itertools.islice(usable, SNIFF_LINES))
@@ -237,6 +241,27 @@ def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "h
                 sample = list(itertools.islice(usable, SNIFF_LINES))
     if chosen == "tsv" and texts:
         ctx.tsv_columns = tsv_header(texts[0])
+    return chosen
+
+
+def _unusable(line: str, max_line_bytes: int) -> tuple[str, str, str] | None:
+    """The reject of a line too long to parse, or not text (a lone surrogate)."""
+    if len(line) > max_line_bytes:
+        return ("oversized_line", f"{len(line)} characters", line[:1000])
+    if has_surrogate(line):
+        return ("bad_encoding", "lone surrogate: not text", line)
+    return None
+
+
+def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "http", limits: Limits | None = None,
+                max_line_bytes: int = 65536, header: str = "") -> BatchResult:
+    """Parse one batch of a site's lines (the streaming ingest): records for status < 400,
+    every other line counted; rejects returned with their reason for the dead-letter topic.
+    Raises nothing: whatever a line holds, it is a record, a skip or a reject (issue 16)."""
+    ctx = Context(site, scheme if scheme in ("http", "https") else "http", limits or Limits())
+    counts = {"lines": len(lines), "records": 0, "dropped_status": 0, "skipped": 0, "rejected": 0}
+    rejects: list[tuple[str, str, str]] = []
+    chosen = _batch_format(lines, fmt, ctx, max_line_bytes, header)
     records: list[tuple] = []
     parse = PARSERS.get(chosen) if chosen else None
     for line in lines:
@@ -244,32 +269,31 @@ def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "h
             counts["rejected"] += 1
             rejects.append(("not_a_string", f"a line of JSON type {type(line).__name__}", _shown(line)))
             continue
-        if not line.strip():
+        if not line or line.isspace():
             counts["skipped"] += 1
             continue
-        if len(line) > max_line_bytes:
-            counts["rejected"] += 1
-            rejects.append(("oversized_line", f"{len(line)} characters", line[:1000]))
-            continue
-        if has_surrogate(line):
-            counts["rejected"] += 1
-            rejects.append(("bad_encoding", "lone surrogate: not text", line))
-            continue
+        if len(line) > max_line_bytes or not line.isascii():
+            bad = _unusable(line, max_line_bytes)
+            if bad is not None:
+                counts["rejected"] += 1
+                rejects.append(bad)
+                continue
         if parse is None:
             counts["rejected"] += 1
             rejects.append(("unknown_format", "no known log format matches the batch", line))
             continue
         try:
-            rec = parse_one(parse, line, ctx)
+            rec = parse(line, ctx)
         except Skip:
             counts["skipped"] += 1
             continue
-        except ParseError as exc:
+        except Exception as exc:  # noqa: BLE001 - ParseError, or a parser's bug made one (parse_one)
+            err = exc if isinstance(exc, ParseError) else parser_failure(parse, exc)
             if chosen == "tsv" and tsv_header(line) is not None:
                 counts["skipped"] += 1
                 continue
             counts["rejected"] += 1
-            rejects.append((exc.reason, exc.detail, line))
+            rejects.append((err.reason, err.detail, line))
             continue
         if rec.status is not None and rec.status >= 400:
             counts["dropped_status"] += 1
