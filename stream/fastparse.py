@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from functools import lru_cache
 from typing import Callable
 
 from dust.errors import ParseError
@@ -59,14 +58,31 @@ def _unrolled(rx: re.Pattern) -> re.Pattern:
 _SAME_COMMON, _SAME_COMBINED, _SAME_VHOST = (_unrolled(r) for r in (ref._RE_COMMON, ref._RE_COMBINED, ref._RE_VHOST))
 
 
-@lru_cache(maxsize=4096)
-def _prefix(scheme: str, host: str) -> str | None:
+_PREFIXES: dict[tuple[str, str], str] = {}  #: (scheme, host) -> "scheme://host", "" when rejected
+_MAX_PREFIXES = 4096
+
+
+def _new_prefix(scheme: str, host: str) -> str:
     """``scheme://host`` as the reference forms it (lower case, no user info or default port),
-    or None when the reference rejects the host."""
+    or "" when the reference rejects the host; remembered (a bounded dict: a plain lookup is what
+    the hot path can afford)."""
     try:
-        return _join(scheme, host, "")
+        prefix = _join(scheme, host, "")
     except ParseError:
+        prefix = ""
+    if len(_PREFIXES) >= _MAX_PREFIXES:
+        _PREFIXES.clear()
+    _PREFIXES[(scheme, host)] = prefix
+    return prefix
+
+
+def _prefix(scheme: str, host: str | None) -> str | None:
+    if not host:
         return None
+    p = _PREFIXES.get((scheme, host))
+    if p is None:
+        p = _new_prefix(scheme, host)
+    return p or None
 
 
 def _url(prefix: str | None, path: str, ctx: Context) -> str | None:
@@ -92,7 +108,7 @@ def fast_url(target: str, host: str | None, ctx: Context) -> str | None:
         return None
     if target[:1] == "/":
         h = host or ctx.site
-        return _url(_prefix(ctx.scheme, h) if h else None, target, ctx)
+        return _url(_prefix(ctx.scheme, h), target, ctx)
     if target.startswith(("http://", "https://")):
         scheme, rest = target.split("://", 1)
         slash = rest.find("/")
@@ -106,7 +122,7 @@ def _clf(m: re.Match, host: str | None, ctx: Context) -> LogRecord | None:
     method, target, status, size = m.groups()[-4:]
     if target[0] == "/":  # the regular expression let only printable ASCII through
         h = host or ctx.site
-        url = _url(_prefix(ctx.scheme, h) if h else None, target, ctx)
+        url = _url(_prefix(ctx.scheme, h), target, ctx)
     else:
         url = fast_url(target, host, ctx)
     if url is None:
