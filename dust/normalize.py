@@ -16,6 +16,11 @@ What it does, with yarl's behaviour written down and tested (tests/test_normaliz
 It does not sort parameters or touch letter case in paths: those are site rules' business
 (DustBuster learns them).  A string yarl cannot parse (``http://h:port/``) raises
 :class:`~dust.errors.ParseError`; callers keep such a URL as it is and count it.
+
+Speed (issue 13): a URL already in normal form is returned as it is (one regular expression);
+the common http(s) URLs that need work (scheme or host case, default port, fragment, dot segments,
+escapes) are normalized by :mod:`dust.normfast` without yarl, with yarl's exact result; the rest
+(user info, IPv6, non-ASCII, other schemes...) go to yarl.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import re
 from functools import lru_cache
 
 from .errors import ParseError
+from .normfast import fast_normalize
 
 MAX_URL = 8192
 
@@ -50,11 +56,16 @@ def normalize(url: str) -> str:
     """RFC 3986 normalization of ``url`` (see the module docstring).  Raises ParseError."""
     if already_normal(url):
         return url
+    if len(url) <= MAX_URL:
+        out = fast_normalize(url)  # yarl's result for the common forms, without yarl
+        if out is not None:
+            return out
     return _normalize(url)
 
 
 @lru_cache(maxsize=65536)
 def _normalize(url: str) -> str:
+    """yarl's normalization (the reference; dust.normfast gives the same for the forms it takes)."""
     from yarl import URL
 
     if len(url) > MAX_URL:
