@@ -30,8 +30,10 @@ _QUERY_SAFE, _QUERY_PROTECTED = _ALLOWED + "?/:@" + "=+&;", "=+&;"
 _HEX = "0123456789ABCDEFabcdef"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
-_SPLIT = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([A-Za-z0-9.-]+)(?::([0-9]{0,5}))?"
-                    r"(/[^?#]*)?(?:\?([^#]*))?(?:#.*)?", re.S)
+_AUTHORITY = r"([A-Za-z][A-Za-z0-9+.-]*)://([A-Za-z0-9.-]+)(?::([0-9]{0,5}))?"
+_SPLIT = re.compile(_AUTHORITY + r"(/[^?#]*)?(?:\?([^#]*))?(?:#.*)?", re.S)
+# the same when path and query need no requoting (no escape, every character safe): most URLs
+_SPLIT_SAFE = re.compile(_AUTHORITY + f"(/[{re.escape(_PATH_SAFE)}]*)?(?:\\?([{re.escape(_QUERY_SAFE)}]*))?(?:#.*)?", re.S)
 
 
 def _replacements(safe: str, protected: str, qs: bool) -> dict[str, str]:
@@ -91,9 +93,12 @@ def fast_normalize(url: str) -> str | None:
     when ``url`` is not one of the common forms this function handles."""
     if not url.isascii() or not url.isprintable():
         return None
-    m = _SPLIT.fullmatch(url)
-    if m is None:
-        return None
+    m = _SPLIT_SAFE.fullmatch(url)
+    requote = m is None
+    if requote:
+        m = _SPLIT.fullmatch(url)
+        if m is None:
+            return None
     scheme, host, port, path, query = m.groups()
     scheme = scheme.lower()
     default = _DEFAULT_PORTS.get(scheme)
@@ -107,11 +112,12 @@ def fast_normalize(url: str) -> str | None:
         if p != default:
             netloc = f"{netloc}:{p}"
     if path:
-        path = _requote_path(path)
+        if requote:
+            path = _requote_path(path)
         if "." in path and _has_dot_segments(path):
             path = remove_dot_segments(path)
     else:
         path = "/"
     if query:
-        return f"{scheme}://{netloc}{path}?{_requote_query(query)}"
+        return f"{scheme}://{netloc}{path}?{_requote_query(query) if requote else query}"
     return f"{scheme}://{netloc}{path}"
