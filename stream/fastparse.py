@@ -5,15 +5,18 @@ Each fast parser takes only the lines whose result it can prove equal to the ref
 (:mod:`stream.logformats`, ``REFERENCE_PARSERS``) and hands every other line to that parser, so
 records, skips, reject reasons and details are the reference's by construction:
 
-* the CLF-family lines are matched by one regular expression whose language is a subset of the
-  reference's, with the same (deterministic) fields: ``"GET|HEAD|POST <printable ASCII target>
-  HTTP/..."``, a three-digit status, a size of at most 18 digits or ``-``; the unrolled quoted
-  string ``"[^"\\\\]*(?:\\\\.[^"\\\\]*)*"`` matches what the reference's ``"(?:[^"\\\\]|\\\\.)*"``
-  does, without one alternation per character (the reference's cost: ~12 µs per line);
-* a JSON line is parsed by ``json.loads`` once; a flat object whose numbers are finite and within
-  64 bits is taken, anything else (NaN, 1e400, nesting, bad types) goes to the reference;
-* the URL is ``scheme://host`` (cached per scheme and host, the reference's own ``_join``) + the
-  target, for targets of printable ASCII without a space, within the length and token limits.
+* a CLF-family line: one regular expression for its head up to the size, whose language is a
+  subset of the reference's with the same (deterministic) fields — ``"GET|HEAD|POST <printable
+  ASCII target> HTTP/..."``, a three-digit status, a size of at most 18 digits or ``-`` — and
+  ``str`` methods for the rest of the line (referer and user agent without backslashes, anything
+  after them), where the reference's quoted-string alternation cost ~12 µs a line;
+* a JSON line: json's own C scanner once (what ``json.loads`` does); a flat object whose numbers
+  are finite and within 64 bits is taken, anything else (NaN, 1e400, nesting, bad types) goes to
+  the reference;
+* the URL: ``scheme://host`` (the reference's own ``_join``, remembered per scheme and host) + the
+  target, for targets of printable ASCII without a space, within the length and token limits;
+* the lines handed over meet the reference's own code with its quoted-string expression unrolled
+  (same language, same groups, no alternation per character: :func:`_unrolled`).
 
 tests/test_fastparse.py checks the equality on every line of tests/data/logs and on generated and
 mutated lines (Hypothesis).
