@@ -1,0 +1,88 @@
+"""Trust of the validated rule set on the simulator: validation rounds over growing windows of its
+12,000-line log (default 1k, 4k, 12k lines, as the streaming validator sees them), the final
+published set judged against the simulator's own pages (redundancy, coverage of its duplicate
+URLs, false merges, grown or non-converging canonical URLs, fetches per decided rule).
+
+    .venv/bin/python bench/trust_sim.py [ROOT] [1000,4000,12000]
+
+ROOT (default: this checkout) lets the same script run an older checkout (a git worktree) for a
+before/after comparison."""
+import asyncio, json, re, sys, tempfile, pathlib, time
+from collections import defaultdict
+root = sys.argv[1] if len(sys.argv) > 1 else str(pathlib.Path(__file__).resolve().parent.parent)
+sys.path.insert(0, root)
+from agents.validator import validation_round
+from dust import mine
+from dust.canonize import canonize
+from dust.rules import rules_from_document
+from dust.urllist import URLList
+from sim.site import SimSite, start
+from state.verdicts import VerdictStore
+from stream.reader import parse_lines
+from stream.records import CandidateSet
+from stream.settings import Settings
+WINDOWS = tuple(int(x) for x in (sys.argv[2] if len(sys.argv) > 2 else "1000,4000,12000").split(","))
+HOSTS = ["www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test"]
+
+def page_of(sim, url):
+    for _ in range(5):
+        m = re.match(r"http://([^/]+)(/[^?]*)(?:\?(.*))?$", url)
+        if not m: return None
+        host, path, q = m.group(1), m.group(2), m.group(3) or ""
+        query = dict(p.split("=", 1) if "=" in p else (p, "") for p in q.split("&") if p)
+        status, html, loc = sim.render(host, path, query)
+        if loc is None:
+            return html if status == 200 else None
+        url = f"http://{host}{loc}"
+
+async def go():
+    sim = SimSite()
+    runner, port = await start(sim)
+    tmp = pathlib.Path(tempfile.mkdtemp())
+    conf = tmp / "sites.json"
+    conf.write_text(json.dumps({"forum.test": {"origins": [f"http://{h}:{port}" for h in HOSTS], "allow_private": True,
+        "resolve": {h: "127.0.0.1" for h in HOSTS}, "rate_per_s": 2000, "concurrency": 8}}))
+    lines = sim.log_lines(12000, port=port)
+    store = VerdictStore(tmp / "v")
+    sent = []
+    async def publish(site, value): sent.append(value)
+    settings = Settings(validator_sites=conf, verdict_ttl_s=3600)
+    t0 = time.time()
+    fetches = 0
+    for k, n in enumerate(WINDOWS, 1):
+        ul = URLList()
+        for rec in parse_lines(lines[:n], "forum.test").records:
+            ul.add(*rec)
+        doc = mine(ul).to_json()
+        cand = CandidateSet(site="forum.test", window=k, rules=doc["rules"], param_rules=doc["param_rules"],
+                            stats=doc["stats"], params=doc["params"], test_urls=list(ul))
+        await validation_round("forum.test", cand, settings, store, publish)
+    secs = time.time() - t0
+    await runner.cleanup()
+    final = [json.loads(x.dumps(serializer="json")) for x in sent if x is not None][-1]
+    rules = rules_from_document(final)
+    urls = list(ul)
+    groups = defaultdict(set); grown = unconv = 0
+    for u in urls:
+        c = canonize(u, rules)
+        groups[c.url].add(u); grown += len(c.url) > len(u) + 3; unconv += not c.converged
+    fm_groups = fm_urls = 0
+    for c, m in groups.items():
+        pages = {page_of(sim, x) for x in m} - {None}
+        if len(m) > 1 and len(pages) > 1:
+            fm_groups += 1; fm_urls += len(m)
+    # truth duplicates: URLs grouped by the simulator's page
+    truth = defaultdict(set)
+    for u in urls:
+        p = page_of(sim, u)
+        truth[p if p is not None else u].add(u)
+    dup_truth = len(urls) - len(truth)
+    removed = len(urls) - len(groups)
+    print(json.dumps({"versions": len(sent), "final_rules": len(rules), "urls": len(urls), "unique_after": len(groups),
+        "discovered_redundancy": round(removed / len(urls), 4), "truth_duplicates": dup_truth,
+        "coverage_of_truth_duplicates": round(removed / dup_truth, 4) if dup_truth else None,
+        "false_merge_groups": fm_groups, "false_merge_urls": fm_urls, "grown_urls": grown, "unconverged": unconv,
+        "fetches_total_final_round": final["stats"]["fetches"], "fetches_per_decided_rule_final": final["stats"]["fetches_per_decided_rule"],
+        "seconds": round(secs, 1)}, indent=1))
+    print("\n".join(r.text for r in rules))
+asyncio.run(go())
