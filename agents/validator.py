@@ -9,6 +9,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from dust.detect import Pair
 from dust.errors import RuleError
@@ -39,6 +40,23 @@ def site_policy(settings, site: str) -> FetchPolicy | None:
                        robots=bool(conf.get("robots", True)),
                        rate_per_s=float(conf.get("rate_per_s", 10.0)),
                        per_host_concurrency=int(conf.get("concurrency", 4)))
+
+
+def configured_policy(sites: Path, site: str) -> FetchPolicy:
+    """The fetch policy of ``site`` in the sites file ``sites`` for the offline commands
+    (``validate``, ``truth``); ConfigError with a message a person can act on otherwise."""
+    from dust.errors import ConfigError
+    from stream.settings import Settings
+
+    if not sites.is_file():
+        raise ConfigError(f"no such sites file: {sites}")
+    try:
+        policy = site_policy(Settings(validator_sites=sites), site)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ConfigError(f"{sites}: {exc}") from None
+    if policy is None:
+        raise ConfigError(f"{sites} has no origins for site {site!r}: nothing may be fetched")
+    return policy
 
 
 class SoftErrorAware:

@@ -195,22 +195,14 @@ def write_atomic(path: Path, recs: list[dict]) -> None:
 
 
 def cmd_truth(a: argparse.Namespace) -> int:
-    from agents.validator import site_policy
-    from stream.settings import Settings
+    from agents.validator import configured_policy
 
     from . import progress as prog
 
     site = a.site.lower()
-    if not Path(a.sites).is_file():
-        raise ConfigError(f"no such sites file: {a.sites}")
+    policy = configured_policy(Path(a.sites), site)
     if not 0 < a.threshold <= 1:
         raise ConfigError("--threshold must be in (0, 1]")
-    try:
-        policy = site_policy(Settings(validator_sites=Path(a.sites)), site)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise ConfigError(f"{a.sites}: {exc}") from None
-    if policy is None:
-        raise ConfigError(f"{a.sites} has no origins for site {site!r}: nothing may be fetched")
     t0 = time.perf_counter()
     urls, read = log_urls(a.logs, a.format, site, a.scheme)
     if not urls:

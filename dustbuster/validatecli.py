@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from dust.errors import ConfigError, DustError
+from dust.errors import DustError
 
 EPILOG = """\
 examples:
@@ -44,7 +44,7 @@ def add_command(sub, common, add_params) -> None:
 
 
 def cmd_validate(a: argparse.Namespace, params) -> int:
-    from agents.validator import site_policy, validate_site
+    from agents.validator import configured_policy, validate_site
     from dust.mine import mine
     from stream.logformats import Limits
     from stream.reader import read_urllist
@@ -53,15 +53,8 @@ def cmd_validate(a: argparse.Namespace, params) -> int:
     from . import progress as prog
 
     site = a.site.lower()
-    if not Path(a.sites).is_file():
-        raise ConfigError(f"no such sites file: {a.sites}")
+    policy = configured_policy(Path(a.sites), site)
     settings = Settings(validator_sites=Path(a.sites), params=params, sketch_min_equal=a.sketch_min_equal)
-    try:
-        policy = site_policy(settings, site)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise ConfigError(f"{a.sites}: {exc}") from None
-    if policy is None:
-        raise ConfigError(f"{a.sites} has no origins for site {site!r}: nothing may be fetched")
     show = prog.enabled(a.quiet)
     t0 = time.perf_counter()
     ul, stats = read_urllist(a.logs, a.format, site, a.scheme, limits=Limits())
