@@ -1,0 +1,316 @@
+"""The repository's layout rules (docs/architecture.md), checked without importing our code.
+
+One import namespace, ``dustbuster.*``; the layers are top-level folders mapped to subpackages by
+pyproject.toml's ``[tool.setuptools.package-dir]``.  Every check here reads files: the Python
+sources through :mod:`ast`, pyproject.toml through :mod:`tomllib`.  The last one builds a wheel
+(a few seconds) and looks inside it.
+
+The rules:
+
+* the import rule: ``core`` imports nothing of ours but itself; ``logs``, ``fetch``, ``state`` and
+  ``stream`` import only the core (and themselves); ``sim`` only the core; ``agents`` and the CLI
+  (``dustbuster/``) sit on top and may import any layer;
+* ``dustcanon.py`` imports only the standard library (crawlers copy it alone);
+* no module of the package over 400 lines, no function over 60 lines but the allow-listed ones;
+* ``bench/`` and ``tests/`` are outside the package and do not import each other; the package does
+  not import either;
+* nothing imports the old top-level names (``dust``, ``stream``, ...): everything says ``dustbuster.``;
+* pyproject.toml installs ``dustbuster`` and its subpackages and the ``dustcanon`` module, nothing
+  else, and every package folder is listed, so the wheel holds every module.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
+
+#: import name of each layer (dustbuster.<layer>) -> its folder, from pyproject.toml
+LAYER_DIRS: dict[str, str] = {name.split(".", 1)[1]: folder
+                              for name, folder in SETUPTOOLS["package-dir"].items()}
+#: the CLI package keeps its name as its folder
+FOLDERS: dict[str, str] = {**{folder: f"dustbuster.{layer}" for layer, folder in LAYER_DIRS.items()},
+                           "dustbuster": "dustbuster"}
+TOP = "dustbuster"  #: the pseudo-layer of modules directly in dustbuster/ (the CLI and its helpers)
+
+#: which layers each lower layer may import (always itself too).  agents and the CLI may import all.
+ALLOWED: dict[str, set[str]] = {
+    "core": set(),
+    "logs": {"core"},
+    "fetch": {"core"},
+    "state": {"core"},
+    "stream": {"core"},
+    "sim": {"core"},
+}
+
+#: the names the code had before it moved into one namespace; none may be imported any more
+OLD_NAMES = {"dust", "stream", "state", "agents", "sim", "core", "logs", "fetch"}
+
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+#: functions allowed over MAX_FUNCTION_LINES, with the most lines each may have.  Only the core's hot
+#: path belongs here: a function whose locals stay in one frame because splitting it costs time
+#: measured in the benchmarks.
+LONG_FUNCTIONS: dict[tuple[str, str], int] = {
+    # Figure 1 as one pass of numpy over every URL's envelopes (tokens, prefix/suffix ids, the
+    # sort into buckets, the pairs of each usable bucket): bench/bench_mine.py measures it.
+    ("core/detect.py", "count_supports"): 130,
+}
+
+SKIP_DIRS = {"__pycache__", "var", "build", "dist", "node_modules"}
+
+
+def _repo_python_files() -> list[Path]:
+    """Every .py file of the repository: hidden folders, outputs (var/, build/), egg-info and any
+    virtual environment (a folder with pyvenv.cfg) left out."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(ROOT):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS
+                             and not d.endswith(".egg-info") and not (here / d / "pyvenv.cfg").exists())
+        out += [here / f for f in sorted(filenames) if f.endswith(".py")]
+    return out
+
+
+def _package_files() -> list[Path]:
+    """The .py files that the wheel installs: the package folders and dustcanon.py."""
+    files = [p for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py")) if "__pycache__" not in p.parts]
+    return files + [ROOT / f"{m}.py" for m in SETUPTOOLS.get("py-modules", [])]
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _module_name(path: Path) -> tuple[str, bool]:
+    """(dotted import name, is a package __init__) of a file under a package folder."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    base = FOLDERS[parts[0]]
+    rest = list(parts[1:])
+    is_pkg = bool(rest) and rest[-1] == "__init__"
+    if is_pkg:
+        rest.pop()
+    return ".".join([base, *rest]), is_pkg
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """Every module name a file imports, relative imports resolved: (line, dotted name).
+    ``from X import a, b`` gives ``X.a`` and ``X.b`` (a name may be a submodule; the first parts
+    decide the layer either way)."""
+    tree = ast.parse(path.read_text(), str(path))
+    here, is_pkg = _module_name(path) if path.relative_to(ROOT).parts[0] in FOLDERS else (None, False)
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                if here is None:
+                    continue  # a relative import outside the package folders: not ours to resolve
+                pkg = here.split(".") if is_pkg else here.split(".")[:-1]
+                base = pkg[: len(pkg) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out += [(node.lineno, mod if a.name == "*" else f"{mod}.{a.name}") for a in node.names]
+    return out
+
+
+def _layer(name: str) -> str | None:
+    """The layer of a dotted name of ours (``dustbuster.stream.records`` -> ``stream``), ``TOP``
+    for dustbuster itself and its direct modules (the CLI), None for a name not of ours."""
+    parts = name.split(".")
+    if parts[0] != "dustbuster":
+        return None
+    if len(parts) > 1 and parts[1] in LAYER_DIRS:
+        return parts[1]
+    return TOP
+
+
+# --- the import rule -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_import_rule(layer):
+    """A lower layer imports only the layers below it: the core nothing, the others only the core."""
+    folder = LAYER_DIRS[layer]
+    allowed = ALLOWED[layer] | {layer}
+    bad = set()
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        for line, name in _imports(path):
+            other = _layer(name)
+            if other is not None and other not in allowed:
+                bad.add(f"{_rel(path)}:{line} imports {name} (layer {other})")
+    assert not bad, (f"dustbuster.{layer} may import only {sorted(allowed)}:\n  " + "\n  ".join(sorted(bad)))
+
+
+def test_layers_are_the_mapped_folders():
+    """Every layer the import rule names is a folder pyproject.toml maps; agents sits on top."""
+    assert set(ALLOWED) | {"agents"} == set(LAYER_DIRS)
+    for folder in FOLDERS:
+        assert (ROOT / folder / "__init__.py").is_file(), folder
+
+
+def test_dustcanon_imports_only_the_standard_library():
+    """dustcanon.py is copied into crawlers alone: the standard library is all it may import."""
+    bad = [f"dustcanon.py:{line} imports {name}" for line, name in _imports(ROOT / "dustcanon.py")
+           if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "__future__"
+           and not name.startswith("dustcanon")]
+    assert not bad, "\n".join(bad)
+
+
+# --- sizes -----------------------------------------------------------------------------------
+
+def test_no_module_over_400_lines():
+    long = [f"{_rel(p)}: {n} lines" for p in _package_files()
+            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES]
+    assert not long, f"modules over {MAX_MODULE_LINES} lines:\n  " + "\n  ".join(long)
+
+
+def _functions(tree: ast.AST, prefix: str = ""):
+    """(qualified name, node) of every function, nested ones included (``outer.inner``)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield prefix + node.name, node
+            yield from _functions(node, prefix + node.name + ".")
+        elif isinstance(node, ast.ClassDef):
+            yield from _functions(node, prefix + node.name + ".")
+        else:
+            yield from _functions(node, prefix)
+
+
+def test_no_function_over_60_lines():
+    """Lines from ``def`` to the function's last line, docstring and nested functions included."""
+    long = []
+    for path in _package_files():
+        for qual, node in _functions(ast.parse(path.read_text(), str(path))):
+            n = node.end_lineno - node.lineno + 1
+            limit = LONG_FUNCTIONS.get((_rel(path), qual), MAX_FUNCTION_LINES)
+            if n > limit:
+                long.append(f"{_rel(path)}:{node.lineno} {qual}: {n} lines (limit {limit})")
+    assert not long, "functions too long:\n  " + "\n  ".join(long)
+
+
+def test_long_function_allow_list_names_real_functions():
+    """An allow-list entry whose function was split or renamed must go."""
+    for (rel, qual) in LONG_FUNCTIONS:
+        names = {q for q, _ in _functions(ast.parse((ROOT / rel).read_text()))}
+        assert qual in names, f"{rel} has no function {qual}: remove it from LONG_FUNCTIONS"
+
+
+# --- bench, tests and the package ------------------------------------------------------------
+
+#: an import statement inside a string of source code that a script runs in a child process
+_SOURCE_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+([\w.]+)", re.M)
+
+
+def _top_imports(paths: list[Path], top: str) -> list[str]:
+    """Imports of the top-level name ``top``: import statements, and the import lines of source
+    code held in a string (the benchmarks run such code in child processes)."""
+    bad = [f"{_rel(p)}:{line} imports {name}" for p in paths for line, name in _imports(p)
+           if name.split(".")[0] == top]
+    for p in paths:
+        for node in ast.walk(ast.parse(p.read_text(), str(p))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                bad += [f"{_rel(p)}:{node.lineno} runs code that imports {m}"
+                        for m in _SOURCE_IMPORT.findall(node.value) if m.split(".")[0] == top]
+    return bad
+
+
+def test_package_and_bench_do_not_import_tests():
+    paths = _package_files() + sorted((ROOT / "bench").rglob("*.py"))
+    bad = _top_imports(paths, "tests")
+    assert not bad, "tests/ is not importable from bench/ or the package:\n  " + "\n  ".join(bad)
+
+
+def test_package_does_not_import_bench():
+    bad = _top_imports(_package_files(), "bench")
+    assert not bad, "\n  ".join(bad)
+
+
+def test_tests_do_not_import_bench():
+    bad = _top_imports(sorted((ROOT / "tests").rglob("*.py")), "bench")
+    assert not bad, "bench/ is not importable from tests/:\n  " + "\n  ".join(bad)
+
+
+def test_no_import_of_the_old_top_level_names():
+    bad = []
+    for path in _repo_python_files():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):  # code run in a child process
+                names = _SOURCE_IMPORT.findall(node.value)
+            bad += [f"{_rel(path)}:{node.lineno} imports {n}" for n in names if n.split(".")[0] in OLD_NAMES]
+    assert not bad, "import them as dustbuster.<name>:\n  " + "\n  ".join(bad)
+
+
+# --- pyproject.toml and the wheel ------------------------------------------------------------
+
+def test_pyproject_installs_only_dustbuster_and_dustcanon():
+    packages = SETUPTOOLS["packages"]
+    assert all(p == "dustbuster" or p.startswith("dustbuster.") for p in packages), packages
+    assert SETUPTOOLS.get("py-modules") == ["dustcanon"]
+    assert all(k.startswith("dustbuster.") for k in SETUPTOOLS["package-dir"])
+    assert set(SETUPTOOLS["package-dir"]) <= set(packages)
+
+
+def test_pyproject_lists_every_package_folder():
+    """packages is an explicit list: a folder with __init__.py that is missing from it (a new
+    subpackage such as dustbuster/cli/) would be left out of the wheel."""
+    have = set(SETUPTOOLS["packages"])
+    missing = []
+    for folder in FOLDERS:
+        for init in sorted((ROOT / folder).rglob("__init__.py")):
+            name, _ = _module_name(init)
+            if name not in have:
+                missing.append(f"{name} ({_rel(init.parent)}/)")
+    assert not missing, "add to [tool.setuptools] packages: " + ", ".join(missing)
+
+
+def _source_copy(dest: Path) -> Path:
+    """The files a wheel is built from, copied: pyproject.toml, README.md, dustcanon.py and the
+    package folders.  Building in the working tree would leave build/ there, and setuptools puts
+    whatever a stale build/lib holds into the wheel."""
+    dest.mkdir()
+    for name in ("pyproject.toml", "README.md", *(f"{m}.py" for m in SETUPTOOLS.get("py-modules", []))):
+        shutil.copy2(ROOT / name, dest / name)
+    for folder in FOLDERS:
+        shutil.copytree(ROOT / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return dest
+
+
+def test_wheel_holds_dustbuster_dustcanon_and_the_dashboard(tmp_path):
+    src = _source_copy(tmp_path / "src")
+    out = tmp_path / "wheel"
+    base = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(src)]
+    # without build isolation when this environment has a recent enough setuptools; else pip
+    # installs the build requirements of pyproject.toml into an isolated environment
+    run = subprocess.run(base[:4] + ["--no-build-isolation"] + base[4:], capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        run = subprocess.run(base, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    wheels = list(out.glob("dustbuster-*.whl"))
+    assert len(wheels) == 1, wheels
+    names = zipfile.ZipFile(wheels[0]).namelist()
+    tops = {n.split("/")[0] for n in names}
+    dist_info = {t for t in tops if re.fullmatch(r"dustbuster-[^/]+\.dist-info", t)}
+    assert len(dist_info) == 1 and tops == {"dustbuster", "dustcanon.py"} | dist_info, sorted(tops)
+    assert [n for n in names if re.fullmatch(r"dustbuster/agents/dashboard_static/[^/]+\.html", n)], \
+        "the dashboard's page is not in the wheel"
+    # every module of the package folders, at its import path
+    expected = {_module_name(p)[0].replace(".", "/") + ("/__init__.py" if p.name == "__init__.py" else ".py")
+                for p in _package_files() if p.parent != ROOT}
+    missing = sorted(expected - set(names))
+    assert not missing, "modules missing from the wheel: " + ", ".join(missing)
