@@ -14,7 +14,7 @@ the results of the dustbuster service (thesis Figure 5.5; docs/rules.md):
 
 The service first applies an RFC 3986 normalization (lower-case scheme and host, no default port,
 no dot segments, no fragment...).  This file does not (it has no dependencies); pass
-``normalize=`` a function to get it, e.g. ``dust.normalize.normalize``, or canonicalize URLs
+``normalize=`` a function to get it, e.g. ``dustbuster.core.normalize.normalize``, or canonicalize URLs
 that are already normalized.  Tested against the service's canonizer (tests/test_dustcanon.py).
 """
 

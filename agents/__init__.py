@@ -1,11 +1,11 @@
-"""Thin Faust agents: decode, call dust/ and state/, send.  ``register_all`` wires them to an app."""
+"""Thin Faust agents: decode, call core/ and state/, send.  ``register_all`` wires them to an app."""
 
 from __future__ import annotations
 
-from dust.rulebook import RuleBook
-from stream.health import Health, consumer_problem, watch_loop
-from stream.metrics import Metrics
-from stream.rulesview import RulesFollower
+from dustbuster.core.rulebook import RuleBook
+from dustbuster.agents.health import Health, consumer_problem, watch_loop
+from dustbuster.agents.metrics import Metrics
+from dustbuster.stream.rulesview import RulesFollower
 
 from .api import register as register_api
 from .canonizer import register as register_canonizer

@@ -5,8 +5,8 @@
 | ``POST /canonicalize`` | ``{"urls": [...], "site"?: str, "normalize"?: bool}`` → each URL's canonical URL, the rules applied, the rule-set version |
 | ``GET /sites`` | every site this worker holds a rule set for, with its version |
 | ``GET /sites/{site}/rules`` | the site's current RuleSet document |
-| ``GET /healthz`` | 200 once the rules topic has been read to its end and the worker is healthy (stream/health.py), else 503 (never needs the token) |
-| ``GET /metrics`` | Prometheus text format (stream/metrics.py) |
+| ``GET /healthz`` | 200 once the rules topic has been read to its end and the worker is healthy (agents/health.py), else 503 (never needs the token) |
+| ``GET /metrics`` | Prometheus text format (agents/metrics.py) |
 | ``GET /``, ``GET /dashboard/...`` | the live dashboard (agents/dashboard.py, docs/dashboard.md) |
 
 Errors are JSON ``{"error": "...", "reason": "..."}`` with a 4xx/5xx status: 400 malformed body
@@ -26,11 +26,11 @@ from typing import Callable
 
 from aiohttp import web
 
-from dust.errors import ParseError
-from dust.rulebook import RuleBook
-from stream.logformats import loads_strict
-from stream.metrics import CONTENT_TYPE, Metrics
-from stream.records import MAX_URL_CHARS, url_problem
+from dustbuster.core.errors import ParseError
+from dustbuster.core.rulebook import RuleBook
+from dustbuster.logs.formats import loads_strict
+from dustbuster.agents.metrics import CONTENT_TYPE, Metrics
+from dustbuster.stream.records import MAX_URL_CHARS, url_problem
 
 from .dashboard import add_routes as add_dashboard_routes, is_open as dashboard_open
 from .dashboard_feed import CandidatesFollower, record_versions

@@ -16,11 +16,11 @@ import asyncio
 import logging
 import time
 
-from dust.errors import ParseError
-from state.seen import SeenStores, signature
-from stream.changelog import SeenChangelog
-from stream.health import Health
-from stream.records import CanonicalURL, Reject, decode_frontier
+from dustbuster.core.errors import ParseError
+from dustbuster.state.seen import SeenStores, signature
+from dustbuster.stream.changelog import SeenChangelog
+from dustbuster.agents.health import Health
+from dustbuster.stream.records import CanonicalURL, Reject, decode_frontier
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from importlib import resources
 
 from aiohttp import web
 
-from dust.rulebook import RuleBook
+from dustbuster.core.rulebook import RuleBook
 
 from .dashboard_state import DashboardState
 from .dashboard_view import ViewCache, snapshot
@@ -38,7 +38,7 @@ def is_open(path: str) -> bool:
 
 
 def _static_files() -> dict[str, tuple[bytes, str]]:
-    root = resources.files("agents") / "dashboard_static"
+    root = resources.files("dustbuster.agents") / "dashboard_static"
     out = {}
     for entry in root.iterdir():
         ext = os.path.splitext(entry.name)[1]

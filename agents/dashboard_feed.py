@@ -4,7 +4,7 @@ The validator agent reads the candidates topic in the consumer group, so each wo
 its partitions' sites.  The dashboard of every worker shows every site, so it reads the topic
 again with a group-less consumer: all partitions, starting ``backlog`` records before the end of
 each (a small history; the topic is not compacted and can be long), then live.  A record that is
-not a candidate set is counted and skipped (``stream.records.decode_candidates`` raises only
+not a candidate set is counted and skipped (``dustbuster.stream.records.decode_candidates`` raises only
 ParseError); nothing read here can stop the worker.
 """
 
@@ -17,10 +17,10 @@ import time
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
-from dust.errors import ParseError, StreamError
-from dust.rulebook import RuleBook
-from stream.records import decode_candidates
-from stream.rulesview import RulesFollower, topic_partitions
+from dustbuster.core.errors import ParseError, StreamError
+from dustbuster.core.rulebook import RuleBook
+from dustbuster.stream.records import decode_candidates
+from dustbuster.stream.rulesview import RulesFollower, topic_partitions
 
 from .dashboard_state import DashboardState, VersionLog
 

@@ -10,7 +10,7 @@
 * :class:`VersionLog` — every rule-set version this worker's rule book applied (or refused), with
   the rules added and removed, fed by the rules follower.
 
-The published rule sets themselves are the rule book's (``dust.rulebook``); nothing is copied.
+The published rule sets themselves are the rule book's (``dustbuster.core.rulebook``); nothing is copied.
 Everything here is touched from the worker's event loop only.
 """
 
@@ -90,7 +90,7 @@ class LiveRound:
         return both
 
     def verdict(self, v: Any) -> None:
-        """``dust.validate.validate``'s ``on_verdict``: one more rule decided."""
+        """``dustbuster.core.validate.validate``'s ``on_verdict``: one more rule decided."""
         self.decided += 1
         self.cached += getattr(v, "reason", "") == "cached"
         valid = getattr(v, "valid", None)

@@ -1,6 +1,6 @@
 """The dashboard's JSON (``GET /dashboard/state.json``): every site in a row, one site in detail.
 
-Pure functions of :class:`~agents.dashboard_state.DashboardState` and the rule book, plus a small
+Pure functions of :class:`~dustbuster.agents.dashboard_state.DashboardState` and the rule book, plus a small
 cache for what costs a few milliseconds (discovered redundancy, the test URLs each rule changes,
 unsafe candidates), computed again only when the site's window or rule-set version changes.
 """
@@ -11,11 +11,11 @@ import logging
 import time
 from typing import Any
 
-from dust.errors import RuleError
-from dust.rulebook import RuleBook, SiteRules
-from dust.rulecheck import unsafe_candidate
-from dust.rules import Rule, rule_from_json
-from dust.validate import apply_rule
+from dustbuster.core.errors import RuleError
+from dustbuster.core.rulebook import RuleBook, SiteRules
+from dustbuster.core.rulecheck import unsafe_candidate
+from dustbuster.core.rules import Rule, rule_from_json
+from dustbuster.core.validate import apply_rule
 
 from .dashboard_state import DashboardState, SiteTraffic, VersionLog
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import logging
 import time
 
-from dust.errors import ParseError
-from stream.changelog import Changelog
-from stream.health import Health
-from stream.reader import parse_lines
-from stream.records import Reject, decode_raw
+from dustbuster.core.errors import ParseError
+from dustbuster.stream.changelog import Changelog
+from dustbuster.agents.health import Health
+from dustbuster.logs.reader import parse_lines
+from dustbuster.stream.records import Reject, decode_raw
 
 log = logging.getLogger(__name__)
 

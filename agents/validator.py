@@ -11,16 +11,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dust.detect import Pair
-from dust.errors import RuleError
-from dust.rules import ParamRule, Rule, SubstringRule, rule_from_json
-from dust.setcheck import SetCheck, check_rule_set
-from dust.sketch import similar
-from dust.validate import Fetched, RoundFetcher, ValidationResult, validate
-from state.verdicts import VerdictStore
-from stream.fetcher import FetchPolicy, Fetcher
-from stream.health import Health
-from stream.records import RuleSet
+from dustbuster.core.detect import Pair
+from dustbuster.core.errors import RuleError
+from dustbuster.core.rules import ParamRule, Rule, SubstringRule, rule_from_json
+from dustbuster.core.setcheck import SetCheck, check_rule_set
+from dustbuster.core.sketch import similar
+from dustbuster.core.validate import Fetched, RoundFetcher, ValidationResult, validate
+from dustbuster.state.verdicts import VerdictStore
+from dustbuster.fetch.client import FetchPolicy, Fetcher
+from dustbuster.agents.health import Health
+from dustbuster.stream.records import RuleSet
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +45,8 @@ def site_policy(settings, site: str) -> FetchPolicy | None:
 def configured_policy(sites: Path, site: str) -> FetchPolicy:
     """The fetch policy of ``site`` in the sites file ``sites`` for the offline commands
     (``validate``, ``truth``); ConfigError with a message a person can act on otherwise."""
-    from dust.errors import ConfigError
-    from stream.settings import Settings
+    from dustbuster.core.errors import ConfigError
+    from dustbuster.stream.settings import Settings
 
     if not sites.is_file():
         raise ConfigError(f"no such sites file: {sites}")
@@ -100,7 +100,7 @@ def register(app, settings, topics, stores) -> None:
     async def revalidate() -> None:
         """Rules are re-validated on a schedule even when a site sends no new candidates: the
         verdicts past their TTL are fetched again, and a rule that stopped holding is dropped."""
-        from stream.records import CandidateSet
+        from dustbuster.stream.records import CandidateSet
 
         for site, raw in verdicts.all_candidates():
             try:
@@ -176,7 +176,7 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
                         settings, cache=None, previous: list[Rule] = (), on_verdict=None,
                         track=None) -> SiteValidation | None:
     """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept (only a
-    refutation removes a rule), then the set-level checks (dust.setcheck).  None when the site does
+    refutation removes a rule), then the set-level checks (dustbuster.core.setcheck).  None when the site does
     not answer at all (an outage decides nothing).  The validator agent and ``dustbuster validate``
     both run this.  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
     t0 = time.perf_counter()

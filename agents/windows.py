@@ -8,7 +8,7 @@ import os
 import socket
 import time
 
-from stream.records import CandidateSet
+from dustbuster.stream.records import CandidateSet
 
 log = logging.getLogger(__name__)
 

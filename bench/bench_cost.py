@@ -1,5 +1,5 @@
 """What one URL costs the streaming state (issue 16, "bounded cost"): seconds, resident memory and
-bytes on disk, in-process (the worker's own code: state.partitions.PartitionState over RocksDB,
+bytes on disk, in-process (the worker's own code: dustbuster.state.partitions.PartitionState over RocksDB,
 one message = ``--batch`` records, staged and committed as the ingest agent does; no broker).
 
     .venv/bin/python bench/bench_cost.py                       # all scenarios, JSON on stdout
@@ -55,7 +55,7 @@ def _du(path: Path) -> int:
 
 
 def long_urls(n: int, tokens: int = 253, seed: int = 7) -> list[str]:
-    from dust.tokens import token_count
+    from dustbuster.core.tokens import token_count
 
     rnd = random.Random(seed)
     out = []
@@ -85,7 +85,7 @@ def junk_urls(n: int, seed: int = 11) -> list[str]:
 
 def typical_urls(n: int) -> list[tuple]:
     from bench.genlog import generate
-    from stream.reader import parse_lines
+    from dustbuster.logs.reader import parse_lines
 
     lines = list(generate(max(1000, n * 3), seed=1))
     res = parse_lines(lines, SITE.replace("www.example.com", "www.forum.co.il"))
@@ -98,10 +98,10 @@ def typical_urls(n: int) -> list[tuple]:
 
 def run_one(kind: str, n: int, batch: int, cap: int | None) -> dict:
     """One scenario in this process."""
-    from dust.params import DustParams
-    from dust.tokens import token_count
-    from dust.detect import _positions
-    from state.partitions import PartitionState
+    from dustbuster.core.params import DustParams
+    from dustbuster.core.tokens import token_count
+    from dustbuster.core.detect import _positions
+    from dustbuster.state.partitions import PartitionState
 
     if kind == "typical":
         recs = typical_urls(n)
@@ -153,8 +153,8 @@ def run_loop(n: int) -> dict:
     """Largest event-loop delay while one message of n long URLs is applied, on the loop and off it."""
     import asyncio
 
-    from dust.params import DustParams
-    from state.partitions import Stores
+    from dustbuster.core.params import DustParams
+    from dustbuster.state.partitions import Stores
 
     recs = [(u, 200, 1000, None, None) for u in long_urls(n)]
     out = {"scenario": "loop", "urls_in_message": n}
@@ -197,10 +197,10 @@ def run_loop(n: int) -> dict:
 def run_rebuild(n: int) -> dict:
     import asyncio
 
-    from dust.incremental import info_to_json
-    from dust.params import DustParams
-    from dust.urllist import URLInfo
-    from state.partitions import Stores
+    from dustbuster.core.incremental import info_to_json
+    from dustbuster.core.params import DustParams
+    from dustbuster.core.urllist import URLInfo
+    from dustbuster.state.partitions import Stores
 
     image: dict[str, dict] = {}
     for url, status, size, digest, sketch in typical_urls(n):

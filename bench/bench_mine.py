@@ -3,7 +3,7 @@
 Each measurement runs in a fresh subprocess (so peak RSS is its own), on the synthetic forum log
 of bench/genlog.py (vhost+combined, seeded).  Side by side in one run:
 
-* engine (dust.detect + dust.refine) vs oracle (tests/oracle.py, plain dicts, + the same Figure 2
+* engine (dustbuster.core.detect + dustbuster.core.refine) vs oracle (tests/oracle.py, plain dicts, + the same Figure 2
   code), S=35 and the papers' defaults, on the 1× log (50,000 lines);
 * engine on 1×, 2×, 3×, 4× logs (Proposition 5.1: quasi-linear).
 
@@ -28,10 +28,10 @@ OUT = ROOT / "bench" / "out"
 CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
-from dust.params import DustParams
-from dust.detect import count_supports, likely_pairs, Pair
-from dust.refine import eliminate, elimination_order
-from stream.reader import read_urllist
+from dustbuster.core.params import DustParams
+from dustbuster.core.detect import count_supports, likely_pairs, Pair
+from dustbuster.core.refine import eliminate, elimination_order
+from dustbuster.logs.reader import read_urllist
 P = DustParams()
 ul, st = read_urllist([{log!r}])
 rss_read = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -43,7 +43,7 @@ if {which!r} == "engine":
     del table
 else:
     from tests.oracle import oracle_supports_both
-    from dust.detect import orient
+    from dustbuster.core.detect import orient
     low, high = oracle_supports_both(ul, P)
     n_distinct = len(high)
     pairs = []
@@ -107,7 +107,7 @@ def main() -> int:
           f"engine and oracle phase-1 outputs identical: {same}\n")
     print("| implementation | detect (s) | eliminate (s) | total (s) | peak RSS (MB) | likely pairs | kept |")
     print("|---|---|---|---|---|---|---|")
-    for name, rows in (("engine (dust/)", eng), ("naive oracle (tests/oracle.py)", ora)):
+    for name, rows in (("engine (core/)", eng), ("naive oracle (tests/oracle.py)", ora)):
         print(f"| {name} | {med(rows, 'detect_s'):.2f} | {med(rows, 'eliminate_s'):.2f} | {med(rows, 'total_s'):.2f} | "
               f"{med(rows, 'peak_rss_mb'):.0f} | {rows[0]['likely']} | {rows[0]['kept']} |")
     print(f"\nspeed-up (median total, oracle / engine): {med(ora, 'total_s') / med(eng, 'total_s'):.1f}x; "

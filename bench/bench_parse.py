@@ -17,9 +17,9 @@ core; the machine may be shared, and CPU time is what the parsing costs):
 
 * ``floor``: read the file, decode each line and one ``str.split(" ")`` picking URL, status and
   size (for JSON lines ``json.loads`` + three ``get`` instead): what any reader must do at least;
-* ``reader``: ``stream.reader.iter_records`` (what ``dustbuster mine`` does: read, decode, parse,
+* ``reader``: ``dustbuster.logs.reader.iter_records`` (what ``dustbuster mine`` does: read, decode, parse,
   every line counted), with the parsers in use;
-* ``reader, reference parsers``: the same with ``stream.logformats.REFERENCE_PARSERS`` (before);
+* ``reader, reference parsers``: the same with ``dustbuster.logs.formats.REFERENCE_PARSERS`` (before);
 * ``parser``: the format's parser alone on the decoded lines in memory (fast path + fallback);
 * ``parse_lines``: the streaming ingest's batch parser (batches of 500 lines, format sniffed per batch).
 
@@ -74,7 +74,7 @@ def _as_json(m: re.Match, short: bool) -> str | None:
 def corpus_lines() -> dict[str, tuple[str, list[str]]]:
     """name -> (format, lines)"""
     from bench.genlog import generate
-    from stream.logformats import _RE_COMBINED
+    from dustbuster.logs.formats import _RE_COMBINED
 
     combined = _real(COMBINED)
     matches = [_RE_COMBINED.match(ln) for ln in combined]
@@ -121,7 +121,7 @@ def floor_json(path: Path) -> int:
 
 @contextlib.contextmanager
 def reference_parsers():
-    from stream.logformats import PARSERS, REFERENCE_PARSERS
+    from dustbuster.logs.formats import PARSERS, REFERENCE_PARSERS
 
     saved = dict(PARSERS)
     PARSERS.update(REFERENCE_PARSERS)
@@ -132,7 +132,7 @@ def reference_parsers():
 
 
 def reader(path: Path, fmt: str) -> int:
-    from stream.reader import ReadStats, iter_records
+    from dustbuster.logs.reader import ReadStats, iter_records
 
     stats = ReadStats()
     for _ in iter_records([path], fmt, SITE, stats=stats):
@@ -146,8 +146,8 @@ def reader_reference(path: Path, fmt: str) -> int:
 
 
 def parser(lines: list[str], fmt: str) -> int:
-    from stream.logformats import PARSERS, Context, Skip
-    from dust.errors import ParseError
+    from dustbuster.logs.formats import PARSERS, Context, Skip
+    from dustbuster.core.errors import ParseError
 
     parse, ctx = PARSERS[fmt], Context(SITE)
     for line in lines:
@@ -159,7 +159,7 @@ def parser(lines: list[str], fmt: str) -> int:
 
 
 def batches(lines: list[str], fmt: str) -> int:
-    from stream.reader import parse_lines
+    from dustbuster.logs.reader import parse_lines
 
     for i in range(0, len(lines), 500):
         parse_lines(lines[i:i + 500], SITE)
@@ -192,7 +192,7 @@ def run(copies: int, repeat: int) -> dict:
 
 
 def _counts(paths: dict[str, tuple[str, Path]]) -> dict:
-    from stream.reader import ReadStats, iter_records
+    from dustbuster.logs.reader import ReadStats, iter_records
 
     out = {}
     for name, (fmt, p) in paths.items():

@@ -11,16 +11,16 @@ import asyncio, json, re, sys, tempfile, pathlib, time
 from collections import defaultdict
 root = sys.argv[1] if len(sys.argv) > 1 else str(pathlib.Path(__file__).resolve().parent.parent)
 sys.path.insert(0, root)
-from agents.validator import validation_round
-from dust import mine
-from dust.canonize import canonize
-from dust.rules import rules_from_document
-from dust.urllist import URLList
-from sim.site import SimSite, start
-from state.verdicts import VerdictStore
-from stream.reader import parse_lines
-from stream.records import CandidateSet
-from stream.settings import Settings
+from dustbuster.agents.validator import validation_round
+from dustbuster.core import mine
+from dustbuster.core.canonize import canonize
+from dustbuster.core.rules import rules_from_document
+from dustbuster.core.urllist import URLList
+from dustbuster.sim.site import SimSite, start
+from dustbuster.state.verdicts import VerdictStore
+from dustbuster.logs.reader import parse_lines
+from dustbuster.stream.records import CandidateSet
+from dustbuster.stream.settings import Settings
 WINDOWS = tuple(int(x) for x in (sys.argv[2] if len(sys.argv) > 2 else "1000,4000,12000").split(","))
 HOSTS = ["www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test"]
 

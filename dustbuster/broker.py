@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dust.errors import StreamError
+from dustbuster.core.errors import StreamError
 
 log = logging.getLogger(__name__)
 

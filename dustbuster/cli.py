@@ -1,7 +1,7 @@
 """``dustbuster``: the command line.
 
 Only this entry point (and agents/) may import the Faust app; the subcommands here that need no
-Kafka (mine, canonize) import only dust/ and the log readers.
+Kafka (mine, canonize) import only core/ and the log readers.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from dust.errors import ConfigError, DustError
-from dust.params import DustParams
+from dustbuster.core.errors import ConfigError, DustError
+from dustbuster.core.params import DustParams
 
 from . import __version__
 from . import crawlcli, evalcli, truthcli, validatecli
@@ -155,10 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_feed(a: argparse.Namespace) -> int:
     import asyncio
 
-    from stream.admin import ensure_topics
-    from stream.producer import FeedStats, feed
-    from stream.reader import RejectSink
-    from stream.settings import Settings
+    from dustbuster.stream.admin import ensure_topics
+    from dustbuster.stream.producer import FeedStats, feed
+    from dustbuster.logs.reader import RejectSink
+    from dustbuster.stream.settings import Settings
 
     if a.follow and len(a.logs) > 1:
         raise ConfigError("--follow follows one file")
@@ -208,8 +208,8 @@ def cmd_feed(a: argparse.Namespace) -> int:
 def cmd_candidates(a: argparse.Namespace) -> int:
     import asyncio
 
-    from stream.consume import latest_by_key
-    from stream.settings import Settings
+    from dustbuster.stream.consume import latest_by_key
+    from dustbuster.stream.settings import Settings
 
     if a.wait_lines and not a.site:
         raise DustError("--wait-lines needs --site")
@@ -239,9 +239,9 @@ def cmd_candidates(a: argparse.Namespace) -> int:
 
 def _print_candidates(site: str, d: dict, limit: int) -> None:
     """A candidate set for a person: likely rules (not validated), unsafe ones flagged."""
-    from dust.errors import RuleError
-    from dust.rulecheck import unsafe_candidate
-    from dust.rules import rule_from_json
+    from dustbuster.core.errors import RuleError
+    from dustbuster.core.rulecheck import unsafe_candidate
+    from dustbuster.core.rules import rule_from_json
 
     st = d["stats"]
     urls = list(d.get("test_urls") or [])[:5000]
@@ -259,7 +259,7 @@ def _print_candidates(site: str, d: dict, limit: int) -> None:
 def cmd_sim_site(a: argparse.Namespace) -> int:
     import asyncio
 
-    from sim.site import SimSite, start
+    from dustbuster.sim.site import SimSite, start
 
     site = SimSite()
     if a.truth:
@@ -292,10 +292,10 @@ def cmd_worker(a: argparse.Namespace) -> int:
 
     import faust
 
-    from agents import register_all
-    from state.partitions import Stores
-    from stream.app import create_app, ensure_topics, topics
-    from stream.settings import Settings
+    from dustbuster.agents import register_all
+    from dustbuster.state.partitions import Stores
+    from dustbuster.stream.app import create_app, ensure_topics, topics
+    from dustbuster.stream.settings import Settings
 
     settings = Settings.from_env(data_dir=Path(a.data_dir) if a.data_dir else None, window_s=a.window,
                                  kafka_bootstrap=a.bootstrap)
@@ -366,9 +366,9 @@ def cmd_broker(a: argparse.Namespace) -> int:
 
 
 def cmd_mine(a: argparse.Namespace) -> int:
-    from dust.mine import mine
-    from stream.logformats import Limits
-    from stream.reader import ReadStats, RejectSink, read_urllist
+    from dustbuster.core.mine import mine
+    from dustbuster.logs.formats import Limits
+    from dustbuster.logs.reader import ReadStats, RejectSink, read_urllist
 
     params = _params(a)
     show = prog.enabled(a.quiet)
@@ -432,12 +432,12 @@ def nothing_read_hint(logs: list[str], read: dict) -> str:
 
 
 def _unsafe_flags(result, ul, sample: int = 5000) -> dict[str, str]:
-    """Display text → why applying the candidate unvalidated would mangle URLs (dust.rulecheck),
+    """Display text → why applying the candidate unvalidated would mangle URLs (dustbuster.core.rulecheck),
     judged on a fixed sample of the mined URLs."""
     import random
 
-    from dust.rulecheck import unsafe_candidate
-    from dust.rules import SubstringRule
+    from dustbuster.core.rulecheck import unsafe_candidate
+    from dustbuster.core.rules import SubstringRule
 
     urls = list(ul)
     if len(urls) > sample:
@@ -454,7 +454,7 @@ def _print_table(result, limit: int, unsafe: dict[str, str] | None = None, out=N
     title = "likely rules after redundancy elimination" if result.stage == "eliminate" else "phase-1 likely pairs (T_low supports)"
     out.write(f"# {title}: {len(pairs)} (α → β is the shrinking direction)\n")
     out.write(f"{'rank':>5} {'support':>7} {'sup_hi':>6}  rule\n")
-    from dust.rules import SubstringRule
+    from dustbuster.core.rules import SubstringRule
 
     for rank, p in enumerate(pairs[: limit or None], 1):
         text = SubstringRule(p.alpha, p.beta).text

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from collections import Counter
 
-from dust.errors import DustError, RuleError
-from dust.export import FORMATS
-from dust.params import DustParams
-from stream.logformats import has_surrogate
+from dustbuster.core.errors import DustError, RuleError
+from dustbuster.core.export import FORMATS
+from dustbuster.core.params import DustParams
+from dustbuster.logs.formats import has_surrogate
 
 EPILOG_CANON = """\
 examples:
@@ -110,7 +110,7 @@ def add_commands(sub, common) -> None:
 
 
 def _settings(a):
-    from stream.settings import Settings
+    from dustbuster.stream.settings import Settings
 
     return Settings.from_env(kafka_bootstrap=getattr(a, "bootstrap", None))
 
@@ -126,10 +126,10 @@ def _read_doc(path: str) -> dict:
 
 def _topic_sets(a) -> dict[str, dict]:
     """Every site's current rule set on the rules topic, as a worker holds it: a record the rule
-    book refuses (stream.rulesview's strict decoding: Infinity, NaN, 1e400, deep nesting...; then
-    dust.admission) is skipped with a warning, and its site keeps its previous set."""
-    from dust.rulebook import RuleBook
-    from stream.rulesview import RulesFollower, topic_partitions
+    book refuses (dustbuster.stream.rulesview's strict decoding: Infinity, NaN, 1e400, deep nesting...; then
+    dustbuster.core.admission) is skipped with a warning, and its site keeps its previous set."""
+    from dustbuster.core.rulebook import RuleBook
+    from dustbuster.stream.rulesview import RulesFollower, topic_partitions
 
     s = _settings(a)
     check = RuleBook(getattr(a, "ma", DustParams().ma))
@@ -160,7 +160,7 @@ def _topic_sets(a) -> dict[str, dict]:
 def _valid_only(doc: dict, unvalidated: bool) -> tuple[dict, int]:
     """The document with only its ``valid`` rules (all of them when ``unvalidated``), and how
     many were left out."""
-    from dust.rules import rules_from_document
+    from dustbuster.core.rules import rules_from_document
 
     rules_from_document(doc)  # a malformed rule is an error, whatever its status
     if unvalidated:
@@ -174,10 +174,10 @@ def _valid_only(doc: dict, unvalidated: bool) -> tuple[dict, int]:
 
 
 def _screened(site: str, doc: dict, ma: int, quiet: bool) -> dict:
-    """Unvalidated rules that would mangle URLs on their own (dust.admission.screen_rules) are left
+    """Unvalidated rules that would mangle URLs on their own (dustbuster.core.admission.screen_rules) are left
     out, with a warning each."""
-    from dust.admission import screen_rules
-    from dust.rules import ParamRule, rules_from_document
+    from dustbuster.core.admission import screen_rules
+    from dustbuster.core.rules import ParamRule, rules_from_document
 
     try:
         ok, bad = screen_rules(site, rules_from_document(doc), ma)
@@ -192,7 +192,7 @@ def _screened(site: str, doc: dict, ma: int, quiet: bool) -> dict:
 
 def _book(a, unvalidated: bool):
     """A rule book (site → rules) from --rules or --from-topic."""
-    from dust.rulebook import RuleBook
+    from dustbuster.core.rulebook import RuleBook
 
     normalize = a.normalize if a.normalize is not None else bool(a.from_topic)
     book = RuleBook(a.ma, normalize)
@@ -219,7 +219,7 @@ def _book(a, unvalidated: bool):
 
 
 def cmd_canonize(a: argparse.Namespace) -> int:
-    from dust.canonize import Redundancy
+    from dustbuster.core.canonize import Redundancy
 
     book, rules = _book(a, a.unvalidated)
     unchecked = [r for r in rules if r.status != "valid"]
@@ -284,7 +284,7 @@ def _print_readable(site: str, doc: dict | None) -> None:
         print(f"{site}: deleted (no valid rules any more)", flush=True)
         return
     try:
-        from dust.rules import rules_from_document
+        from dustbuster.core.rules import rules_from_document
 
         rules = rules_from_document(doc)
         stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
@@ -309,8 +309,8 @@ def _print_readable(site: str, doc: dict | None) -> None:
 
 
 def cmd_rules(a: argparse.Namespace) -> int:
-    from dust.rulebook import RuleBook
-    from stream.rulesview import RulesFollower
+    from dustbuster.core.rulebook import RuleBook
+    from dustbuster.stream.rulesview import RulesFollower
 
     s = _settings(a)
     want = a.site.lower() if a.site else None
@@ -353,8 +353,8 @@ def cmd_rules(a: argparse.Namespace) -> int:
 
 
 def cmd_export(a: argparse.Namespace) -> int:
-    from dust.export import to_clearurls_json, to_nutch_xml
-    from dust.rules import rules_from_document
+    from dustbuster.core.export import to_clearurls_json, to_nutch_xml
+    from dustbuster.core.rules import rules_from_document
 
     site = a.site.lower()
     if a.from_topic:
@@ -388,7 +388,7 @@ def cmd_export(a: argparse.Namespace) -> int:
 def cmd_frontier(a: argparse.Namespace) -> int:
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-    from stream.rulesview import topic_partitions
+    from dustbuster.stream.rulesview import topic_partitions
 
     s = _settings(a)
     site = a.site.lower()
@@ -396,7 +396,7 @@ def cmd_frontier(a: argparse.Namespace) -> int:
     urls = [u.strip() for u in fh if u.strip()]
 
     async def run() -> list[dict]:
-        from stream.admin import ensure_topics
+        from dustbuster.stream.admin import ensure_topics
 
         await ensure_topics(s)  # our partitions, leaders elected: no auto-creation noise
         c = None

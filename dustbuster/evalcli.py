@@ -1,5 +1,5 @@
 """``dustbuster eval``: rule sets and two baselines scored against a content ground truth
-(``dustbuster truth``) with the papers' metrics (dust.evaluate), side by side."""
+(``dustbuster truth``) with the papers' metrics (dustbuster.core.evaluate), side by side."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from dust.errors import ConfigError, DustError, RuleError
+from dustbuster.core.errors import ConfigError, DustError, RuleError
 
 EPILOG = """\
 examples:
@@ -46,7 +46,7 @@ def add_command(sub, common) -> None:
 
 def load_truth(path: str) -> tuple[list, dict]:
     """The evaluated pages (fetched, clustered) in order, and counts of the records left out."""
-    from dust.evaluate import Page, unique_in_order
+    from dustbuster.core.evaluate import Page, unique_in_order
 
     p = Path(path)
     if not p.is_file():
@@ -85,9 +85,9 @@ def w3lib_canon() -> Callable[[str], str] | None:
 def rule_canon(path: str, ma: int, quiet: bool) -> tuple[Callable[[str], str], dict]:
     """The canonicalizer of a rule file and what it is: valid rules, or unvalidated candidates
     screened like ``canonize --unvalidated``."""
-    from dust.admission import screen_rules
-    from dust.canonize import Canonizer
-    from dust.rules import rules_from_document
+    from dustbuster.core.admission import screen_rules
+    from dustbuster.core.canonize import Canonizer
+    from dustbuster.core.rules import rules_from_document
 
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -126,7 +126,7 @@ def canonicalizers(a: argparse.Namespace) -> list[tuple[str, Callable[[str], str
 
 
 def cmd_eval(a: argparse.Namespace) -> int:
-    from dust.evaluate import by_class, consistent, score
+    from dustbuster.core.evaluate import by_class, consistent, score
 
     t0 = time.perf_counter()
     pages, left = load_truth(a.truth)

@@ -5,9 +5,9 @@
 |---|---|---|
 | a rules file | ``rules.json`` / ``rules.jsonl`` / ``file:///path`` | a RuleSet document, or the JSON lines that ``dustbuster rules --json`` prints; read once |
 | a worker's HTTP API | ``http://127.0.0.1:8870`` | ``GET /sites``, then ``GET /sites/{site}/rules`` for each new version; polled every ``refresh_s`` |
-| the rules topic | ``kafka://127.0.0.1:9092/dust-rules`` | followed live from its start (stream.rulesview.RulesFollower) |
+| the rules topic | ``kafka://127.0.0.1:9092/dust-rules`` | followed live from its start (dustbuster.stream.rulesview.RulesFollower) |
 
-Every set goes through the rule book's admission (:meth:`dust.rulebook.RuleBook.update`: valid
+Every set goes through the rule book's admission (:meth:`dustbuster.core.rulebook.RuleBook.update`: valid
 rules only, a newer version, converging, on the site); a refused set is counted by reason and
 logged, and the site keeps the set it had.  :meth:`LiveRules.start` returns once the source has
 been read (the file, the first poll, the topic up to its end at start; at most ``wait_s``), so the
@@ -27,9 +27,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from dust.errors import ConfigError, DustError, ParseError, RuleError
-from dust.rulebook import Canonicalized, RuleBook
-from stream.logformats import loads_strict
+from dustbuster.core.errors import ConfigError, DustError, ParseError, RuleError
+from dustbuster.core.rulebook import Canonicalized, RuleBook
+from dustbuster.logs.formats import loads_strict
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class LiveRules:
 
     # the rules topic, followed live
     def _follow_topic(self, ready: threading.Event) -> None:
-        from stream.rulesview import RulesFollower
+        from dustbuster.stream.rulesview import RulesFollower
 
         bootstrap, _, topic = self.source[8:].partition("/")
         if not bootstrap or not topic:

@@ -38,7 +38,7 @@ from scrapy.dupefilters import RFPDupeFilter
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.job import job_dir
 
-from dust.errors import ConfigError
+from dustbuster.core.errors import ConfigError
 
 from .rulesource import LiveRules
 

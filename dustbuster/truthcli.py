@@ -1,6 +1,6 @@
 """``dustbuster truth``: the content ground truth of a log — every unique 2xx URL fetched once with
 the validator's fetcher and policy, sketched as the validator does, and clustered by content
-(dust.truth).  One JSON line per URL; resumable; every failure counted and listed."""
+(dustbuster.core.truth).  One JSON line per URL; resumable; every failure counted and listed."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from collections import Counter
 from contextvars import ContextVar
 from pathlib import Path
 
-from dust.errors import ConfigError, DustError
+from dustbuster.core.errors import ConfigError, DustError
 
 EPILOG = """\
 examples:
@@ -56,8 +56,8 @@ def add_command(sub, common) -> None:
 
 def log_urls(logs: list[str], fmt: str, site: str, scheme: str) -> tuple[list[str], dict]:
     """Unique URLs of the logs whose status is 2xx (or unknown), in order of first appearance."""
-    from stream.logformats import Limits
-    from stream.reader import ReadStats, iter_records
+    from dustbuster.logs.formats import Limits
+    from dustbuster.logs.reader import ReadStats, iter_records
 
     stats = ReadStats()
     seen: dict[str, None] = {}
@@ -89,11 +89,11 @@ def done(rec: dict | None) -> bool:
 
 
 def _fetcher_class():
-    from stream.fetcher import Fetcher
+    from dustbuster.fetch.client import Fetcher
 
     class BodyFetcher(Fetcher):
         """The validator's Fetcher, keeping the last response body of each fetch for the signature.
-        (stream.fetcher returns only the validator's 4-min-hash sketch; the body is taken where the
+        (dustbuster.fetch.client returns only the validator's 4-min-hash sketch; the body is taken where the
         fetcher reads it, per task, through a context variable.)"""
 
         async def _get(self, url, count: bool = True):
@@ -117,14 +117,14 @@ def _fetcher_class():
 
 def record(url: str, res, last, probe_sketch) -> dict:
     """One truth line (without cluster) from a fetch result and its captured response."""
-    from dust.sketch import similar
-    from dust.truth import Signature, signature, url_class
+    from dustbuster.core.sketch import similar
+    from dustbuster.core.truth import Signature, signature, url_class
 
     rec = {"url": url, "ok": bool(res.ok), "status": res.status, "reason": None if res.ok else res.reason,
            "class": url_class(url), "redirected": bool(res.redirected)}
     if not res.ok:
         return rec
-    if last is None:  # cannot happen with stream.fetcher as it is; never a page without a signature
+    if last is None:  # cannot happen with dustbuster.fetch.client as it is; never a page without a signature
         return rec | {"ok": False, "reason": "no_body"}
     final, _status, body, ctype = last
     sig: Signature = signature(body, ctype)
@@ -139,7 +139,7 @@ async def fetch_all(urls: list[str], policy, out_fh, soft_errors: bool, on_done)
     """Fetch ``urls`` (bounded concurrency), append one record each to ``out_fh`` as it comes."""
     import secrets
 
-    from stream.fetcher import FetchPolicy
+    from dustbuster.fetch.client import FetchPolicy
 
     counts: Counter = Counter()
     async with _fetcher_class()(policy) as f:
@@ -172,7 +172,7 @@ async def fetch_all(urls: list[str], policy, out_fh, soft_errors: bool, on_done)
 
 def clustered(urls: list[str], recs: dict[str, dict], threshold: float) -> list[dict]:
     """The records of ``urls`` in order, with cluster ids over the pages fetched."""
-    from dust.truth import Signature, cluster, url_class
+    from dustbuster.core.truth import Signature, cluster, url_class
 
     out = [recs[u] for u in urls if u in recs]
     for r in out:
@@ -195,7 +195,7 @@ def write_atomic(path: Path, recs: list[dict]) -> None:
 
 
 def cmd_truth(a: argparse.Namespace) -> int:
-    from agents.validator import configured_policy
+    from dustbuster.agents.validator import configured_policy
 
     from . import progress as prog
 

@@ -1,6 +1,6 @@
 """``dustbuster validate``: mine a log and validate the candidates against the live site, without
-Kafka — the same code path as the validator agent (agents.validator.validate_site: WWW 2007
-Figures 3–4, then the set-level checks of dust.setcheck) and the same RuleSet JSON."""
+Kafka — the same code path as the validator agent (dustbuster.agents.validator.validate_site: WWW 2007
+Figures 3–4, then the set-level checks of dustbuster.core.setcheck) and the same RuleSet JSON."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from dust.errors import DustError
+from dustbuster.core.errors import DustError
 
 EPILOG = """\
 examples:
@@ -44,11 +44,11 @@ def add_command(sub, common, add_params) -> None:
 
 
 def cmd_validate(a: argparse.Namespace, params) -> int:
-    from agents.validator import configured_policy, validate_site
-    from dust.mine import mine
-    from stream.logformats import Limits
-    from stream.reader import read_urllist
-    from stream.settings import Settings
+    from dustbuster.agents.validator import configured_policy, validate_site
+    from dustbuster.core.mine import mine
+    from dustbuster.logs.formats import Limits
+    from dustbuster.logs.reader import read_urllist
+    from dustbuster.stream.settings import Settings
 
     from . import progress as prog
 

@@ -30,10 +30,10 @@ from typing import Callable, Iterable, TypeVar
 
 from dataclasses import dataclass
 
-from dust.errors import StateError
-from dust.incremental import SiteSupports, info_from_json, info_to_json
-from dust.mine import MineResult, mine_table
-from dust.params import DustParams
+from dustbuster.core.errors import StateError
+from dustbuster.core.incremental import SiteSupports, info_from_json, info_to_json
+from dustbuster.core.mine import MineResult, mine_table
+from dustbuster.core.params import DustParams
 
 from .rocks import RocksKV
 

@@ -1,4 +1,4 @@
-"""RocksDB (rocksdict) behind dust.incremental's KV interface: on disk, surviving restarts.
+"""RocksDB (rocksdict) behind dustbuster.core.incremental's KV interface: on disk, surviving restarts.
 
 Writes of one batch, and the caller's metadata (input offsets, changelog positions), go in one
 ``WriteBatch``: RocksDB applies it atomically, so a crash leaves either the whole batch or none.
@@ -17,7 +17,7 @@ from typing import Iterator
 
 from rocksdict import BlockBasedOptions, Cache, MemtableFactory, Options, Rdict, SliceTransform, WriteBatch
 
-from dust.errors import StateError
+from dustbuster.core.errors import StateError
 
 log = logging.getLogger(__name__)
 

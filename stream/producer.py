@@ -27,10 +27,10 @@ from typing import AsyncIterator, Callable
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 
-from dust.errors import StreamError
+from dustbuster.core.errors import StreamError
 
-from .logformats import tsv_header
-from .reader import RejectSink
+from dustbuster.logs.formats import tsv_header
+from dustbuster.logs.reader import RejectSink
 from .records import RawBatch, encode
 
 log = logging.getLogger(__name__)

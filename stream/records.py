@@ -13,9 +13,9 @@ from typing import Any, List, Optional
 
 import faust
 
-from dust.errors import ParseError
+from dustbuster.core.errors import ParseError
 
-from .logformats import loads_strict
+from dustbuster.logs.formats import loads_strict
 
 
 class RawBatch(faust.Record, namespace="dustbuster.raw.v1", serializer="json"):
@@ -151,7 +151,7 @@ def url_problem(url: str) -> str | None:
 
 def decode_raw(data: bytes | None, max_lines: int, max_line_bytes: int) -> RawBatch:
     """A raw-topic message; raises ParseError with a reason.  ``lines`` must be a list; an element
-    that is not a string stays in it, for :func:`stream.reader.parse_lines` to reject alone, so one
+    that is not a string stays in it, for :func:`dustbuster.logs.reader.parse_lines` to reject alone, so one
     bad line never costs the good lines of its message."""
     if data is None:
         raise ParseError("empty_message", "no value")

@@ -25,9 +25,9 @@ from typing import Any, Callable
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
-from dust.errors import DustError, ParseError, StreamError
+from dustbuster.core.errors import DustError, ParseError, StreamError
 
-from .logformats import loads_strict
+from dustbuster.logs.formats import loads_strict
 
 log = logging.getLogger(__name__)
 

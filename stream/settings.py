@@ -15,14 +15,14 @@
 | DUST_SKETCH_MIN_EQUAL | 1.0 | fraction of the 4 min-hashes that must agree (0.5 = "2 of 4") |
 | DUST_VALIDATE | true | run the validator agent in this worker |
 | DUST_CANONIZE | true | run the canonizer agent (frontier → canonical URLs) and follow the rules topic |
-| DUST_NORMALIZE | true | RFC 3986 normalization before the site rules (dust/normalize.py) |
+| DUST_NORMALIZE | true | RFC 3986 normalization before the site rules (core/normalize.py) |
 | DUST_API_PORT | 8870 (0 = off) | the HTTP API (POST /canonicalize, /sites, /healthz, /metrics) |
 | DUST_API_HOST | 127.0.0.1 | the address the API listens on |
 | DUST_API_TOKEN | (none) | when set, requests must carry `Authorization: Bearer <token>` (all but /healthz) |
 | DUST_API_MAX_BATCH | 10000 | most URLs in one POST /canonicalize (more: 413) |
 | DUST_MAX_URLS_PER_SITE | 100000 (0 = no cap) | URLs tracked per site; a new URL beyond it is counted (`over_cap`, `dust_urls_over_cap_total`), logged once per site, and not tracked (docs/cost.md) |
 | DUST_S, DUST_T_LOW, DUST_T_HIGH, DUST_MS, DUST_MRD, DUST_MAD, DUST_MW | papers' | DustBuster parameters |
-| DUST_MAX_ENVELOPES | 2048 (0 = no cap) | most envelopes per URL in phase 1 (dust/params.py; the same in `dustbuster mine`) |
+| DUST_MAX_ENVELOPES | 2048 (0 = no cap) | most envelopes per URL in phase 1 (core/params.py; the same in `dustbuster mine`) |
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Mapping
 
-from dust.errors import ConfigError
-from dust.params import DustParams
+from dustbuster.core.errors import ConfigError
+from dustbuster.core.params import DustParams
 
 PREFIX = "DUST_"
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from dust.params import DustParams
-from dust.tokens import tokenize, wrap
-from dust.urllist import URLList
+from dustbuster.core.params import DustParams
+from dustbuster.core.tokens import tokenize, wrap
+from dustbuster.core.urllist import URLList
 
 
 def substrings(url: str, S: int, max_envelopes: int = 0):
-    """(alpha, prefix, suffix) for all substrings of ^url$ of 0..S tokens (dust.detect's positions);
+    """(alpha, prefix, suffix) for all substrings of ^url$ of 0..S tokens (dustbuster.core.detect's positions);
     with ``max_envelopes`` (bounded cost), S shrinks for this URL until it has at most that many
     (but never below 1)."""
     toks = tokenize(wrap(url))

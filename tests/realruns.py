@@ -38,8 +38,8 @@ RUNS = {
 
 
 def run(name: str) -> dict:
-    from dust.mine import mine
-    from stream.reader import read_urllist
+    from dustbuster.core.mine import mine
+    from dustbuster.logs.reader import read_urllist
 
     files, site = RUNS[name]
     ul, st = read_urllist([LOGS / f for f in files], site=site)

@@ -1,4 +1,4 @@
-"""Rule-set admission at every consumer (dust.admission through the rule book; dustcanon.py the
+"""Rule-set admission at every consumer (dustbuster.core.admission through the rule book; dustcanon.py the
 same): the schema-valid but harmful sets of the reliability issue are refused, counted by reason,
 and the previous set stays."""
 
@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dustcanon
-from dust import ParamRule, SubstringRule
-from dust.admission import MAX_RULES, admit_rules, probe_urls
-from dust.errors import RuleError
-from dust.rulebook import RuleBook
-from stream.rulesview import RulesFollower
+from dustbuster.core import ParamRule, SubstringRule
+from dustbuster.core.admission import MAX_RULES, admit_rules, probe_urls
+from dustbuster.core.errors import RuleError
+from dustbuster.core.rulebook import RuleBook
+from dustbuster.stream.rulesview import RulesFollower
 
 R = SubstringRule.from_parts
 SITE = "d4.test"
@@ -95,7 +95,7 @@ def test_an_admitted_set_never_leaves_the_site_nor_breaks_a_probe(parts, urls):
         got = admit_rules(SITE, {"version": 1, "rules": rules})
     except RuleError:
         return
-    from dust.canonize import Canonizer
+    from dustbuster.core.canonize import Canonizer
 
     canon = Canonizer(list(got[1]))
     for u in probe_urls(SITE, {}, []) + urls:

@@ -8,10 +8,10 @@ import json
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from agents.api import make_api
-from dust import ParamRule, SubstringRule
-from dust.rulebook import RuleBook
-from stream.metrics import Metrics
+from dustbuster.agents.api import make_api
+from dustbuster.core import ParamRule, SubstringRule
+from dustbuster.core.rulebook import RuleBook
+from dustbuster.agents.metrics import Metrics
 
 R = SubstringRule.from_parts
 DOC = {"site": "forum.test", "version": 4, "created": 1795650000.5, "schema": "dustbuster/ruleset@1", "rules": [

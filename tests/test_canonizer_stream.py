@@ -16,7 +16,7 @@ import urllib.request
 
 from aiokafka import AIOKafkaProducer
 
-from dust import ParamRule, SubstringRule
+from dustbuster.core import ParamRule, SubstringRule
 from dustbuster.broker import free_port
 from tests.conftest import ROOT
 from tests.streamtools import Worker, read_topic, stream_env

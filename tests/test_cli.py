@@ -100,7 +100,7 @@ RULESET = {"schema": "dustbuster/ruleset@1", "site": "forum.test", "version": 3,
 
 
 def test_export_formats_from_a_rule_file(tmp_path):
-    from dust.export import parse_nutch_xml
+    from dustbuster.core.export import parse_nutch_xml
 
     f = tmp_path / "rs.json"
     f.write_text(json.dumps(RULESET))

@@ -10,11 +10,11 @@ import threading
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dust import DustParams, URLList, count_supports
-from dust.detect import _positions, envelope_count, max_span
-from dust.incremental import MemoryKV, SiteSupports
-from dust.tokens import token_count
-from state.partitions import PartitionState, Stores
+from dustbuster.core import DustParams, URLList, count_supports
+from dustbuster.core.detect import _positions, envelope_count, max_span
+from dustbuster.core.incremental import MemoryKV, SiteSupports
+from dustbuster.core.tokens import token_count
+from dustbuster.state.partitions import PartitionState, Stores
 from tests.oracle import oracle_supports
 
 MAX_TOKENS = 256  # the decoders' token cap (stream/logformats.Limits, dustbuster mine --max-tokens)
@@ -101,8 +101,8 @@ def test_capped_streaming_equals_capped_batch(recs, cap, commit_every):
 def test_real_log_results_unchanged_by_the_default_cap(logs_dir):
     """The cap only trims substrings of very long URLs: on a real log whose longest URLs pass it
     (76 tokens) the mined rules are those of the uncapped Figure 1."""
-    from dust.mine import mine
-    from stream.reader import read_urllist
+    from dustbuster.core.mine import mine
+    from dustbuster.logs.reader import read_urllist
 
     files = [logs_dir / "netarchivesuite-heritrix-crawllogs" / n
              for n in ("crawl.2006-07-07.job42.log", "crawl.2012-05-23.idna.log")]
@@ -129,7 +129,7 @@ def test_site_cap_tracks_the_first_urls_and_counts_the_rest(tmp_path, caplog):
     st_ = PartitionState(tmp_path, 0, DustParams(), max_urls_per_site=40)
     other = [f"http://t.org/q{k}" for k in range(5)]
     offset = 0
-    with caplog.at_level(logging.WARNING, logger="state.partitions"):
+    with caplog.at_level(logging.WARNING, logger="dustbuster.state.partitions"):
         for at in range(0, len(urls), 7):
             staged = st_.stage("raw", offset, "s.org", _records(urls[at:at + 7]), {"lines": 7})
             st_.commit(staged)
@@ -173,7 +173,7 @@ def test_rebuild_reports_progress(tmp_path):
     sites = {"a.org": {f"http://a.org/{k}": {"h": 1, "lo": k % 3, "hi": k % 3} for k in range(25)},
              "b.org": {f"http://b.org/x{k}": {"h": 1} for k in range(10)}}
     calls = []
-    import state.partitions as sp
+    import dustbuster.state.partitions as sp
 
     old, sp.REBUILD_LOG_EVERY = sp.REBUILD_LOG_EVERY, 10
     try:
@@ -246,7 +246,7 @@ def test_buckets_flushed_mid_batch_give_the_same_supports(recs, cuts):
 
 
 def test_a_large_message_is_written_in_parts_and_a_crash_in_between_is_seen(tmp_path, monkeypatch):
-    import state.partitions as sp
+    import dustbuster.state.partitions as sp
 
     monkeypatch.setattr(sp, "FLUSH_ENTRIES", 500)
     urls = [f"http://s.org/a/{k}/b/{k % 7}/index.html" for k in range(60)]
@@ -268,11 +268,11 @@ def test_a_large_message_is_written_in_parts_and_a_crash_in_between_is_seen(tmp_
     assert st_.interrupted("raw") == 1 and st_.applied("raw") == 0
     import pytest
 
-    from dust.errors import StateError
+    from dustbuster.core.errors import StateError
 
     with pytest.raises(StateError):
         st_.stage("raw", 1, "s.org", _records(more), {"lines": 60})
-    from dust.incremental import info_to_json
+    from dustbuster.core.incremental import info_to_json
 
     image = {"s.org": {u: info_to_json(i) for u, i in st_.site("s.org").urllist().infos.items()}}
     st_.rebuild("raw", 0, image, {"s.org": st_.counters("s.org")})  # what the ingest agent does

@@ -11,14 +11,14 @@ from collections import Counter
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from agents.api import make_api
-from agents.dashboard_feed import CandidatesFollower, record_versions
-from agents.dashboard_state import DashboardState, Rounds
-from agents.dashboard_view import ViewCache, snapshot
-from dust import ParamRule, SubstringRule
-from dust.errors import RuleError
-from dust.rulebook import RuleBook
-from stream.metrics import Metrics
+from dustbuster.agents.api import make_api
+from dustbuster.agents.dashboard_feed import CandidatesFollower, record_versions
+from dustbuster.agents.dashboard_state import DashboardState, Rounds
+from dustbuster.agents.dashboard_view import ViewCache, snapshot
+from dustbuster.core import ParamRule, SubstringRule
+from dustbuster.core.errors import RuleError
+from dustbuster.core.rulebook import RuleBook
+from dustbuster.agents.metrics import Metrics
 
 R = SubstringRule.from_parts
 SID = ParamRule("sid", "remove", status="valid", evidence={"positives": 95, "negatives": 0, "samples": [

@@ -17,13 +17,13 @@ import sys
 import time
 from collections import Counter
 
-from agents.api import make_api
-from agents.dashboard_feed import record_versions
-from agents.dashboard_state import DashboardState
-from dust import ParamRule, SubstringRule
-from dust.rulebook import RuleBook
+from dustbuster.agents.api import make_api
+from dustbuster.agents.dashboard_feed import record_versions
+from dustbuster.agents.dashboard_state import DashboardState
+from dustbuster.core import ParamRule, SubstringRule
+from dustbuster.core.rulebook import RuleBook
 from dustbuster.broker import free_port, port_open
-from stream.metrics import Metrics
+from dustbuster.agents.metrics import Metrics
 from tests.apiserver import ApiThread
 from tests.browser import chrome, open_rule, screenshot, visible_text, wait
 from tests.conftest import ROOT

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dust import DustParams, URLList, count_supports, detect
-from dust.tokens import END, START
+from dustbuster.core import DustParams, URLList, count_supports, detect
+from dustbuster.core.tokens import END, START
 from tests.oracle import brute_support, oracle_supports
 
 P = DustParams()
@@ -175,7 +175,7 @@ def test_supports_equal_brute_force(ul, data):
 
 def test_real_sample_equals_oracle(logs_dir):
     """A slice of a real log, full default parameters, engine == oracle."""
-    from stream.reader import read_urllist
+    from dustbuster.logs.reader import read_urllist
 
     ul, _ = read_urllist([logs_dir / "monitorware-twiki" / "access_log"], site="monitorware.example")
     table = count_supports(ul, P)
@@ -187,7 +187,7 @@ def test_real_sample_equals_oracle(logs_dir):
 def test_sort_keys_packed_and_partitioned(n, hi):
     import numpy as np
 
-    from dust.detect import _sort_keys
+    from dustbuster.core.detect import _sort_keys
 
     rng = np.random.default_rng(n)
     key = rng.integers(0, hi, size=n, dtype=np.int64)
@@ -201,9 +201,9 @@ def test_sort_keys_packed_and_partitioned(n, hi):
 def test_figure_7_forum_rules_from_a_generated_log():
     """The forum of Figure 7 (bench/genlog.py): its valid rules come out of phases 1-2."""
     from bench.genlog import generate
-    from dust import mine
-    from dust.rules import SubstringRule
-    from stream.logformats import PARSERS, Context
+    from dustbuster.core import mine
+    from dustbuster.core.rules import SubstringRule
+    from dustbuster.logs.formats import PARSERS, Context
 
     ul = URLList()
     for line in generate(8000, seed=3):

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 import pytest
 
 import dustcanon
-from dust.errors import RuleError
-from dust.normalize import normalize
-from dust.rulebook import RuleBook
+from dustbuster.core.errors import RuleError
+from dustbuster.core.normalize import normalize
+from dustbuster.core.rulebook import RuleBook
 from tests.test_canonizer import rule_list, url
 
 from tests.conftest import ROOT
@@ -78,6 +78,6 @@ def test_admission_like_the_service():
 
 def test_module_imports_nothing_outside_the_standard_library():
     code = ("import sys; sys.path.insert(0, '.'); import dustcanon; bad = [m for m in sys.modules if m.split('.')[0] in "
-            "('dust','yarl','ahocorasick','numpy','faust','aiohttp')]; print(bad)")
+            "('dustbuster','yarl','ahocorasick','numpy','faust','aiohttp')]; print(bad)")
     out = subprocess.run([sys.executable, "-I", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

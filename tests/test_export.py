@@ -15,8 +15,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from dust import Canonizer, ParamRule, SubstringRule
-from dust.export import parse_nutch_xml, to_clearurls, to_nutch_xml
+from dustbuster.core import Canonizer, ParamRule, SubstringRule
+from dustbuster.core.export import parse_nutch_xml, to_clearurls, to_nutch_xml
 from tests.realruns import LOGS, RUNS
 from tests.test_canonizer import FRAG, rule_list, substring_rule
 
@@ -136,8 +136,8 @@ def test_nutch_xml_is_escaped_and_annotated():
 
 @pytest.mark.parametrize("name", ["semicomplete", "monitorware", "secrepo"])
 def test_exports_on_real_log_urls(name):
-    from dust.mine import mine
-    from stream.reader import read_urllist
+    from dustbuster.core.mine import mine
+    from dustbuster.logs.reader import read_urllist
 
     files, site = RUNS[name]
     ul, _ = read_urllist([LOGS / f for f in files], site=site)

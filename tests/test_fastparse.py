@@ -1,5 +1,5 @@
-"""The fast parsers (stream/fastparse.py, issue 13) give exactly what the reference parsers
-(stream.logformats.REFERENCE_PARSERS, the parsers as they were) give: the same record, or the same
+"""The fast parsers (logs/fastparse.py, issue 13) give exactly what the reference parsers
+(dustbuster.logs.formats.REFERENCE_PARSERS, the parsers as they were) give: the same record, or the same
 skip, or the same reject reason and detail, on every line of every real log in tests/data/logs
 (through each fast parser, so mismatching formats are covered too), on JSON lines made of their
 records, and on Hypothesis-generated and mutated lines; the reader's records and counts are the
@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from dust.errors import ParseError
-from stream import fastparse
-from stream.logformats import PARSERS, REFERENCE_PARSERS, Context, Limits, Skip, _RE_COMBINED, _RE_COMMON, _RE_VHOST
-from stream.reader import ReadStats, iter_records, parse_lines
+from dustbuster.core.errors import ParseError
+from dustbuster.logs import fastparse
+from dustbuster.logs.formats import PARSERS, REFERENCE_PARSERS, Context, Limits, Skip, _RE_COMBINED, _RE_COMMON, _RE_VHOST
+from dustbuster.logs.reader import ReadStats, iter_records, parse_lines
 from tests.conftest import LOGS
 
 FAST = tuple(fastparse.FAST_PARSERS)  # common, combined, vhost, jsonl
@@ -256,7 +256,7 @@ def test_generated_json_lines_parse_as_the_reference_does(line):
 @settings(max_examples=1000, deadline=None)
 @given(st.one_of(clf_line(), mutated_real_line()))
 def test_the_unrolled_expressions_match_as_the_reference_does(line):
-    """stream.fastparse's faster copies of the reference expressions: same match, same groups."""
+    """dustbuster.logs.fastparse's faster copies of the reference expressions: same match, same groups."""
     for ref, same in ((_RE_COMMON, fastparse._SAME_COMMON), (_RE_COMBINED, fastparse._SAME_COMBINED),
                       (_RE_VHOST, fastparse._SAME_VHOST)):
         assert same.pattern != ref.pattern

@@ -8,7 +8,7 @@ from collections import Counter
 
 from aiohttp import web
 
-from stream.fetcher import FetchPolicy, Fetcher
+from dustbuster.fetch.client import FetchPolicy, Fetcher
 
 PAGE = "<html><body><p>" + " ".join(f"word{i}" for i in range(300)) + "</p></body></html>"
 

@@ -36,15 +36,15 @@ from pathlib import Path
 
 import pytest
 
-from agents.api import RequestError, parse_canonicalize_body
-from dust import ParamRule, SubstringRule
-from dust.errors import DustError, ParseError
-from dust.rulebook import RuleBook
-from dust.rules import rule_from_json
-from stream.logformats import PARSERS, Context, Limits, Skip, loads_strict, sniff, tsv_header
-from stream.reader import ReadStats, parse_lines, read_urllist
-from stream.records import decode_candidates, decode_frontier, decode_raw
-from stream.rulesview import RulesFollower, decode_rules_record
+from dustbuster.agents.api import RequestError, parse_canonicalize_body
+from dustbuster.core import ParamRule, SubstringRule
+from dustbuster.core.errors import DustError, ParseError
+from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.rules import rule_from_json
+from dustbuster.logs.formats import PARSERS, Context, Limits, Skip, loads_strict, sniff, tsv_header
+from dustbuster.logs.reader import ReadStats, parse_lines, read_urllist
+from dustbuster.stream.records import decode_candidates, decode_frontier, decode_raw
+from dustbuster.stream.rulesview import RulesFollower, decode_rules_record
 from tests.conftest import LOGS
 
 SITE = "fuzz.test"

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from agents.api import make_api
-from dust.rulebook import RuleBook
-from stream.health import Health, consumer_problem, watch_loop
-from stream.metrics import Metrics
+from dustbuster.agents.api import make_api
+from dustbuster.core.rulebook import RuleBook
+from dustbuster.agents.health import Health, consumer_problem, watch_loop
+from dustbuster.agents.metrics import Metrics
 
 
 class Clock:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dust import DustParams, URLList, count_supports
-from dust.incremental import MemoryKV, SiteSupports
+from dustbuster.core import DustParams, URLList, count_supports, detect
+from dustbuster.core.incremental import MemoryKV, SiteSupports
 
 SEGMENTS = ["a", "b", "ab", "1", "12", "index.html", "story", "id"]
 SEPS = ["/", "?", "=", "&", "_", "."]
@@ -89,9 +89,9 @@ def test_sites_are_separate():
 
 def test_rocksdb_on_disk_equals_batch_and_survives_restart(tmp_path, logs_dir):
     """The real TWiki log through RocksDB, closed and reopened midway: equal to dustbuster mine."""
-    from dust import DustParams
-    from state.rocks import RocksKV
-    from stream.reader import iter_records, read_urllist
+    from dustbuster.core import DustParams
+    from dustbuster.state.rocks import RocksKV
+    from dustbuster.logs.reader import iter_records, read_urllist
 
     params = DustParams()
     recs = [(r.url, r.status, r.size, r.digest, r.sketch)
@@ -114,7 +114,7 @@ def test_rocksdb_on_disk_equals_batch_and_survives_restart(tmp_path, logs_dir):
     low, high = incremental_dict(inc)
     assert low == want.as_dict("low") and high == want.as_dict("high")
     assert [(p.alpha, p.beta, p.support) for p in inc.likely_pairs()] == [
-        (p.alpha, p.beta, p.support) for p in __import__("dust").detect(ul, params)[0]]
+        (p.alpha, p.beta, p.support) for p in detect(ul, params)[0]]
     assert set(inc.urllist()) == set(ul)
     kv.close()
 
@@ -123,7 +123,7 @@ def test_rocksdb_on_disk_equals_batch_and_survives_restart(tmp_path, logs_dir):
 @given(record_stream(), st.integers(1, 30))
 def test_rebuild_from_final_records_equals_incremental(recs, cut):
     """What a worker rebuilds from the URL changelog equals what the original worker had."""
-    from dust.incremental import info_from_json, info_to_json
+    from dustbuster.core.incremental import info_from_json, info_to_json
 
     params = DustParams(S=5, t_low=3, t_high=5)
     orig = SiteSupports(MemoryKV(), "h", params)

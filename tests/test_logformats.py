@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from dust.errors import ConfigError, ParseError
-from stream.logformats import PARSERS, Context, Limits, Skip, sniff
-from stream.reader import RejectSink, read_urllist
+from dustbuster.core.errors import ConfigError, ParseError
+from dustbuster.logs.formats import PARSERS, Context, Limits, Skip, sniff
+from dustbuster.logs.reader import RejectSink, read_urllist
 
 CTX = Context(site="www.example.com")
 

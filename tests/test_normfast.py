@@ -1,4 +1,4 @@
-"""dust.normfast (issue 13): the normalizer without yarl gives yarl's result, exactly, for every URL
+"""dustbuster.core.normfast (issue 13): the normalizer without yarl gives yarl's result, exactly, for every URL
 it takes (and says None for the others): case tables, Hypothesis (thousands of generated URLs, with
 escapes, dot segments, ports, fragments and every printable ASCII character), every URL of the real
 logs in tests/data/logs, and variants of them that need RFC 3986 work."""
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dust.errors import ParseError
-from dust.normalize import _normalize, normalize
-from dust.normfast import fast_normalize, remove_dot_segments
+from dustbuster.core.errors import ParseError
+from dustbuster.core.normalize import _normalize, normalize
+from dustbuster.core.normfast import fast_normalize, remove_dot_segments
 from tests.conftest import LOGS
 
 
@@ -133,7 +133,7 @@ def test_remove_dot_segments_is_yarls(segments):
 
 def real_urls() -> list[str]:
     """The URL of every line of the real logs that has one (status >= 400 included: scanners' URLs)."""
-    from stream.logformats import PARSERS, Context, sniff, tsv_header
+    from dustbuster.logs.formats import PARSERS, Context, sniff, tsv_header
 
     out: dict[str, None] = {}
     for p in sorted(LOGS.rglob("*")):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dust import DustParams, URLList, canonical, mine
-from dust.paramrules import detect_param_rules
-from dust.query import remove_param, replace_param, split
+from dustbuster.core import DustParams, URLList, canonical, mine
+from dustbuster.core.paramrules import detect_param_rules
+from dustbuster.core.query import remove_param, replace_param, split
 
 
 def site():

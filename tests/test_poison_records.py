@@ -16,15 +16,15 @@ import zlib
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from agents.api import make_api, parse_canonicalize_body, RequestError
-from dust.errors import ParseError
-from dust.rulebook import RuleBook
+from dustbuster.agents.api import make_api, parse_canonicalize_body, RequestError
+from dustbuster.core.errors import ParseError
+from dustbuster.core.rulebook import RuleBook
 from dustbuster import crawlcli
-from stream.logformats import PARSERS, Context, Skip, loads_strict
-from stream.metrics import Metrics
-from stream.reader import parse_lines
-from stream.records import decode_candidates, decode_frontier, decode_raw
-from stream.rulesview import RulesFollower, decode_rules_record
+from dustbuster.logs.formats import PARSERS, Context, Skip, loads_strict
+from dustbuster.agents.metrics import Metrics
+from dustbuster.logs.reader import parse_lines
+from dustbuster.stream.records import decode_candidates, decode_frontier, decode_raw
+from dustbuster.stream.rulesview import RulesFollower, decode_rules_record
 from tests.conftest import ROOT
 
 GOOD = {"site": "poison.test", "version": 1, "created": 1, "rules": [
@@ -319,10 +319,10 @@ def test_parse_canonicalize_body_raises_only_request_errors():
 
 
 def test_rejected_rule_sets_are_in_the_metrics():
-    """agents.api.register hooks the follower's rejections to dust_rule_sets_rejected_total."""
+    """dustbuster.agents.api.register hooks the follower's rejections to dust_rule_sets_rejected_total."""
     from types import SimpleNamespace
 
-    from agents.api import register
+    from dustbuster.agents.api import register
 
     book, metrics = RuleBook(), Metrics()
     f = RulesFollower("127.0.0.1:1", "t", book.update)

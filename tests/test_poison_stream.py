@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 from dustbuster.broker import free_port
-from stream.producer import DEFAULT_MAX_MESSAGE_BYTES, feed
-from stream.reader import RejectSink
+from dustbuster.stream.producer import DEFAULT_MAX_MESSAGE_BYTES, feed
+from dustbuster.logs.reader import RejectSink
 from tests.conftest import ROOT
 from tests.streamtools import Worker, latest_candidates, read_topic, stream_env
 from tests.test_canonizer_stream import http, send, wait_for

@@ -50,7 +50,7 @@ def test_truth_is_complete(run):
 
 
 def test_eval_numbers_are_consistent(run):
-    from dust.evaluate import Scores, consistent
+    from dustbuster.core.evaluate import Scores, consistent
 
     _, res = run
     ev = res["eval"]

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dust import DustParams, Pair, URLList, eliminate, mine, pair_refines, rule_refines
-from dust.refine import elimination_order
-from dust.tokens import END, START, tokenize
+from dustbuster.core import DustParams, Pair, URLList, eliminate, mine, pair_refines, rule_refines
+from dustbuster.core.refine import elimination_order
+from dustbuster.core.tokens import END, START, tokenize
 
 S_ = START
 

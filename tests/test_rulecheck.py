@@ -1,4 +1,4 @@
-"""Fetch-free checks of rules and rule sets (dust.rulecheck) and the direction rule of Figure 4
+"""Fetch-free checks of rules and rule sets (dustbuster.core.rulecheck) and the direction rule of Figure 4
 (the reverse direction only after a refutation)."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dust import ParamRule, SubstringRule
-from dust.canonize import Canonizer, canonize
-from dust.detect import Pair
-from dust.rulecheck import (check_static, drop_inverses, drop_non_converging, drop_unused, non_converging,
+from dustbuster.core import ParamRule, SubstringRule
+from dustbuster.core.canonize import Canonizer, canonize
+from dustbuster.core.detect import Pair
+from dustbuster.core.rulecheck import (check_static, drop_inverses, drop_non_converging, drop_unused, non_converging,
                             self_feeding, unobserved_output, unsafe_candidate)
-from dust.tokens import END
-from dust.validate import validate
+from dustbuster.core.tokens import END
+from dustbuster.core.validate import validate
 from tests.test_canonizer import rule_list, url
 from tests.test_validate import TEST_URLS, forum_site, make_fetch
 
@@ -152,10 +152,10 @@ def test_real_log_candidates_as_a_set_pass_checks_after_the_static_checks(name):
     """Worst case: every mined candidate of a real log taken as valid.  After the fetch-free checks
     the set converges and is idempotent on every URL of the log, never breaks a URL, and keeps at
     least the redundancy of the whole candidate list where that list broke no URL."""
-    from dust.canonize import redundancy
-    from dust.mine import mine
-    from dust.rulecheck import breaks_urls
-    from stream.reader import read_urllist
+    from dustbuster.core.canonize import redundancy
+    from dustbuster.core.mine import mine
+    from dustbuster.core.rulecheck import breaks_urls
+    from dustbuster.logs.reader import read_urllist
     from tests.realruns import LOGS, RUNS
 
     files, site = RUNS[name]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from dust.rulebook import RuleBook
-from stream.rulesview import RulesFollower
+from dustbuster.core.rulebook import RuleBook
+from dustbuster.stream.rulesview import RulesFollower
 
 GOOD = {"site": "forum.test", "version": 1, "rules": [
     {"type": "substring", "alpha": "http://www.", "beta": "http://", "anchor_start": True, "status": "valid"}]}

@@ -21,14 +21,14 @@ import pytest
 
 pytest.importorskip("scrapy", reason="Scrapy is not installed (pip install -e '.[test]' or '.[scrapy]')")
 
-from agents.api import make_api  # noqa: E402
-from dust import ParamRule, SubstringRule  # noqa: E402
-from dust.errors import ConfigError, RuleError  # noqa: E402
-from dust.rulebook import RuleBook  # noqa: E402
+from dustbuster.agents.api import make_api  # noqa: E402
+from dustbuster.core import ParamRule, SubstringRule  # noqa: E402
+from dustbuster.core.errors import ConfigError, RuleError  # noqa: E402
+from dustbuster.core.rulebook import RuleBook  # noqa: E402
 from dustbuster.broker import free_port, port_open  # noqa: E402
 from dustbuster.rulesource import LiveRules  # noqa: E402
-from sim.site import SimSite  # noqa: E402
-from stream.metrics import Metrics  # noqa: E402
+from dustbuster.sim.site import SimSite  # noqa: E402
+from dustbuster.agents.metrics import Metrics  # noqa: E402
 from tests.apiserver import ApiThread  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Set-level validation (dust.setcheck): the composed canonicalizer is fetched and compared like
+"""Set-level validation (dustbuster.core.setcheck): the composed canonicalizer is fetched and compared like
 one rule, the rule behind a failure is found by bisection and dropped; and on the simulated forum
 the validated set is a correct canonicalizer judged against the simulator's own pages."""
 
@@ -9,10 +9,10 @@ import json
 import re
 from collections import Counter, defaultdict
 
-from dust import ParamRule, SubstringRule
-from dust.canonize import Canonizer
-from dust.setcheck import blame, check_rule_set
-from dust.validate import RoundFetcher
+from dustbuster.core import ParamRule, SubstringRule
+from dustbuster.core.canonize import Canonizer
+from dustbuster.core.setcheck import blame, check_rule_set
+from dustbuster.core.validate import RoundFetcher
 from tests.test_validate import TEST_URLS, forum_site, make_fetch
 
 R = SubstringRule.from_parts
@@ -40,7 +40,7 @@ def test_bisection_finds_the_first_rule_that_changes_the_page():
 
 def test_an_outage_decides_nothing_and_keeps_the_set():
     async def down(url):
-        from dust.validate import Fetched
+        from dustbuster.core.validate import Fetched
 
         return Fetched(False, reason="site_down")
 
@@ -77,9 +77,9 @@ def page_of(sim, url: str) -> str | None:
 
 
 def test_validated_set_on_the_simulator_is_a_correct_canonicalizer(tmp_path):
-    from agents.validator import decode_candidates, site_policy, validate_site
-    from sim.site import SimSite, start
-    from stream.settings import Settings
+    from dustbuster.agents.validator import decode_candidates, site_policy, validate_site
+    from dustbuster.sim.site import SimSite, start
+    from dustbuster.stream.settings import Settings
     from tests.test_validator_rounds import candidates
 
     async def go():

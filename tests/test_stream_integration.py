@@ -54,8 +54,8 @@ def test_stream_equals_batch(kafka, tmp_path, generated_log):
 
 def test_kill9_midway_loses_nothing_and_counts_nothing_twice(kafka, tmp_path):
     from bench.genlog import generate
-    from dust.params import DustParams
-    from state.partitions import PartitionState
+    from dustbuster.core.params import DustParams
+    from dustbuster.state.partitions import PartitionState
 
     env = stream_env(kafka, partitions=1)
     log = tmp_path / "forum.log"

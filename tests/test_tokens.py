@@ -1,6 +1,6 @@
 import pytest
 
-from dust.tokens import END, START, display, find_aligned, is_boundary, shrinks, tokenize, wrap
+from dustbuster.core.tokens import END, START, display, find_aligned, is_boundary, shrinks, tokenize, wrap
 
 
 @pytest.mark.parametrize(

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from dust import DustParams, ParamRule
-from dust.detect import Pair
-from dust.sketch import sketch
-from dust.tokens import END, START
-from dust.validate import Fetched, RoundFetcher, validate, validate_rule
+from dustbuster.core import DustParams, ParamRule, SubstringRule
+from dustbuster.core.detect import Pair
+from dustbuster.core.sketch import sketch
+from dustbuster.core.tokens import END, START
+from dustbuster.core.validate import Fetched, RoundFetcher, validate, validate_rule
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho".split()
 
@@ -71,7 +71,7 @@ def run(coro):
 def test_valid_rule_stops_at_the_positive_bound():
     calls = Counter()
     rf = RoundFetcher(make_fetch(forum_site, calls))
-    rule = __import__("dust").SubstringRule("/story?id=", "/story_")
+    rule = SubstringRule("/story?id=", "/story_")
     v = run(validate_rule(rule, TEST_URLS, rf))
     assert v.valid is True and v.positives == 95 and v.negatives == 0
     assert v.fetches == 190  # 95 pairs of u, v: early stop at (1 − ε)N
@@ -79,10 +79,10 @@ def test_valid_rule_stops_at_the_positive_bound():
 
 
 def test_invalid_rule_stops_after_eps_n_negatives():
-    rule = __import__("dust").SubstringRule("/index.html", "/x.html")  # every v is a 404
+    rule = SubstringRule("/index.html", "/x.html")  # every v is a 404
     v = run(validate_rule(rule, TEST_URLS, RoundFetcher(make_fetch(forum_site, Counter()))))
     assert v.valid is False and v.negatives == 5 and v.positives == 0 and v.fetches == 10
-    rule = __import__("dust").SubstringRule("lect1", "lect2")  # both exist, different text
+    rule = SubstringRule("lect1", "lect2")  # both exist, different text
     tests = [f"{H}/lect1.ps", f"{H}/x/lect1.ps"]
     v = run(validate_rule(rule, tests, RoundFetcher(make_fetch(forum_site, Counter()))))
     assert v.valid is False and v.reason == "refuted_on_fewer_samples"
@@ -120,7 +120,7 @@ def test_a_pair_refining_a_valid_rule_is_dropped_before_fetching():
 
 
 def test_u_failures_are_skipped_and_no_urls_is_undecided():
-    rule = __import__("dust").SubstringRule("/broken/", "/new/")
+    rule = SubstringRule("/broken/", "/new/")
     tests = [f"{H}/broken/{i}" for i in range(30)]
     v = run(validate_rule(rule, tests, RoundFetcher(make_fetch(forum_site, Counter()))))
     assert v.valid is None and v.skipped == 10 and v.reason == "u_unreachable"  # gives up: the site is down
@@ -129,6 +129,6 @@ def test_u_failures_are_skipped_and_no_urls_is_undecided():
 
 
 def test_small_n_and_epsilon_parameters():
-    rule = __import__("dust").SubstringRule("/story?id=", "/story_")
+    rule = SubstringRule("/story?id=", "/story_")
     v = run(validate_rule(rule, TEST_URLS, RoundFetcher(make_fetch(forum_site, Counter())), DustParams(n=40, epsilon=0.1)))
     assert v.valid is True and v.positives == 36

@@ -41,7 +41,7 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
             rs = wait_ruleset(env, "forum.test", w, final["window"])
             import asyncio
 
-            from stream.consume import latest_by_key
+            from dustbuster.stream.consume import latest_by_key
 
             current = asyncio.run(latest_by_key(kafka, env["DUST_TOPIC_PREFIX"] + "-rules"))["forum.test"]
             rs = current if current["version"] >= rs["version"] else rs
@@ -58,8 +58,8 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
     assert all(r["status"] == "valid" and r["evidence"]["positives"] >= 10 for r in rs["rules"])
     # ground truth (sim/site.py): every valid alias of the simulated site is covered by the
     # published rules — both URLs canonize to the same URL — and no look-alike is
-    from dust.canonize import canonical
-    from dust.rules import rules_from_document
+    from dustbuster.core.canonize import canonical
+    from dustbuster.core.rules import rules_from_document
 
     rules = rules_from_document(rs)
     w, f = f"http://www.forum.test:{port}", f"http://forum.test:{port}"

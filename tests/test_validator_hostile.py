@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
-from dust import ParamRule
-from dust.detect import Pair
-from dust.validate import RoundFetcher, validate
-from sim.site import SimSite, start
-from stream.fetcher import FetchPolicy, Fetcher
+from dustbuster.core import ParamRule
+from dustbuster.core.detect import Pair
+from dustbuster.core.validate import RoundFetcher, validate
+from dustbuster.sim.site import SimSite, start
+from dustbuster.fetch.client import FetchPolicy, Fetcher
 
 
 def test_hostile_log_fetches_nothing_outside_policy():

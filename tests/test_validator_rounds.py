@@ -7,19 +7,19 @@ from __future__ import annotations
 import asyncio
 import json
 
-from agents.validator import validation_round
-from dust import mine
-from sim.site import SimSite, start
-from state.verdicts import VerdictStore
-from stream.reader import parse_lines
-from stream.records import CandidateSet
-from stream.settings import Settings
+from dustbuster.agents.validator import validation_round
+from dustbuster.core import mine
+from dustbuster.sim.site import SimSite, start
+from dustbuster.state.verdicts import VerdictStore
+from dustbuster.logs.reader import parse_lines
+from dustbuster.stream.records import CandidateSet
+from dustbuster.stream.settings import Settings
 
 HOSTS = ["www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test"]
 
 
 def candidates(site: SimSite, port: int) -> CandidateSet:
-    from dust.urllist import URLList
+    from dustbuster.core.urllist import URLList
 
     ul = URLList()
     for rec in parse_lines(site.log_lines(8000, port=port), "forum.test").records:

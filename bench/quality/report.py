@@ -143,8 +143,8 @@ different content (groups, and the URLs a crawler would wrongly skip); **precisi
 = the crawl simulation of Xu, Liu and Callan (SIGIR 2017 §3.2); **fetches per decided rule** =
 pages fetched by `dustbuster validate` per rule it decided; **minutes** = mining (+ validation).
 
-Same content (dust/truth.py): estimated Jaccard resemblance ≥ 0.9 of the 10-word shingles of the
-visible text, words and shingles exactly as the validator's sketches (dust/sketch.py), estimated
+Same content (core/truth.py): estimated Jaccard resemblance ≥ 0.9 of the 10-word shingles of the
+visible text, words and shingles exactly as the validator's sketches (core/sketch.py), estimated
 with 256 min-hashes instead of the validator's 4 (4 would split near-identical pages at random:
 0.9⁴ ≈ 66 %; 256 estimate it within ±0.015), single link over locality-sensitive-hashing
 candidates; non-text by exact digest.
@@ -180,7 +180,7 @@ FOOT = """## How it is done, and its limits
 * **The CI version** (tests/test_quality_small.py, in `make test`): the Sphinx site only, 500
   requests a run, about a minute; it asserts invariants, not quality: the truth has one record
   per unique 2xx URL of the test log (in order, a cluster for every fetched page), every score
-  obeys the identities of dust.evaluate.consistent and the per-class URLs add up, the validated
+  obeys the identities of dustbuster.core.evaluate.consistent and the per-class URLs add up, the validated
   set is schema-valid and makes no false merge.
 * Numbers depend on the machine's installed packages (the text) and on timing only through the
   time bound of the traffic (not reached at these sizes).

@@ -190,8 +190,8 @@ def leftovers(truth: Path, rules: Path, n: int = 4) -> dict:
     from collections import Counter, defaultdict
     from urllib.parse import urlsplit
 
-    from dust.canonize import Canonizer
-    from dust.rules import rules_from_document
+    from dustbuster.core.canonize import Canonizer
+    from dustbuster.core.rules import rules_from_document
 
     canon = Canonizer([r for r in rules_from_document(json.loads(rules.read_text())) if r.status == "valid"])
     groups: dict = defaultdict(set)

@@ -3,10 +3,10 @@ docs/validation.md "Set-level checks").
 
 After Figure 4 has decided each rule, :func:`check_rule_set`
 
-1. runs the fetch-free checks of :mod:`dust.rulecheck` (self-feeding rules, inverses, convergence
+1. runs the fetch-free checks of :mod:`dustbuster.core.rulecheck` (self-feeding rules, inverses, convergence
    within MA, subsumption);
 2. validates the whole canonicalization u ↦ canon(u) with Figure 3 (the same N, ε, sampling and
-   page comparison as one rule: :func:`dust.validate.validate_rewrite`) on the test URLs that the
+   page comparison as one rule: :func:`dustbuster.core.validate.validate_rewrite`) on the test URLs that the
    set changes;
 3. if the set is refuted, finds the rule responsible for each failing URL by bisection over the
    rules applied to it (in canonization order, the shortest prefix whose result is no longer u's

@@ -6,7 +6,7 @@ Defaults are those of the thesis §6.2 ("DustBuster parameter settings") and the
   The ``^``/``$`` sentinel tokens count toward it.
 * ``max_envelopes`` = 2048 (ours, not the papers'; 0 = no cap): most envelopes taken from one URL
   in phase 1.  A URL of n tokens has about n·S envelopes; when that exceeds the cap, S is lowered
-  *for that URL* to the largest value that fits (:func:`dust.detect.max_span`), so the longest
+  *for that URL* to the largest value that fits (:func:`dustbuster.core.detect.max_span`), so the longest
   substrings of very long URLs are the ones left out.  Both engines (batch and streaming) apply
   it, so they stay equal; docs/cost.md explains the choice.
 * ``t_low`` = 6: overflow threshold used for ranking and filtering (§5.2).

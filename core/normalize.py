@@ -15,11 +15,11 @@ What it does, with yarl's behaviour written down and tested (tests/test_normaliz
 
 It does not sort parameters or touch letter case in paths: those are site rules' business
 (DustBuster learns them).  A string yarl cannot parse (``http://h:port/``) raises
-:class:`~dust.errors.ParseError`; callers keep such a URL as it is and count it.
+:class:`~dustbuster.core.errors.ParseError`; callers keep such a URL as it is and count it.
 
 Speed (issue 13): a URL already in normal form is returned as it is (one regular expression);
 the common http(s) URLs that need work (scheme or host case, default port, fragment, dot segments,
-escapes) are normalized by :mod:`dust.normfast` without yarl, with yarl's exact result; the rest
+escapes) are normalized by :mod:`dustbuster.core.normfast` without yarl, with yarl's exact result; the rest
 (user info, IPv6, non-ASCII, other schemes...) go to yarl.
 """
 
@@ -65,7 +65,7 @@ def normalize(url: str) -> str:
 
 @lru_cache(maxsize=65536)
 def _normalize(url: str) -> str:
-    """yarl's normalization (the reference; dust.normfast gives the same for the forms it takes)."""
+    """yarl's normalization (the reference; dustbuster.core.normfast gives the same for the forms it takes)."""
     from yarl import URL
 
     if len(url) > MAX_URL:

@@ -14,7 +14,7 @@ rule list.  One regex per rule, each rewriting like the rule's single applicatio
   is automatic); ``^α`` / ``α$`` for anchored rules;
 * parameter rule "remove N": one alternation that consumes the URL up to its first ``?`` (so
   ``&N=`` in a path never matches) and removes every ``N=…`` item, the ``?`` too when no item is
-  left — the exact effect of :func:`dust.query.remove_param`;
+  left — the exact effect of :func:`dustbuster.core.query.remove_param`;
 * parameter rule "N=* → N=v": ``(?<=[?&])N=[^&]*`` → ``N=v``.  Exact unless the URL — or a URL the
   canonization passes through (another rule may write ``&N=`` into a path) — has ``&N=`` in its
   path or ``?N=`` inside another parameter's value (Java replacements cannot insert text for one

@@ -19,7 +19,7 @@ Positions: in ``^ t1 .. tk $`` (n = k + 2 tokens) a non-empty substring is any [
 0 <= i < j <= n and j - i <= S; the empty substring (ℓ = 0, thesis §5.1) is taken at the
 positions 1 <= i <= n - 1 between the sentinels.  Bounded cost (ours): a URL whose envelopes
 would exceed ``params.max_envelopes`` gets a smaller S of its own (:func:`max_span`), the same in
-the streaming engine (dust/incremental.py); docs/cost.md.
+the streaming engine (core/incremental.py); docs/cost.md.
 """
 
 from __future__ import annotations
@@ -341,7 +341,7 @@ def _sort_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _likely_similar_mask(
     urllist: URLList, urls: list[str], u1: np.ndarray, u2: np.ndarray, params: DustParams
 ) -> np.ndarray:
-    """Vectorised LikelySimilar (see :func:`dust.urllist.likely_similar`, which it equals)."""
+    """Vectorised LikelySimilar (see :func:`dustbuster.core.urllist.likely_similar`, which it equals)."""
     if not params.similarity or not len(u1):
         return np.ones(len(u1), dtype=bool)
     infos = [urllist.infos[u] for u in urls]

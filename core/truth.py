@@ -8,7 +8,7 @@ sketches" (WWW 2007 §3 "Metrics"; thesis §6.6 fetches every URL of a test log 
 Similarity used for the clusters (our choice, written down in docs/quality.md):
 
 * the words and 10-word shingles of the visible text exactly as the validator makes them
-  (:mod:`dust.sketch`: scripts, styles and head removed, Unicode words lower-cased);
+  (:mod:`dustbuster.core.sketch`: scripts, styles and head removed, Unicode words lower-cased);
 * the resemblance (Jaccard of the shingle sets, thesis §6.3) estimated with :data:`SIG_K` = 256
   min-hashes instead of the validator's 4: with 4, two pages of resemblance 0.9 get equal
   sketches only about 0.9⁴ ≈ 66 % of the time, so "same sketch" would split near-identical pages
@@ -65,7 +65,7 @@ class Signature:
 
 
 def signature(body: bytes, content_type: str = "text/html", k: int = SIG_K) -> Signature:
-    """The page's signature, from the same visible text, words and shingles as dust.sketch."""
+    """The page's signature, from the same visible text, words and shingles as dustbuster.core.sketch."""
     ctype = (content_type or "").split(";")[0].strip().lower()
     if ctype.startswith(_TEXT_TYPES) or not ctype:
         text = body.decode("utf-8", "replace")

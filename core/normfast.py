@@ -1,5 +1,5 @@
 """RFC 3986 normalization of the common URLs without yarl (issue 13): exactly what
-:func:`dust.normalize._normalize` (yarl) returns, for the URLs this module understands, else None.
+:func:`dustbuster.core.normalize._normalize` (yarl) returns, for the URLs this module understands, else None.
 
 Understood: printable ASCII ``http``/``https`` URLs (scheme in any case) whose authority is a
 host of ``[A-Za-z0-9.-]`` with an optional port, no user info.  Done as yarl 1.x does it:
@@ -89,7 +89,7 @@ def remove_dot_segments(path: str) -> str:
 
 
 def fast_normalize(url: str) -> str | None:
-    """yarl's normalization of ``url`` (as :func:`dust.normalize._normalize` renders it), or None
+    """yarl's normalization of ``url`` (as :func:`dustbuster.core.normalize._normalize` renders it), or None
     when ``url`` is not one of the common forms this function handles."""
     if not url.isascii() or not url.isprintable():
         return None

@@ -3,7 +3,7 @@
 Lemma 5.3: a rule α' → β' refines α → β iff there is an envelope (γ, δ) with α' = γαδ and
 β' = γβδ.  We check it as the paper says: find α in α' (every occurrence), replace it by β and
 compare with β'.  Occurrences are token-aligned and γβδ must keep its token boundaries, since the
-strings are over the token alphabet (see dust.tokens).  Two *pairs* are compared in both
+strings are over the token alphabet (see dustbuster.core.tokens).  Two *pairs* are compared in both
 directions: pair (α', β') refines pair (α, β) when α' → β' refines α → β or β → α.
 """
 

@@ -1,12 +1,12 @@
 """Log-line parsers: one pure function per format, each turning a line into a :class:`LogRecord`
-or raising :class:`dust.errors.ParseError` with a reason (docs/semantics.md lists them).
+or raising :class:`dustbuster.core.errors.ParseError` with a reason (docs/semantics.md lists them).
 
 Formats: Apache/Nginx ``common`` and ``combined``, the ``vhost`` variants (``%v`` or ``%v:%p``
 first), ``jsonl``, Heritrix ``heritrix`` crawl.log, ``cdx`` (CDX-11/CDX-9) and ``cdxj``, and
 ``tsv`` with a header row (the NASA re-encoding).  :func:`sniff` picks one from sample lines.
 
 The functions here are the reference: ``PARSERS`` (what everything uses) holds them, with the fast
-paths of :mod:`stream.fastparse` for common, combined, vhost and jsonl, which give the same results
+paths of :mod:`dustbuster.logs.fastparse` for common, combined, vhost and jsonl, which give the same results
 (issue 13).
 """
 
@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from dust.errors import ParseError
-from dust.tokens import token_count
+from dustbuster.core.errors import ParseError
+from dustbuster.core.tokens import token_count
 
 FORMATS = ("common", "combined", "vhost", "jsonl", "heritrix", "cdx", "cdxj", "tsv")
 HOSTLESS = frozenset({"common", "combined"})  #: formats whose lines carry no host
@@ -211,7 +211,7 @@ def _request(req: str, host: str | None, status: int | None, size: int | None, c
     return LogRecord(url, status, size if method in BODY_METHODS else None)
 
 
-# ``rx``: the line's regular expression; stream.fastparse passes an equivalent faster one
+# ``rx``: the line's regular expression; dustbuster.logs.fastparse passes an equivalent faster one
 def parse_common(line: str, ctx: Context, rx: re.Pattern = _RE_COMMON) -> LogRecord:
     m = rx.match(line)
     if not m:
@@ -399,7 +399,7 @@ REFERENCE_PARSERS: dict[str, Callable[[str, Context], LogRecord]] = {
     "cdxj": parse_cdxj,
     "tsv": parse_tsv,
 }
-#: the parsers in use: the reference's, with the fast paths of stream.fastparse (same results)
+#: the parsers in use: the reference's, with the fast paths of dustbuster.logs.fastparse (same results)
 #: for common, combined, vhost and jsonl, which it registers here when imported (below)
 PARSERS: dict[str, Callable[[str, Context], LogRecord]] = dict(REFERENCE_PARSERS)
 

@@ -1,9 +1,9 @@
 """Every site's current rule set, compiled, and the canonicalization a crawler asks for (issue 5).
 
 A :class:`RuleBook` maps a site (the key of the rules topic) to its :class:`SiteRules`: the RuleSet
-document (docs/topics.md), its version, and a compiled :class:`~dust.canonize.Canonizer` over
+document (docs/topics.md), its version, and a compiled :class:`~dustbuster.core.canonize.Canonizer` over
 its rules in canonization order (thesis Figure 5.5, MA iterations).  A set is applied only when
-dust.admission admits it: every rule ``valid``, a newer version, converging, never off-site.
+dustbuster.core.admission admits it: every rule ``valid``, a newer version, converging, never off-site.
 
 Which site a URL belongs to (our choice; docs/canonizer.md): the site named by the caller (the
 frontier topic's key, the API's ``site`` field); else the URL's host, then its parent domains
@@ -56,7 +56,7 @@ class SiteRules:
     def from_document(cls, site: str, doc: Mapping[str, Any], ma: int = 10, unvalidated: bool = False,
                       held_version: int | None = None) -> "SiteRules | None":
         """Parse and admit a RuleSet document (docs/ruleset.schema.json) or a ``mine --json`` one
-        (dust.admission: only ``valid`` rules unless ``unvalidated``, newer than ``held_version``,
+        (dustbuster.core.admission: only ``valid`` rules unless ``unvalidated``, newer than ``held_version``,
         converging, on-site).  None when it is the held version again; raises RuleError with the
         reason."""
         got = admit_rules(site, doc, held_version, ma, unvalidated)
@@ -74,11 +74,11 @@ class RuleBook:
         self.normalize = normalize
         self.sites: dict[str, SiteRules] = {}
         self.bad = 0
-        self.rejected: dict[str, int] = {}  #: rejected rule sets by reason (dust.admission)
+        self.rejected: dict[str, int] = {}  #: rejected rule sets by reason (dustbuster.core.admission)
 
     def update(self, site: str, doc: Mapping[str, Any] | None, unvalidated: bool = False) -> SiteRules | None:
         """Apply a rules-topic record: a RuleSet document, or None (a tombstone) to drop the site.
-        A set that is not admitted (dust.admission) raises RuleError and leaves the site's current
+        A set that is not admitted (dustbuster.core.admission) raises RuleError and leaves the site's current
         set in place; the same version again changes nothing."""
         site = site.lower()
         if doc is None:

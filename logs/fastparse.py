@@ -2,7 +2,7 @@
 ``combined``, ``vhost`` and ``jsonl``.
 
 Each fast parser takes only the lines whose result it can prove equal to the reference parser's
-(:mod:`stream.logformats`, ``REFERENCE_PARSERS``) and hands every other line to that parser, so
+(:mod:`dustbuster.logs.formats`, ``REFERENCE_PARSERS``) and hands every other line to that parser, so
 records, skips, reject reasons and details are the reference's by construction:
 
 * a CLF-family line: one regular expression for its head up to the size, whose language is a
@@ -29,11 +29,11 @@ import math
 import re
 from typing import Callable
 
-from dust.errors import ParseError
-from dust.tokens import token_count
+from dustbuster.core.errors import ParseError
+from dustbuster.core.tokens import token_count
 
-from . import logformats as ref
-from .logformats import (
+from . import formats as ref
+from .formats import (
     BODY_METHODS, PARSERS, REFERENCE_PARSERS, URL_METHODS, Context, LogRecord, _join, check_json_value,
     parse_sketch,
 )

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
-from dust.errors import ConfigError, ParseError
-from dust.urllist import URLList
+from dustbuster.core.errors import ConfigError, ParseError
+from dustbuster.core.urllist import URLList
 
-from .logformats import FORMATS, HOSTLESS, PARSERS, Context, Limits, LogRecord, Skip, has_surrogate, sniff, tsv_header
+from .formats import FORMATS, HOSTLESS, PARSERS, Context, Limits, LogRecord, Skip, has_surrogate, sniff, tsv_header
 
 log = logging.getLogger(__name__)
 SNIFF_LINES = 50
@@ -265,7 +265,7 @@ def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "h
     records: list[tuple] = []
     parse = PARSERS.get(chosen) if chosen else None
     for line in lines:
-        if not isinstance(line, str):  # a raw message's list may hold anything (stream.records.decode_raw)
+        if not isinstance(line, str):  # a raw message's list may hold anything (dustbuster.stream.records.decode_raw)
             counts["rejected"] += 1
             rejects.append(("not_a_string", f"a line of JSON type {type(line).__name__}", _shown(line)))
             continue

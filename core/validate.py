@@ -9,8 +9,8 @@ tried in its shrinking direction first and in the other only if that was *refute
 was undecided); a pair that refines a rule already found valid is dropped before any fetch;
 parameter rules go through Figure 3.  Before any fetch, a rule that feeds itself (α empty or in β)
 is invalid, and so is an expanding rule whose outputs on the test list are mostly URLs never
-observed (:mod:`dust.rulecheck`).  The set of valid rules as a whole is then checked by
-:func:`dust.setcheck.check_rule_set`.
+observed (:mod:`dustbuster.core.rulecheck`).  The set of valid rules as a whole is then checked by
+:func:`dustbuster.core.setcheck.check_rule_set`.
 
 Choices (docs/validation.md):
 * URLs are drawn without replacement (a URL is never used twice for one rule), in an order fixed by
@@ -119,7 +119,7 @@ async def validate_rewrite(
     failures: list[str] | None = None,
 ) -> Verdict:
     """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the
-    set-level check of :mod:`dust.setcheck`).  The URLs u of ``failures`` (if given) are those
+    set-level check of :mod:`dustbuster.core.setcheck`).  The URLs u of ``failures`` (if given) are those
     whose v was a negative.
 
     Beyond the paper: v is a negative when its page is reached only through a redirect while u's

@@ -20,7 +20,7 @@ Counters named after what the issue asks a dashboard to show:
 | dust_partition_rebuilds_total / dust_rebuild_urls_total | | partition states rebuilt from the changelog / URLs loaded by them |
 | dust_rebuild_pending_urls | | URLs still to load by the rebuilds in progress (0: none) |
 | dust_agent_crashes_total | agent | agent crashes (Faust restarts the agent) |
-| dust_healthy | | 1 when /healthz answers 200 (stream/health.py), else 0 |
+| dust_healthy | | 1 when /healthz answers 200 (agents/health.py), else 0 |
 | dust_event_loop_lag_max_seconds / dust_event_loop_stalls_total | | largest event-loop delay seen / delays over 1 s |
 """
 

@@ -2,7 +2,7 @@
 
 Repeatedly apply every rule of the ordered list to u, until an iteration leaves u unchanged or
 MA iterations have run.  Each application changes only the first (token-aligned) occurrence
-(dust.rules).  The result is reachable from u in G_R, so u and its canonical form are DUST.
+(dustbuster.core.rules).  The result is reachable from u in G_R, so u and its canonical form are DUST.
 
 Strings containing the internal sentinel characters (\\x02, \\x03), which no accepted URL has,
 are returned unchanged.  Canonization never raises on any string.

@@ -19,7 +19,7 @@ at every iteration and are forms no crawler meets.  These checks close that gap:
   canonization order) have run is subsumed, and a parameter *replace* rule goes when removing the
   same parameter is valid (``sid=* → sid=02ec4e`` next to ``remove sid=*``).
 
-:func:`check_static` runs them in that order; :mod:`dust.setcheck` adds the fetching check of the
+:func:`check_static` runs them in that order; :mod:`dustbuster.core.setcheck` adds the fetching check of the
 composed canonicalizer.  Every function is pure and deterministic.
 """
 

@@ -1,7 +1,7 @@
 """Rule-set admission: the checks a consumer makes before it applies a rule set (beyond the
 papers; docs/canonizer.md "Admission").
 
-The validator publishes only sets that passed the set-level checks (dust.setcheck), but anything
+The validator publishes only sets that passed the set-level checks (dustbuster.core.setcheck), but anything
 that can write to the rules topic can put a schema-valid set there, and a rule file is whatever
 its author made.  Every consumer (the canonizer agents, the HTTP API, ``canonize --from-topic``,
 dustcanon.py) therefore admits a set only if
@@ -10,12 +10,12 @@ dustcanon.py) therefore admits a set only if
   (an equal version is the same set read again: kept, not an error), whose ``rules`` is a list of
   at most :data:`MAX_RULES` rules, each under :data:`MAX_RULE_CHARS`;
 * every rule's status is ``valid`` (a file's ``likely`` candidates only with an explicit
-  ``unvalidated`` switch) and no rule feeds itself (dust.rulecheck);
+  ``unvalidated`` switch) and no rule feeds itself (dustbuster.core.rulecheck);
 * on a built-in probe list for the site plus the set's own sample URLs, canonization reaches a
   fixed point within MA iterations, produces an absolute http(s) URL, and never moves a URL of the
   site to a host outside it (a host that is the site or one of its subdomains stays so).
 
-Otherwise :func:`admit_rules` raises :class:`~dust.errors.RuleSetRejected` with a one-word reason
+Otherwise :func:`admit_rules` raises :class:`~dustbuster.core.errors.RuleSetRejected` with a one-word reason
 (or RuleError, reason ``bad_rule``, for a rule that does not parse); the
 caller keeps the previous set, counts and logs the rejection.
 """

@@ -1,7 +1,7 @@
 """Figure 1's supports maintained incrementally, for a stream of log records (issue 3).
 
 The invariant, at every commit: for every pair (α, β), the stored T_low / T_high supports equal
-what :func:`dust.detect.count_supports` computes on the current URL list, i.e. the number of
+what :func:`dustbuster.core.detect.count_supports` computes on the current URL list, i.e. the number of
 envelopes (p, s) in buckets of size 2..T whose two URLs are LikelySimilar *with their current
 observations*.  It is kept by three moves:
 
@@ -15,7 +15,7 @@ observations*.  It is kept by three moves:
 * anything else (a repeated line, a hit) changes no support: re-delivered lines are harmless.
 
 Bounded cost (issue 16; docs/cost.md): a URL has at most ``params.max_envelopes`` envelopes (its S
-is lowered when it would have more: :func:`dust.detect.max_span`, applied by the batch engine
+is lowered when it would have more: :func:`dustbuster.core.detect.max_span`, applied by the batch engine
 too, so the two stay equal), and a site tracks at most ``max_urls`` URLs: a new URL beyond that
 is counted in ``over_cap`` and otherwise ignored.
 
@@ -63,7 +63,7 @@ class KV(Protocol):
 
 
 class MemoryKV:
-    """A dict with KV's interface (tests, and the reference for state.rocks.RocksKV)."""
+    """A dict with KV's interface (tests, and the reference for dustbuster.state.rocks.RocksKV)."""
 
     def __init__(self) -> None:
         self.d: dict[bytes, bytes] = {}

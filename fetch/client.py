@@ -33,8 +33,8 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
-from dust.sketch import sketch
-from dust.validate import Fetched
+from dustbuster.core.sketch import sketch
+from dustbuster.core.validate import Fetched
 
 log = logging.getLogger(__name__)
 

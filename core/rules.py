@@ -5,7 +5,7 @@ Two rule types:
 * :class:`SubstringRule` α → β (WWW 2007 Definition 3.1).  In JSON ``alpha``/``beta`` are the
   plain strings and the anchors are explicit booleans (both sides share them, §3: "these strings
   simultaneously start with ^ and/or simultaneously end with $").  Internally the anchors are the
-  sentinel characters of :mod:`dust.tokens`.  Applying it replaces the first token-aligned
+  sentinel characters of :mod:`dustbuster.core.tokens`.  Applying it replaces the first token-aligned
   occurrence of α by β (thesis Figure 5.5, footnote: "one standard way is always chosen").
 * :class:`ParamRule`: remove parameter ``name`` or set its value to ``value`` (thesis §5.3).
 """
