@@ -6,11 +6,11 @@ the results of the dustbuster service (thesis Figure 5.5; docs/rules.md):
 
     import dustcanon
     rs = dustcanon.load("forum.test.json")          # or dustcanon.RuleSet(dict_from_json)
-    rs.canonicalize("http://www.forum.test/story?id=5&sid=x")   # -> 'http://forum.test/story_5'
+    rs.canonize("http://www.forum.test/story?id=5&sid=x")   # -> 'http://forum.test/story_5'
 
     book = dustcanon.RuleBook()                      # several sites, as the rules topic has them
     book.update("forum.test", doc)                   # doc None = tombstone: forget the site
-    book.canonicalize(url)                           # site found from the URL's host
+    book.canonize(url)                           # site found from the URL's host
 
 The service first applies an RFC 3986 normalization (lower-case scheme and host, no default port,
 no dot segments, no fragment...).  This file does not (it has no dependencies); pass
@@ -20,7 +20,7 @@ that are already normalized.  Tested against the service's canonizer (tests/test
 
 import json
 
-__all__ = ["RuleSet", "RuleBook", "Rejected", "load", "canonicalize"]
+__all__ = ["RuleSet", "RuleBook", "Rejected", "load", "canonize", "canonicalize"]
 
 _START, _END = "\x02", "\x03"
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -185,7 +185,7 @@ class RuleSet:
                 return w[1:-1], True
         return w[1:-1], False
 
-    def canonicalize(self, url):
+    def canonize(self, url):
         """The canonical form of ``url`` (thesis Figure 5.5; at most ``ma`` iterations)."""
         if self.normalize is not None:
             try:
@@ -196,7 +196,7 @@ class RuleSet:
             return url
         return self._run(url)[0]
 
-    __call__ = canonicalize
+    __call__ = canonize
 
 
 def _abs_host(url):
@@ -235,7 +235,7 @@ class RuleBook:
                 raise Rejected("stale_version", "v%d is older than the held v%d" % (v, held.version))
         self.sites[site] = RuleSet(doc, self.ma, site=site)
 
-    def canonicalize(self, url, site=None):
+    def canonize(self, url, site=None):
         if self.normalize is not None:
             try:
                 url = self.normalize(url)
@@ -247,7 +247,7 @@ class RuleBook:
             while host and rs is None:
                 rs = self.sites.get(host)
                 host = host.partition(".")[2]
-        return rs.canonicalize(url) if rs is not None else url
+        return rs.canonize(url) if rs is not None else url
 
 
 def _host(url):
@@ -268,6 +268,11 @@ def load(path, ma=10, normalize=None, unvalidated=False):
         return RuleSet(json.load(fh), ma, normalize, unvalidated)
 
 
-def canonicalize(url, doc, ma=10, unvalidated=False):
-    """One-shot: canonicalize ``url`` with the rule set ``doc`` (a dict)."""
-    return RuleSet(doc, ma, unvalidated=unvalidated).canonicalize(url)
+def canonize(url, doc, ma=10, unvalidated=False):
+    """One-shot: canonize ``url`` with the rule set ``doc`` (a dict)."""
+    return RuleSet(doc, ma, unvalidated=unvalidated).canonize(url)
+
+
+#: The name this module had before the project settled on one verb ("canonize", as the papers
+#: say); kept so that crawler code written against it keeps working.
+canonicalize = canonize

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dustbuster.core.rulebook import RuleBook
 from dustbuster.agents.health import Health, consumer_problem, watch_loop
 from dustbuster.agents.metrics import Metrics
-from dustbuster.stream.rulesview import RulesFollower
+from dustbuster.stream.rulesview import TopicFollower
 
 from .api import register as register_api
 from .canonizer import register as register_canonizer
@@ -36,6 +36,6 @@ def register_all(app, settings, topics, stores) -> None:
             metrics.rule_set_updates.inc()
             metrics.rule_sets.set(len(book.sites))
 
-        follower = RulesFollower(settings.kafka_bootstrap, settings.rules_topic, on_rules)
+        follower = TopicFollower(settings.kafka_bootstrap, settings.rules_topic, on_rules)
         register_canonizer(app, settings, topics, book, follower, metrics)
     register_api(app, settings, book, follower, metrics)

@@ -149,7 +149,7 @@ def make_api(book: RuleBook, metrics: Metrics, *, ready: Callable[[], bool] = la
         urls, site, norm = parse_canonicalize_body(await read_body(request), max_batch)
         results = []
         for k, u in enumerate(urls):
-            results.append(book.canonicalize(u, site, norm).to_json())
+            results.append(book.canonize(u, site, norm).to_json())
             if k % 2000 == 1999:
                 await asyncio.sleep(0)  # long batches let the worker breathe
         metrics.canonizations.labels("api").inc(len(results))

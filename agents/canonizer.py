@@ -99,7 +99,7 @@ def register(app, settings, topics, book, follower, metrics) -> None:
             results = []
             for u in urls:  # one URL the canonicalizer cannot handle is rejected alone, never the message
                 try:
-                    results.append(book.canonicalize(u, site))
+                    results.append(book.canonize(u, site))
                 except Exception as exc:  # noqa: BLE001 - a bug must cost one URL, not the agent
                     log.exception("canonicalizing %r failed", u[:200])
                     await reject(msg, "canonicalize_failed", f"{type(exc).__name__}: {str(exc)[:200]}", u, site)

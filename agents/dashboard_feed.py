@@ -20,7 +20,7 @@ from aiokafka.errors import KafkaError
 from dustbuster.core.errors import ParseError, StreamError
 from dustbuster.core.rulebook import RuleBook
 from dustbuster.stream.records import decode_candidates
-from dustbuster.stream.rulesview import RulesFollower, topic_partitions
+from dustbuster.stream.rulesview import TopicFollower, topic_partitions
 
 from .dashboard_state import DashboardState, VersionLog
 
@@ -98,7 +98,7 @@ class CandidatesFollower:
             self._consumer = None
 
 
-def record_versions(follower: RulesFollower, book: RuleBook, versions: VersionLog) -> None:
+def record_versions(follower: TopicFollower, book: RuleBook, versions: VersionLog) -> None:
     """Wrap the rules follower's update callback: every set the rule book applies (or refuses, or a
     tombstone) is written to ``versions``; the callback's own behaviour is unchanged."""
     inner = follower.on_update

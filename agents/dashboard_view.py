@@ -168,7 +168,7 @@ def redundancy(st: SiteTraffic | None, sr: SiteRules | None, cache: ViewCache, b
 
     def compute() -> dict:
         before = set(st.test_urls)
-        after = {book.canonicalize(u, sr.site).canonical for u in before}
+        after = {book.canonize(u, sr.site).canonical for u in before}
         share = (len(before) - len(after)) / len(before)
         return {"urls": len(before), "unique_before": len(before), "unique_after": len(after),
                 "discovered_redundancy": round(share, 4)}

@@ -12,7 +12,7 @@ Measured, interleaved, ``--repeat`` times each, medians (one core: Python runs o
 
 * ``w3lib``: ``w3lib.url.canonicalize_url`` (sorts the query, normalizes percent-encoding);
 * ``rules``: :class:`dustbuster.core.canonize.Canonizer` (Figure 5.5, Aho–Corasick prefilter);
-* ``normalize+rules``: :meth:`dustbuster.core.rulebook.RuleBook.canonicalize` — what the workers and the API
+* ``normalize+rules``: :meth:`dustbuster.core.rulebook.RuleBook.canonize` — what the workers and the API
   do: RFC 3986 normalization, site lookup, rules, result record (on these URLs, 95 % already in
   normal form: one regular expression);
 * ``… URLs that need RFC 3986 work``: the same URLs written so that normalization must undo it (in

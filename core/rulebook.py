@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
-class Canonicalized:
+class SiteCanonized:
     url: str
     canonical: str
     site: str | None
@@ -108,16 +108,16 @@ class RuleBook:
             host = host[dot + 1:] if dot >= 0 else ""
         return None
 
-    def canonicalize(self, url: str, site: str | None = None, normalize: bool | None = None) -> Canonicalized:
+    def canonize(self, url: str, site: str | None = None, normalize: bool | None = None) -> SiteCanonized:
         ok = True
         u = url
         if self.normalize if normalize is None else normalize:
             u, ok = normalize_or_keep(url)
         sr = self.site_for(u, site)
         if sr is None:
-            return Canonicalized(url, u, site.lower() if site else None, (), None, ok)
+            return SiteCanonized(url, u, site.lower() if site else None, (), None, ok)
         res = sr.canonizer.canonize(u)
-        return Canonicalized(url, res.url, sr.site, tuple(sr.texts[i] for i in res.applied), sr.version, ok,
+        return SiteCanonized(url, res.url, sr.site, tuple(sr.texts[i] for i in res.applied), sr.version, ok,
                              res.converged)
 
 

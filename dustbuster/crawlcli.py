@@ -129,7 +129,7 @@ def _topic_sets(a) -> dict[str, dict]:
     book refuses (dustbuster.stream.rulesview's strict decoding: Infinity, NaN, 1e400, deep nesting...; then
     dustbuster.core.admission) is skipped with a warning, and its site keeps its previous set."""
     from dustbuster.core.rulebook import RuleBook
-    from dustbuster.stream.rulesview import RulesFollower, topic_partitions
+    from dustbuster.stream.rulesview import TopicFollower, topic_partitions
 
     s = _settings(a)
     check = RuleBook(getattr(a, "ma", DustParams().ma))
@@ -145,7 +145,7 @@ def _topic_sets(a) -> dict[str, dict]:
     async def run() -> None:
         if not await topic_partitions(s.kafka_bootstrap, s.rules_topic):
             return
-        f = RulesFollower(s.kafka_bootstrap, s.rules_topic, update)
+        f = TopicFollower(s.kafka_bootstrap, s.rules_topic, update)
         await f.start()
         try:
             while not f.ready.is_set():
@@ -235,7 +235,7 @@ def cmd_canonize(a: argparse.Namespace) -> int:
         if not url:
             continue
         n += 1
-        res = book.canonicalize(url, a.site)
+        res = book.canonize(url, a.site)
         unconverged += not res.converged
         changed.update(set(res.rules))
         before.add(url)
@@ -310,7 +310,7 @@ def _print_readable(site: str, doc: dict | None) -> None:
 
 def cmd_rules(a: argparse.Namespace) -> int:
     from dustbuster.core.rulebook import RuleBook
-    from dustbuster.stream.rulesview import RulesFollower
+    from dustbuster.stream.rulesview import TopicFollower
 
     s = _settings(a)
     want = a.site.lower() if a.site else None
@@ -329,7 +329,7 @@ def cmd_rules(a: argparse.Namespace) -> int:
             show_set(site, doc)
 
     show_set = _print_set if a.json else _print_readable
-    follower = RulesFollower(s.kafka_bootstrap, s.rules_topic, show)
+    follower = TopicFollower(s.kafka_bootstrap, s.rules_topic, show)
 
     async def run() -> None:
         await follower.start(wait_s=5.0)

@@ -5,7 +5,7 @@
 |---|---|---|
 | a rules file | ``rules.json`` / ``rules.jsonl`` / ``file:///path`` | a RuleSet document, or the JSON lines that ``dustbuster rules --json`` prints; read once |
 | a worker's HTTP API | ``http://127.0.0.1:8870`` | ``GET /sites``, then ``GET /sites/{site}/rules`` for each new version; polled every ``refresh_s`` |
-| the rules topic | ``kafka://127.0.0.1:9092/dust-rules`` | followed live from its start (dustbuster.stream.rulesview.RulesFollower) |
+| the rules topic | ``kafka://127.0.0.1:9092/dust-rules`` | followed live from its start (dustbuster.stream.rulesview.TopicFollower) |
 
 Every set goes through the rule book's admission (:meth:`dustbuster.core.rulebook.RuleBook.update`: valid
 rules only, a newer version, converging, on the site); a refused set is counted by reason and
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dustbuster.core.errors import ConfigError, DustError, ParseError, RuleError
-from dustbuster.core.rulebook import Canonicalized, RuleBook
+from dustbuster.core.rulebook import SiteCanonized, RuleBook
 from dustbuster.logs.formats import loads_strict
 
 log = logging.getLogger(__name__)
@@ -63,9 +63,9 @@ class LiveRules:
                 raise
             self.updates += 1
 
-    def canonicalize(self, url: str) -> Canonicalized:
+    def canonize(self, url: str) -> SiteCanonized:
         with self._lock:
-            return self.book.canonicalize(url)
+            return self.book.canonize(url)
 
     def versions(self) -> dict[str, int]:
         with self._lock:
@@ -154,7 +154,7 @@ class LiveRules:
 
     # the rules topic, followed live
     def _follow_topic(self, ready: threading.Event) -> None:
-        from dustbuster.stream.rulesview import RulesFollower
+        from dustbuster.stream.rulesview import TopicFollower
 
         bootstrap, _, topic = self.source[8:].partition("/")
         if not bootstrap or not topic:
@@ -163,7 +163,7 @@ class LiveRules:
             return
 
         async def run() -> None:
-            follower = RulesFollower(bootstrap, topic, lambda site, doc: self.update(site, doc, quiet=True))
+            follower = TopicFollower(bootstrap, topic, lambda site, doc: self.update(site, doc, quiet=True))
             while not self._stop.is_set():
                 try:
                     await follower.start(wait_s=self.wait_s)

@@ -69,7 +69,7 @@ class _Counting:
 
     def _canonical(self, request):
         """``(request with the canonical URL, rules applied?)``"""
-        res = self.rules.canonicalize(request.url)
+        res = self.rules.canonize(request.url)
         self._inc("requests")
         if res.rules:
             self._inc("rewritten")
@@ -80,7 +80,7 @@ class _Counting:
         (``/old/story_5`` → 301 → ``/story_5``, both canonically ``/story_5``) is the same fetch going
         on, not a duplicate: dropping it would lose the page."""
         for url in request.meta.get("redirect_urls") or ():
-            earlier = request.replace(url=self.rules.canonicalize(url).canonical)
+            earlier = request.replace(url=self.rules.canonize(url).canonical)
             if self.fingerprinter.fingerprint(earlier) == fp:
                 return True
         return False
@@ -179,8 +179,8 @@ class DustDownloaderMiddleware(_Counting):
         redirected request inherits."""
         location = response.headers.get(b"Location") if 300 <= response.status < 400 else None
         if location and not request.dont_filter:
-            target = request.replace(url=self.rules.canonicalize(urljoin(request.url, location.decode("latin-1"))).canonical)
-            here = request.replace(url=self.rules.canonicalize(request.url).canonical)
+            target = request.replace(url=self.rules.canonize(urljoin(request.url, location.decode("latin-1"))).canonical)
+            here = request.replace(url=self.rules.canonize(request.url).canonical)
             if self.fingerprinter.fingerprint(target) == self.fingerprinter.fingerprint(here):
                 request.dont_filter = True
         return response

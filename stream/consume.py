@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .rulesview import RulesFollower, topic_partitions
+from .rulesview import TopicFollower, topic_partitions
 
 
 async def latest_by_key(bootstrap: str, topic: str) -> dict[str, dict]:
@@ -18,7 +18,7 @@ async def latest_by_key(bootstrap: str, topic: str) -> dict[str, dict]:
         else:
             out[key] = doc
 
-    f = RulesFollower(bootstrap, topic, upd)
+    f = TopicFollower(bootstrap, topic, upd)
     await f.start()
     try:
         while not f.ready.is_set():

@@ -79,7 +79,7 @@ def _reason(exc: BaseException) -> str:
     return "error_" + type(exc).__name__  # a consumer bug, still not a crash
 
 
-class RulesFollower:
+class TopicFollower:
     def __init__(self, bootstrap: str, topic: str, on_update: Update, poll_ms: int = 250,
                  on_reject: Rejected | None = None) -> None:
         self.bootstrap = bootstrap

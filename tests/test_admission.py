@@ -15,7 +15,7 @@ from dustbuster.core import ParamRule, SubstringRule
 from dustbuster.core.admission import MAX_RULES, admit_rules, probe_urls
 from dustbuster.core.errors import RuleError
 from dustbuster.core.rulebook import RuleBook
-from dustbuster.stream.rulesview import RulesFollower
+from dustbuster.stream.rulesview import TopicFollower
 
 R = SubstringRule.from_parts
 SITE = "d4.test"
@@ -51,7 +51,7 @@ def test_a_harmful_set_is_refused_and_the_previous_set_stays(reason, doc):
         book.update(SITE, doc)
     assert got.value.reason == reason, got.value
     assert book.sites[SITE].version == 3 and book.rejected == {reason: 1}
-    assert book.canonicalize("http://www.d4.test/a/?sid=1").canonical == "http://d4.test/a/"
+    assert book.canonize("http://www.d4.test/a/?sid=1").canonical == "http://d4.test/a/"
     mod = dustcanon.RuleBook()
     mod.update(SITE, GOOD)
     with pytest.raises(dustcanon.Rejected) as also:
@@ -62,7 +62,7 @@ def test_a_harmful_set_is_refused_and_the_previous_set_stays(reason, doc):
 def test_through_the_rules_follower_a_refused_set_is_counted_by_reason():
     book = RuleBook()
     seen = []
-    f = RulesFollower("127.0.0.1:1", "t", book.update, on_reject=lambda reason, site: seen.append(reason))
+    f = TopicFollower("127.0.0.1:1", "t", book.update, on_reject=lambda reason, site: seen.append(reason))
     f.apply(SITE.encode(), json.dumps(GOOD).encode())
     for _, doc in HARMFUL:
         f.apply(SITE.encode(), json.dumps(doc).encode())

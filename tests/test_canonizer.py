@@ -54,7 +54,7 @@ def test_never_raises_and_stops_within_ma(s):
                   R("http://www.", "http://", True, status="valid")]
     book.update("h.com", {"version": 1, "rules": [r.to_json() for r in admissible]})
     for u in (s, "http://h.com/" + s, "http://www.h.com/" + s):
-        out = book.canonicalize(u)
+        out = book.canonize(u)
         assert isinstance(out.canonical, str) and out.url == u
 
 
@@ -125,24 +125,24 @@ DOC = {"site": "forum.test", "version": 3, "rules": [
 def test_rulebook_site_lookup_versions_and_tombstones():
     book = RuleBook()
     book.update("Forum.Test", DOC)
-    r = book.canonicalize("HTTP://WWW.Forum.test:80/story?id=5&sid=abc#x")
+    r = book.canonize("HTTP://WWW.Forum.test:80/story?id=5&sid=abc#x")
     assert r.canonical == "http://forum.test/story_5"
     assert r.site == "forum.test" and r.version == 3
     assert r.rules == ("remove sid=*", '"^http://www." → "^http://"', '"/story?id=" → "/story_"')
     invalid = R("/index.html", "/", anchor_end=True, status="invalid").to_json()
     with pytest.raises(RuleError, match="unvalidated_rule"):  # a set with a rule that is not valid: not applied
         book.update("forum.test", DOC | {"version": 4, "rules": DOC["rules"] + [invalid]})
-    assert book.canonicalize("http://forum.test/d/index.html").canonical == "http://forum.test/d/index.html"
-    assert book.canonicalize("http://a.b.forum.test/story?id=1").site == "forum.test"      # parent domain
-    assert book.canonicalize("http://other.test/story?id=1").version is None               # unknown site
-    assert book.canonicalize("http://other.test/story?id=1", site="forum.test").canonical == "http://other.test/story_1"
-    assert book.canonicalize("http://forum.test/p?sid=1", normalize=False).canonical == "http://forum.test/p"
+    assert book.canonize("http://forum.test/d/index.html").canonical == "http://forum.test/d/index.html"
+    assert book.canonize("http://a.b.forum.test/story?id=1").site == "forum.test"      # parent domain
+    assert book.canonize("http://other.test/story?id=1").version is None               # unknown site
+    assert book.canonize("http://other.test/story?id=1", site="forum.test").canonical == "http://other.test/story_1"
+    assert book.canonize("http://forum.test/p?sid=1", normalize=False).canonical == "http://forum.test/p"
     with pytest.raises(RuleError):
         book.update("forum.test", {"version": 4, "rules": [{"type": "nope"}]})
     assert book.sites["forum.test"].version == 3 and book.bad == 2                         # kept
     assert book.rejected == {"unvalidated_rule": 1, "bad_rule": 1}
     book.update("forum.test", None)
-    assert book.canonicalize("http://forum.test/story?id=1").canonical == "http://forum.test/story?id=1"
+    assert book.canonize("http://forum.test/story?id=1").canonical == "http://forum.test/story?id=1"
 
 
 @pytest.mark.parametrize("u, host", [

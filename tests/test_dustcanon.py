@@ -37,9 +37,9 @@ def test_same_as_service(rules, urls, status):
     assert status == "valid" or not rules
     rs = dustcanon.RuleSet(doc)
     for u in urls:
-        want = book.canonicalize(u).canonical
-        assert mod.canonicalize(u) == want
-        assert rs.canonicalize(u) == book.canonicalize(u, site="www.h.com").canonical
+        want = book.canonize(u).canonical
+        assert mod.canonize(u) == want
+        assert rs.canonize(u) == book.canonize(u, site="www.h.com").canonical
 
 
 def test_normalize_hook_and_mine_documents(tmp_path):
@@ -51,7 +51,7 @@ def test_normalize_hook_and_mine_documents(tmp_path):
         dustcanon.load(p, normalize=normalize)
     rs = dustcanon.load(p, normalize=normalize, unvalidated=True)
     assert rs("HTTP://WWW.H.COM:80/a/../b?sid=1#f") == "http://h.com/b"
-    assert dustcanon.canonicalize("http://www.h.com/?sid=2", doc, unvalidated=True) == "http://h.com/"
+    assert dustcanon.canonize("http://www.h.com/?sid=2", doc, unvalidated=True) == "http://h.com/"
 
 
 def test_admission_like_the_service():
@@ -73,7 +73,7 @@ def test_admission_like_the_service():
         with pytest.raises(RuleError) as want:
             service.update("d4.test", doc)
         assert want.value.reason == reason
-    assert book.sites["d4.test"].version == 2 and book.canonicalize("http://d4.test/?sid=1") == "http://d4.test/"
+    assert book.sites["d4.test"].version == 2 and book.canonize("http://d4.test/?sid=1") == "http://d4.test/"
 
 
 def test_module_imports_nothing_outside_the_standard_library():

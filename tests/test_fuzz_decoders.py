@@ -44,7 +44,7 @@ from dustbuster.core.rules import rule_from_json
 from dustbuster.logs.formats import PARSERS, Context, Limits, Skip, loads_strict, sniff, tsv_header
 from dustbuster.logs.reader import ReadStats, parse_lines, read_urllist
 from dustbuster.stream.records import decode_candidates, decode_frontier, decode_raw
-from dustbuster.stream.rulesview import RulesFollower, decode_rules_record
+from dustbuster.stream.rulesview import TopicFollower, decode_rules_record
 from tests.conftest import LOGS
 
 SITE = "fuzz.test"
@@ -229,7 +229,7 @@ class Fuzzer:
         self.file_lines: list[str] = []  # lines waiting for their mine file
         self.book = RuleBook()
         self.book.update(SITE, {"site": SITE, "version": 1, "created": 1, "rules": RULES})
-        self.follower = RulesFollower("127.0.0.1:1", "fuzz-rules", self._apply_rules)
+        self.follower = TopicFollower("127.0.0.1:1", "fuzz-rules", self._apply_rules)
 
     # each decoder call: only `allowed` may come out
     def call(self, name: str, fn, allowed, data, *args):
@@ -319,7 +319,7 @@ class Fuzzer:
             book.update(site, doc)
             if doc is not None and site in book.sites:
                 for u in URLS:
-                    book.canonicalize(u)
+                    book.canonize(u)
         except DustError:
             raise
         except Exception as exc:  # the rule book must refuse with a RuleError, not fail otherwise
@@ -333,11 +333,11 @@ class Fuzzer:
         data = to_bytes(mutate_tree(obj, self.rng), self.rng) if self.rng.random() < 0.95 else None
         key = self.rng.choice([SITE.encode()] * 4 + [None, b"", b"\xff\xfe", SITE.upper().encode()])
         self.call("decode_rules_record", decode_rules_record, ParseError, data, key, data)
-        self.report.calls["RulesFollower.apply"] += 1
+        self.report.calls["TopicFollower.apply"] += 1
         try:
             self.follower.apply(key, data, "fuzz")
         except BaseException as exc:  # it must never raise
-            self.report.escape("RulesFollower.apply", exc, data)
+            self.report.escape("TopicFollower.apply", exc, data)
 
     def api(self) -> None:
         self.report.inputs["api"] += 1

@@ -24,7 +24,7 @@ from dustbuster.logs.formats import PARSERS, Context, Skip, loads_strict
 from dustbuster.agents.metrics import Metrics
 from dustbuster.logs.reader import parse_lines
 from dustbuster.stream.records import decode_candidates, decode_frontier, decode_raw
-from dustbuster.stream.rulesview import RulesFollower, decode_rules_record
+from dustbuster.stream.rulesview import TopicFollower, decode_rules_record
 from tests.conftest import ROOT
 
 GOOD = {"site": "poison.test", "version": 1, "created": 1, "rules": [
@@ -57,7 +57,7 @@ POISON_RULES = [
 def _follower():
     book = RuleBook()
     seen: list[tuple[str, str]] = []
-    f = RulesFollower("127.0.0.1:1", "t-rules", book.update, on_reject=lambda reason, site: seen.append((reason, site)))
+    f = TopicFollower("127.0.0.1:1", "t-rules", book.update, on_reject=lambda reason, site: seen.append((reason, site)))
     return f, book, seen
 
 
@@ -71,7 +71,7 @@ def test_poison_rule_records_are_skipped_the_previous_set_kept():
     assert {"non_finite_number", "too_deep", "number_out_of_range", "bad_record", "bad_encoding"} <= set(f.rejected)
     assert all(site == "poison.test" for _, site in seen)
     assert book.sites["poison.test"].version == 1  # the site keeps its previous set
-    assert book.canonicalize("http://www.poison.test/x").canonical == "http://poison.test/x"
+    assert book.canonize("http://www.poison.test/x").canonical == "http://poison.test/x"
     assert f.apply(b"poison.test", None) and "poison.test" not in book.sites  # and the follower goes on
 
 
@@ -79,7 +79,7 @@ def test_any_exception_of_the_update_is_a_counted_skip():
     def boom(site, doc):
         raise {"a": TypeError, "b": OverflowError, "c": RecursionError, "d": KeyError}[doc["k"]]("boom")
 
-    f = RulesFollower("127.0.0.1:1", "t", boom)
+    f = TopicFollower("127.0.0.1:1", "t", boom)
     for k in "abcd":
         assert f.apply(b"s.test", json.dumps({"k": k, "rules": []}).encode()) is False
     assert f.rejected == {"error_TypeError": 1, "error_OverflowError": 1, "error_RecursionError": 1, "error_KeyError": 1}
@@ -325,7 +325,7 @@ def test_rejected_rule_sets_are_in_the_metrics():
     from dustbuster.agents.api import register
 
     book, metrics = RuleBook(), Metrics()
-    f = RulesFollower("127.0.0.1:1", "t", book.update)
+    f = TopicFollower("127.0.0.1:1", "t", book.update)
     register(None, SimpleNamespace(api_port=0), book, f, metrics)
     for value in POISON_RULES[:3]:
         f.apply(b"poison.test", value)
@@ -337,4 +337,4 @@ def test_rejected_rule_sets_are_in_the_metrics():
 def test_canonicalize_never_raises_on_a_url_yarl_cannot_split():
     """Found by the 10^6 fuzz run: yarl raises IndexError splitting this URL; normalization turns any
     parser failure into "not normalized" (the URL is kept)."""
-    assert RuleBook().canonicalize("http://[::1]:808@/").normalized is False
+    assert RuleBook().canonize("http://[::1]:808@/").normalized is False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from dustbuster.core.rulebook import RuleBook
-from dustbuster.stream.rulesview import RulesFollower
+from dustbuster.stream.rulesview import TopicFollower
 
 GOOD = {"site": "forum.test", "version": 1, "rules": [
     {"type": "substring", "alpha": "http://www.", "beta": "http://", "anchor_start": True, "status": "valid"}]}
@@ -13,7 +13,7 @@ GOOD = {"site": "forum.test", "version": 1, "rules": [
 
 def follower():
     book = RuleBook()
-    return RulesFollower("127.0.0.1:1", "t-rules", book.update), book
+    return TopicFollower("127.0.0.1:1", "t-rules", book.update), book
 
 
 def test_junk_records_are_skipped_and_the_previous_set_kept():
@@ -31,7 +31,7 @@ def test_junk_records_are_skipped_and_the_previous_set_kept():
         f.apply(key, value, "t-rules/0@9")
     assert f.bad == 7 and f.read == 8
     assert book.sites["forum.test"].version == 1
-    assert book.canonicalize("http://www.forum.test/x").canonical == "http://forum.test/x"
+    assert book.canonize("http://www.forum.test/x").canonical == "http://forum.test/x"
 
 
 def test_new_version_and_tombstone():
@@ -39,6 +39,6 @@ def test_new_version_and_tombstone():
     f.apply(b"Forum.Test", json.dumps(GOOD).encode())
     f.apply(b"forum.test", json.dumps(GOOD | {"version": 2, "rules": []}).encode())
     assert book.sites["forum.test"].version == 2
-    assert book.canonicalize("http://www.forum.test/x").canonical == "http://www.forum.test/x"
+    assert book.canonize("http://www.forum.test/x").canonical == "http://www.forum.test/x"
     f.apply(b"forum.test", None)
     assert "forum.test" not in book.sites and f.bad == 0

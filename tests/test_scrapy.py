@@ -127,7 +127,7 @@ def test_scrapy_downloads_each_page_once_and_loses_none(sim):
         # each page about once: at most 10 % more pages than the truth's distinct ones
         assert len(pages) <= len(doc["responses"]) <= 1.1 * len(pages), (len(doc["responses"]), len(pages))
         # no two downloads of the same canonical URL
-        canon = [book.canonicalize(r["url"]).canonical for r in doc["responses"]]
+        canon = [book.canonize(r["url"]).canonical for r in doc["responses"]]
         assert len(canon) == len(set(canon))
         # what was saved is counted in Scrapy's stats: the downloads avoided
         assert s["dustbuster/rule_sets"] == 1 and s["dustbuster/rule_sets_refused"] == 0
@@ -151,8 +151,8 @@ def test_rules_from_a_file_are_admitted(tmp_path):
     lines.write_text("\n".join(json.dumps(d) for d in (good, other, {"site": "gone.test", "deleted": True})) + "\n")
     lr = LiveRules(str(lines)).start()
     assert lr.versions() == {"forum.test": 2} and lr.refused == {"unvalidated_rule": 1}
-    assert lr.canonicalize("http://forum.test/story?id=5&sid=1").canonical == "http://forum.test/story_5"
-    assert lr.canonicalize("http://other.test/x").canonical == "http://other.test/x"
+    assert lr.canonize("http://forum.test/story?id=5&sid=1").canonical == "http://forum.test/story_5"
+    assert lr.canonize("http://other.test/x").canonical == "http://other.test/x"
     one = tmp_path / "one.json"
     one.write_text(json.dumps(good, indent=1))
     assert LiveRules("file://" + str(one)).start().versions() == {"forum.test": 2}
@@ -227,14 +227,14 @@ def test_rules_topic_followed_live(kafka, sim):
     try:
         assert lr.versions() == {"forum.test": 1}  # read to the end before the crawl starts
         u = f"http://www.forum.test:{sim['port']}/story?id=5&sid=ab"
-        assert lr.canonicalize(u).canonical.endswith(f".test:{sim['port']}/story_5")
+        assert lr.canonize(u).canonical.endswith(f".test:{sim['port']}/story_5")
         # a new version is applied live; a harmful one is refused and the site keeps its set
         bad = doc | {"version": 3, "rules": [SubstringRule.from_parts("/", "", status="valid").to_json()]}
         asyncio.run(send(("forum.test", doc | {"version": 2}), ("forum.test", bad)))
         until(lambda: lr.versions() == {"forum.test": 2} and sum(lr.refused.values()) == 1, "v2 applied, v3 refused")
-        assert lr.canonicalize(u).canonical.endswith("/story_5")
+        assert lr.canonize(u).canonical.endswith("/story_5")
         asyncio.run(send(("forum.test", None)))
         until(lambda: lr.versions() == {}, "the tombstone applied")
-        assert lr.canonicalize(u).canonical == u  # no rules any more: only the normalization
+        assert lr.canonize(u).canonical == u  # no rules any more: only the normalization
     finally:
         lr.stop()
