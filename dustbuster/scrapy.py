@@ -1,4 +1,4 @@
-"""Scrapy crawls each page once: requests whose canonical URL was already seen are dropped (issue 14).
+"""Scrapy crawls each page once: requests whose canonical URL was already seen are dropped.
 
 ``pip install 'dustbuster[scrapy]'``, then in the project's ``settings.py``::
 

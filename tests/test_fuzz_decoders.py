@@ -1,4 +1,4 @@
-"""Fuzzing every decoder in-process (issue 16): no input may escape as anything but a counted
+"""Fuzzing every decoder in-process: no input may escape as anything but a counted
 rejection (ParseError / DustError), and the functions that must never raise (parse_lines, the
 rules follower) never do.
 

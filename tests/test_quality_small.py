@@ -1,4 +1,4 @@
-"""The small CI version of `make quality` (issue 10): one real application (a Sphinx site under
+"""The small CI version of `make quality`: one real application (a Sphinx site under
 Apache httpd, installed by bench/quality/install.sh), a few hundred URLs, the whole pipeline —
 traffic logs, `dustbuster truth`, `mine`, `validate`, `eval` — and only invariants are asserted:
 the truth is complete, the eval numbers are consistent, the validated set makes no false merge.
