@@ -129,6 +129,7 @@ class RuleSet:
     URLs of the site (and the set's sample URLs) canonization converges, gives absolute http(s)
     URLs and never leaves the site's hosts; otherwise :class:`Rejected` is raised."""
 
+    # ma=10 here and below: dustbuster.core.params.DEFAULT_MA, written out (this file imports no package)
     def __init__(self, doc, ma=10, normalize=None, unvalidated=False, site=None):
         if not isinstance(doc, dict):
             raise Rejected("bad_record", "a rule set must be a JSON object")

@@ -2,7 +2,7 @@
 with w3lib's ``canonicalize_url`` on the same URLs in the same run, and the HTTP batch API's
 throughput and latency with 1,000-URL batches.
 
-Rules: the 54 rules `dustbuster mine` finds in the synthetic forum log (bench/genlog.py, 200,000
+Rules: the 54 rules `dustbuster mine` finds in the synthetic forum log (dustbuster.sim.forum, 200,000
 lines: 51 substring + 3 parameter rules) plus 46 rules of the semicomplete.com log
 (tests/data/logs) anchored at that host (``^http://semicomplete.com/...``, so never applicable to
 forum URLs: they only load the automaton) = 100 rules in one set.  URLs: the forum log's 70,548 unique URLs (a crawl
@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def rule_set() -> tuple[list, list[str]]:
-    from bench.genlog import generate
+    from dustbuster.sim.forum import generate
     from dustbuster.core.mine import mine
     from dustbuster.logs.reader import parse_lines, read_urllist
     from dustbuster.core.urllist import URLList

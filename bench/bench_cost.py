@@ -7,7 +7,7 @@ one message = ``--batch`` records, staged and committed as the ingest agent does
 
 Scenarios, each in a fresh subprocess and a fresh data directory, one site:
 
-* ``typical``: the distinct URLs of the synthetic forum log (bench/genlog.py), in log order;
+* ``typical``: the distinct URLs of the synthetic forum log (dustbuster.sim.forum), in log order;
 * ``long``: distinct URLs of 253 tokens (just under the decoders' 256-token cap): a path of
   random 4-letter words separated by ``/``;
 * ``junk``: distinct random URLs (random path segments and query parameters, ~22 tokens);
@@ -84,7 +84,7 @@ def junk_urls(n: int, seed: int = 11) -> list[str]:
 
 
 def typical_urls(n: int) -> list[tuple]:
-    from bench.genlog import generate
+    from dustbuster.sim.forum import generate
     from dustbuster.logs.reader import parse_lines
 
     lines = list(generate(max(1000, n * 3), seed=1))

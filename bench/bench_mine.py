@@ -1,9 +1,9 @@
 """Benchmark of phases 1+2 (detect + eliminate) against the naive Figure-1 oracle, and scaling.
 
 Each measurement runs in a fresh subprocess (so peak RSS is its own), on the synthetic forum log
-of bench/genlog.py (vhost+combined, seeded).  Side by side in one run:
+of dustbuster.sim.forum, written by bench/genlog.py (vhost+combined, seeded).  Side by side in one run:
 
-* engine (dustbuster.core.detect + dustbuster.core.refine) vs oracle (tests/oracle.py, plain dicts, + the same Figure 2
+* engine (dustbuster.core.detect + dustbuster.core.refine) vs oracle (dustbuster.core.reference, plain dicts, + the same Figure 2
   code), S=35 and the papers' defaults, on the 1× log (50,000 lines);
 * engine on 1×, 2×, 3×, 4× logs (Proposition 5.1: quasi-linear).
 
@@ -42,7 +42,7 @@ if {which!r} == "engine":
     n_distinct = len(table.codes)
     del table
 else:
-    from tests.oracle import oracle_supports_both
+    from dustbuster.core.reference import oracle_supports_both
     from dustbuster.core.detect import orient
     low, high = oracle_supports_both(ul, P)
     n_distinct = len(high)
@@ -107,7 +107,7 @@ def main() -> int:
           f"engine and oracle phase-1 outputs identical: {same}\n")
     print("| implementation | detect (s) | eliminate (s) | total (s) | peak RSS (MB) | likely pairs | kept |")
     print("|---|---|---|---|---|---|---|")
-    for name, rows in (("engine (core/)", eng), ("naive oracle (tests/oracle.py)", ora)):
+    for name, rows in (("engine (core/)", eng), ("naive oracle (core/reference.py)", ora)):
         print(f"| {name} | {med(rows, 'detect_s'):.2f} | {med(rows, 'eliminate_s'):.2f} | {med(rows, 'total_s'):.2f} | "
               f"{med(rows, 'peak_rss_mb'):.0f} | {rows[0]['likely']} | {rows[0]['kept']} |")
     print(f"\nspeed-up (median total, oracle / engine): {med(ora, 'total_s') / med(eng, 'total_s'):.1f}x; "

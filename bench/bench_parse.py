@@ -6,7 +6,7 @@ Files (written to bench/out/parse/, ``--copies`` times over):
 * ``combined``: the real combined logs of tests/data/logs (semicomplete.com, secrepo.com: 22,077
   lines, scanner junk and 404s included);
 * ``common``: monitorware-twiki's real common log + the combined lines cut after the size;
-* ``vhost``: the synthetic forum log of bench/genlog.py (vhost + combined, 50,000 lines);
+* ``vhost``: the synthetic forum log of dustbuster.sim.forum (vhost + combined, 50,000 lines);
 * ``jsonl``: the combined lines that parse, as nginx-style JSON objects (time, remote_addr, host,
   method, url, protocol, status, size, referer, user_agent: ~400 bytes a line);
 * ``jsonl, records``: the same records in the short form dustbuster's own tools write (absolute
@@ -73,7 +73,7 @@ def _as_json(m: re.Match, short: bool) -> str | None:
 
 def corpus_lines() -> dict[str, tuple[str, list[str]]]:
     """name -> (format, lines)"""
-    from bench.genlog import generate
+    from dustbuster.sim.forum import generate
     from dustbuster.logs.formats import _RE_COMBINED
 
     combined = _real(COMBINED)

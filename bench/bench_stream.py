@@ -5,7 +5,7 @@
 Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker.  Steps, each on
 fresh topics:
 
-1. new URLs: the synthetic forum log (bench/genlog.py) is produced, then a worker started; the
+1. new URLs: the synthetic forum log (dustbuster.sim.forum) is produced, then a worker started; the
    rate is unique URLs / wall time from the first message applied to the last (windows
    included), and also between the first and last candidate sets (the later, slower part);
 2. known URLs: the same log produced four more times into the same topics: every URL is known;
@@ -28,8 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.kafka_fixture import kafka_bootstrap  # noqa: E402
-from tests.streamtools import Worker, read_topic, stream_env  # noqa: E402
+from dustbuster.devkafka import Worker, kafka_bootstrap, read_topic, stream_env  # noqa: E402
 
 
 def snapshots(env: dict, site: str, until_lines: int, timeout: float = 600) -> list[tuple[float, int, int]]:
@@ -72,7 +71,7 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=50000)
     ap.add_argument("--window", type=float, default=1.0)
     a = ap.parse_args()
-    from bench.genlog import generate
+    from dustbuster.sim.forum import generate
 
     tmp = Path(tempfile.mkdtemp(prefix="dust-bench-"))
     log = tmp / "forum.log"

@@ -27,6 +27,7 @@ from typing import Any, Mapping
 
 from .canonize import Canonizer
 from .errors import RuleError, RuleSetRejected
+from .params import DEFAULT_MA
 from .rulecheck import self_feeding
 from .rules import Rule, rules_from_document
 
@@ -88,7 +89,7 @@ def check_rules(site: str, rules: list[Rule], urls: list[str], ma: int) -> None:
             raise RuleSetRejected("off_site", f"{u} moves to host {after!r}")
 
 
-def screen_rules(site: str, rules: list[Rule], ma: int = 10) -> tuple[list[Rule], list[tuple[Rule, str]]]:
+def screen_rules(site: str, rules: list[Rule], ma: int = DEFAULT_MA) -> tuple[list[Rule], list[tuple[Rule, str]]]:
     """Each rule alone through the probe checks (for applying unvalidated candidates on request):
     the rules that pass, and the others with the reason."""
     ok, bad = [], []
@@ -104,7 +105,7 @@ def screen_rules(site: str, rules: list[Rule], ma: int = 10) -> tuple[list[Rule]
     return ok, bad
 
 
-def admit_rules(site: str, doc: Mapping[str, Any], held_version: int | None = None, ma: int = 10,
+def admit_rules(site: str, doc: Mapping[str, Any], held_version: int | None = None, ma: int = DEFAULT_MA,
                 unvalidated: bool = False) -> tuple[int, tuple[Rule, ...]] | None:
     """The version and rules of an admissible set; None when ``doc`` is the held version again.
     Raises RuleError("<reason>: <detail>") otherwise."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from .params import DEFAULT_MA
 from .rules import ParamRule, Rule
 from .tokens import END, START
 
@@ -25,7 +26,7 @@ class Canonized:
     applied: tuple[int, ...]  #: indices of the rules that changed the URL, in order
 
 
-def canonize(url: str, rules: Sequence[Rule], ma: int = 10) -> Canonized:
+def canonize(url: str, rules: Sequence[Rule], ma: int = DEFAULT_MA) -> Canonized:
     if START in url or END in url or not rules:
         return Canonized(url, 0, True, ())
     w = START + url + END
@@ -42,7 +43,7 @@ def canonize(url: str, rules: Sequence[Rule], ma: int = 10) -> Canonized:
     return Canonized(w[1:-1], ma, False, tuple(applied))
 
 
-def canonical(url: str, rules: Sequence[Rule], ma: int = 10) -> str:
+def canonical(url: str, rules: Sequence[Rule], ma: int = DEFAULT_MA) -> str:
     return canonize(url, rules, ma).url
 
 
@@ -59,7 +60,7 @@ class Redundancy:
         return (self.unique_before - self.unique_after) / self.unique_before if self.unique_before else 0.0
 
 
-def redundancy(urls: Iterable[str], rules: Sequence[Rule], ma: int = 10) -> Redundancy:
+def redundancy(urls: Iterable[str], rules: Sequence[Rule], ma: int = DEFAULT_MA) -> Redundancy:
     before: set[str] = set()
     after: set[str] = set()
     n = 0
@@ -84,7 +85,7 @@ class Canonizer:
 
     __slots__ = ("rules", "ma", "_auto", "_always", "_empty")
 
-    def __init__(self, rules: Sequence[Rule], ma: int = 10) -> None:
+    def __init__(self, rules: Sequence[Rule], ma: int = DEFAULT_MA) -> None:
         import ahocorasick  # a C extension; imported here so the module stays cheap to import
 
         self.rules = tuple(rules)

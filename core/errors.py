@@ -8,6 +8,10 @@ can catch one class.  Areas subclass it; an error that a retry may cure sets ``r
 from __future__ import annotations
 
 
+#: the longest excerpt of a rejected line or value that a reject record carries (characters)
+REJECT_EXCERPT_CHARS = 1000
+
+
 class DustError(Exception):
     """Root of every dustbuster error."""
 

@@ -34,6 +34,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Sequence
 
+from .params import DEFAULT_MA
 from .rules import ParamRule, Rule
 
 _ALNUM = re.compile(r"[A-Za-z0-9]")
@@ -73,7 +74,7 @@ def nutch_regex(rule: Rule) -> tuple[str, str]:
     return "(?s)^(.*?)" + lb + body + la, "$1" + java_replacement(b)
 
 
-def to_nutch_xml(site: str, rules: Sequence[Rule], version: int | None = None, ma: int = 10) -> str:
+def to_nutch_xml(site: str, rules: Sequence[Rule], version: int | None = None, ma: int = DEFAULT_MA) -> str:
     root = ET.Element("regex-normalize")
     root.append(ET.Comment(
         f" dustbuster rules for {site}" + (f" (rule set version {version})" if version is not None else "")

@@ -1,4 +1,4 @@
-"""Figure 1's supports maintained incrementally, for a stream of log records (issue 3).
+"""Figure 1's supports maintained incrementally, for a stream of log records.
 
 The invariant, at every commit: for every pair (α, β), the stored T_low / T_high supports equal
 what :func:`dustbuster.core.detect.count_supports` computes on the current URL list, i.e. the number of
@@ -14,12 +14,13 @@ observations*.  It is kept by three moves:
   has in a usable bucket is re-judged and counted in or out;
 * anything else (a repeated line, a hit) changes no support: re-delivered lines are harmless.
 
-Bounded cost (issue 16; docs/cost.md): a URL has at most ``params.max_envelopes`` envelopes (its S
+Bounded cost (docs/cost.md): a URL has at most ``params.max_envelopes`` envelopes (its S
 is lowered when it would have more: :func:`dustbuster.core.detect.max_span`, applied by the batch engine
 too, so the two stay equal), and a site tracks at most ``max_urls`` URLs: a new URL beyond that
 is counted in ``over_cap`` and otherwise ignored.
 
-Storage is any :class:`KV` (an in-memory dict here for tests; RocksDB in state/).  Writes are
+Storage is any :class:`dustbuster.core.kv.KV` (an in-memory dict for tests, core/kv.py; RocksDB in
+state/); a URL's stored record is :mod:`dustbuster.core.urlrecord`'s.  Writes are
 buffered and applied atomically by ``commit()``, together with caller metadata (input offsets),
 so a crash never leaves half a batch.  Keys (bytes), per site ``S``:
 
@@ -35,72 +36,23 @@ bucket: probability about n²/2¹²⁹, below 10⁻¹⁹ for a billion envelopes
 
 from __future__ import annotations
 
-import marshal
 import struct
 from bisect import bisect_left, insort
 from functools import lru_cache
 
 from xxhash import xxh3_128_digest
 from itertools import accumulate
-from typing import Iterator, Protocol
 
 from .detect import _TOKEN_RE, Pair, SupportTable, _common_prefix_len, _positions, likely_pairs
+from .kv import KV, MemoryKV  # noqa: F401 - MemoryKV: importable from here too
 from .params import DustParams
 from .tokens import wrap
 from .urllist import URLInfo, URLList, likely_similar
+from .urlrecord import dec_info, enc_info, info_from_json, info_to_json  # noqa: F401 - the JSON pair: importable from here too
 
 _MEMBER = struct.Struct("<IHH")
 OVERFLOW_CACHE = 1_000_000
 _SUP = struct.Struct("<ii")
-
-
-class KV(Protocol):
-    def get(self, key: bytes) -> bytes | None: ...
-    def multi_get(self, keys: list[bytes]) -> list[bytes | None]: ...
-    def write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None: ...
-    def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]: ...
-    def neighbors(self, prefix: bytes, key: bytes) -> tuple[bytes | None, bytes | None]: ...
-
-
-class MemoryKV:
-    """A dict with KV's interface (tests, and the reference for dustbuster.state.rocks.RocksKV)."""
-
-    def __init__(self) -> None:
-        self.d: dict[bytes, bytes] = {}
-
-    def get(self, key: bytes) -> bytes | None:
-        return self.d.get(key)
-
-    def multi_get(self, keys: list[bytes]) -> list[bytes | None]:
-        return [self.d.get(k) for k in keys]
-
-    def write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None:
-        for k, v in list(puts.items()) + list(meta.items()):
-            if v is None:
-                self.d.pop(k, None)
-            else:
-                self.d[k] = v
-
-    def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
-        for k in sorted(self.d):
-            if k.startswith(prefix):
-                yield k, self.d[k]
-
-    def neighbors(self, prefix: bytes, key: bytes) -> tuple[bytes | None, bytes | None]:
-        """The greatest key < ``key`` and the least key >= ``key`` that start with ``prefix``."""
-        below = [k for k in self.d if k.startswith(prefix) and k < key]
-        above = [k for k in self.d if k.startswith(prefix) and k >= key]
-        return (max(below) if below else None), (min(above) if above else None)
-
-
-def _enc_info(uid: int, info: URLInfo) -> bytes:
-    return marshal.dumps((uid, info.hits, info.lo, info.hi, sorted(info.digests or ()), sorted(info.sketches or ()),
-                          info.first_seen, info.last_seen))
-
-
-def _dec_info(raw: bytes) -> tuple[int, URLInfo]:
-    uid, hits, lo, hi, dig, sk, first, last = marshal.loads(raw)
-    return uid, URLInfo(hits, lo, hi, set(dig) if dig else None, {tuple(x) for x in sk} if sk else None, first, last)
 
 
 def _evidence(info: URLInfo) -> tuple:
@@ -157,7 +109,7 @@ class SiteSupports:
             u = url.decode()
             raw = self._get(self._u + url)
             assert raw is not None
-            got = self._urls[uid] = (u, _dec_info(raw)[1])
+            got = self._urls[uid] = (u, dec_info(raw)[1])
         return got
 
     def _count(self, a: str, b: str, low: int, high: int) -> None:
@@ -188,7 +140,7 @@ class SiteSupports:
             self.touched[url] = info
             self.added += 1
             return
-        uid, info = _dec_info(raw)
+        uid, info = dec_info(raw)
         if uid in self._urls:
             info = self._urls[uid][1]
         before = _evidence(info)
@@ -196,7 +148,7 @@ class SiteSupports:
                       set(info.sketches) if info.sketches else None)
         info.observe(status, size, digest, sketch, when)
         self._urls[uid] = (url, info)
-        self._put(key, _enc_info(uid, info))
+        self._put(key, enc_info(uid, info))
         self.touched[url] = info
         if _evidence(info) != before:
             self._rejudge(uid, url, old, info)
@@ -214,11 +166,11 @@ class SiteSupports:
         key = self._u + url.encode()
         raw = self._get(key)
         if raw is not None:
-            uid, old = _dec_info(raw)
+            uid, old = dec_info(raw)
             if uid in self._urls:
                 old = self._urls[uid][1]
             self._urls[uid] = (url, info)
-            self._put(key, _enc_info(uid, info))
+            self._put(key, enc_info(uid, info))
             if _evidence(info) != _evidence(old):
                 self._rejudge(uid, url, old, info)
             self.changed = True
@@ -230,7 +182,7 @@ class SiteSupports:
         nraw = self._get(self._n)
         uid = int.from_bytes(nraw, "big") if nraw else 0
         self._put(self._n, (uid + 1).to_bytes(8, "big"))
-        self._put(key, _enc_info(uid, info))
+        self._put(key, enc_info(uid, info))
         self._put(self._i + uid.to_bytes(8, "big"), url.encode())
         self._urls[uid] = (url, info)
         self._insert(uid, url, info)
@@ -424,18 +376,9 @@ class SiteSupports:
         n = len(self._u)
         rows = []
         for k, v in self.kv.scan(self._u):
-            uid, info = _dec_info(v)
+            uid, info = dec_info(v)
             rows.append((uid, k[n:].decode(), info))
         for uid, url, info in sorted(rows):
             ul.infos[url] = info
         return ul
 
-
-def info_to_json(info: URLInfo) -> dict:
-    return {"h": info.hits, "lo": info.lo, "hi": info.hi, "d": sorted(info.digests or ()),
-            "k": sorted(list(x) for x in (info.sketches or ())), "f": info.first_seen, "l": info.last_seen}
-
-
-def info_from_json(obj: dict) -> URLInfo:
-    return URLInfo(int(obj.get("h", 0)), obj.get("lo"), obj.get("hi"), set(obj["d"]) if obj.get("d") else None,
-                   {tuple(x) for x in obj["k"]} if obj.get("k") else None, obj.get("f"), obj.get("l"))

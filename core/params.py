@@ -23,6 +23,9 @@ from dataclasses import dataclass, fields, replace
 
 from .errors import ConfigError
 
+#: the most canonization iterations (thesis Figure 5.5): DustParams.ma and every ``ma=`` default
+DEFAULT_MA = 10
+
 
 @dataclass(frozen=True)
 class DustParams:
@@ -33,7 +36,7 @@ class DustParams:
     mrd: float = 0.05
     mad: int = 1
     mw: int = 1100
-    ma: int = 10
+    ma: int = DEFAULT_MA
     n: int = 100
     epsilon: float = 0.05
     #: parameter rules (thesis §5.3; our choice, see docs/semantics.md): a rule is kept when its

@@ -23,6 +23,7 @@ from .canonize import Canonizer
 from .errors import RuleError
 from .admission import admit_rules
 from .normalize import normalize_or_keep
+from .params import DEFAULT_MA
 from .rules import Rule
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class SiteRules:
     texts: tuple[str, ...] = field(compare=False, hash=False, repr=False, default=())  #: display form per rule
 
     @classmethod
-    def from_document(cls, site: str, doc: Mapping[str, Any], ma: int = 10, unvalidated: bool = False,
+    def from_document(cls, site: str, doc: Mapping[str, Any], ma: int = DEFAULT_MA, unvalidated: bool = False,
                       held_version: int | None = None) -> "SiteRules | None":
         """Parse and admit a RuleSet document (docs/ruleset.schema.json) or a ``mine --json`` one
         (dustbuster.core.admission: only ``valid`` rules unless ``unvalidated``, newer than ``held_version``,
@@ -69,7 +70,7 @@ class SiteRules:
 class RuleBook:
     """Site → current compiled rule set.  Not thread-safe; one per event loop."""
 
-    def __init__(self, ma: int = 10, normalize: bool = True) -> None:
+    def __init__(self, ma: int = DEFAULT_MA, normalize: bool = True) -> None:
         self.ma = ma
         self.normalize = normalize
         self.sites: dict[str, SiteRules] = {}

@@ -29,6 +29,7 @@ from collections import Counter
 from typing import Collection, Iterable, Sequence
 
 from .canonize import Canonizer, canonical
+from .params import DEFAULT_MA
 from .rules import ParamRule, Rule, SubstringRule
 from .tokens import END, START
 
@@ -117,7 +118,7 @@ def drop_inverses(rules: Sequence[Rule]) -> tuple[list[Rule], Dropped]:
     return kept, dropped
 
 
-def non_converging(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> list[str]:
+def non_converging(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_MA) -> list[str]:
     """The URLs on which canonization stops at MA iterations instead of at a fixed point."""
     if not rules:
         return []
@@ -125,7 +126,7 @@ def non_converging(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> 
     return [u for u in dict.fromkeys(urls) if not canon.canonize(u).converged]
 
 
-def cycle_culprit(url: str, rules: Sequence[Rule], ma: int = 10) -> int:
+def cycle_culprit(url: str, rules: Sequence[Rule], ma: int = DEFAULT_MA) -> int:
     """Index of the rule to blame for ``url`` not converging: among the rules that still fire in
     the last iteration, the last non-shrinking one (the one that grows the URL or turns it back),
     else the last one."""
@@ -146,7 +147,7 @@ def cycle_culprit(url: str, rules: Sequence[Rule], ma: int = 10) -> int:
     return (growing or last)[-1]
 
 
-def drop_non_converging(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> tuple[list[Rule], Dropped]:
+def drop_non_converging(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_MA) -> tuple[list[Rule], Dropped]:
     kept, dropped = list(rules), []
     urls = list(dict.fromkeys(urls))
     while True:
@@ -159,7 +160,7 @@ def drop_non_converging(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10
         del kept[i]
 
 
-def drop_unused(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> tuple[list[Rule], Dropped]:
+def drop_unused(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_MA) -> tuple[list[Rule], Dropped]:
     """Drop replace rules of parameters whose removal is in the set, then, until nothing changes,
     the rules that change no test URL once the rules before them have run."""
     removed = {r.name for r in rules if isinstance(r, ParamRule) and r.action == "remove"}
@@ -210,7 +211,7 @@ def _breaking_step(url: str, rules: Sequence[Rule], ma: int) -> int | None:
     return None
 
 
-def drop_url_breaking(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> tuple[list[Rule], Dropped]:
+def drop_url_breaking(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_MA) -> tuple[list[Rule], Dropped]:
     """Rules that, composed with the others, turn a test URL into a non-URL (each rule alone may
     not: ``"/www." → "/"`` after ``"^http:/" → "^http:"``...): the rule blamed most goes, until none."""
     kept, dropped = list(rules), []
@@ -227,7 +228,7 @@ def drop_url_breaking(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) 
     return kept, dropped
 
 
-def check_static(rules: Sequence[Rule], urls: Iterable[str], ma: int = 10) -> tuple[list[Rule], Dropped]:
+def check_static(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_MA) -> tuple[list[Rule], Dropped]:
     """All fetch-free checks, in order: self-feeding or URL-breaking rules, inverses, convergence,
     URL-breaking compositions, subsumption."""
     urls = list(dict.fromkeys(urls))

@@ -202,48 +202,50 @@ class VerdictCache(Protocol):
     def put(self, key: str, verdict: dict) -> None: ...
 
 
-async def validate(
-    pairs: Sequence[Pair],
-    param_rules: Sequence[ParamRule],
-    test_urls: Sequence[str],
-    fetch: Fetch,
-    params: DustParams | None = None,
-    seed: int = 0,
-    min_equal: float = 1.0,
-    cache: VerdictCache | None = None,
-    on_verdict: Callable[[Verdict], None] | None = None,
-) -> ValidationResult:
-    """Figure 4 over the likely pairs (in rank order, oriented α > β), then parameter rules.
-    With a ``cache``, a rule decided before (valid or invalid, within its TTL) is not fetched again;
-    undecided verdicts are not cached.  ``on_verdict`` is called after each decision (progress)."""
-    p = params or DustParams()
+@dataclass
+class _Decider:
+    """Decides one rule of a validation round: from the cache, without a fetch (a rule that feeds
+    itself, or an expanding rule whose outputs were never observed), or by Figure 3."""
 
-    test_set = frozenset(test_urls)
+    test_urls: Sequence[str]
+    rf: RoundFetcher
+    params: DustParams
+    min_equal: float
+    cache: VerdictCache | None
+    on_verdict: Callable[[Verdict], None] | None
+    test_set: frozenset = frozenset()
 
-    async def decide(rule: Rule, seed_k: int, expanding: bool = False) -> Verdict:
+    async def __call__(self, rule: Rule, seed_k: int, expanding: bool = False) -> Verdict:
+        cache = self.cache
         hit = cache.get(rule.text) if cache is not None else None
         if hit is not None:
-            v = Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
-                        hit.get("skipped", 0), 0, hit.get("applicable", 0), "cached",
-                        [tuple(x) for x in hit.get("samples") or [] if isinstance(x, (list, tuple)) and len(x) == 3])
-            return v
+            return _cached_verdict(rule, hit)
         why = self_feeding(rule)
         if why is None and expanding:
-            why = unobserved_output(rule, test_urls, test_set)
+            why = unobserved_output(rule, self.test_urls, self.test_set)
         if why is not None:  # decided without a fetch: such a rule is never published
             v = Verdict(rule, False, reason=why)
         else:
-            v = await validate_rule(rule, test_urls, rf, p, seed_k, min_equal)
+            v = await validate_rule(rule, self.test_urls, self.rf, self.params, seed_k, self.min_equal)
         if cache is not None and v.valid is not None:
             cache.put(rule.text, {"valid": v.valid, **v.evidence()})  # samples too: a cached rule shows its pairs
-        if on_verdict is not None:
-            on_verdict(v)
+        if self.on_verdict is not None:
+            self.on_verdict(v)
         return v
 
-    rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
-    valid: list[Rule] = []
+
+def _cached_verdict(rule: Rule, hit: dict) -> Verdict:
+    """The verdict of a rule decided before, as the cache holds it (reason ``cached``, no fetch)."""
+    return Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
+                   hit.get("skipped", 0), 0, hit.get("applicable", 0), "cached",
+                   [tuple(x) for x in hit.get("samples") or [] if isinstance(x, (list, tuple)) and len(x) == 3])
+
+
+async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair], seed: int, valid: list[Rule],
+                          verdicts: list[Verdict]) -> list[tuple[Pair, Rule]]:
+    """Figure 4 over the likely pairs: each pair's shrinking direction, then its reverse when that
+    was refuted; a pair that refines a valid rule is dropped (returned with that rule)."""
     valid_pairs: list[tuple[tuple[str, str], Rule]] = []
-    verdicts: list[Verdict] = []
     dropped: list[tuple[Pair, Rule]] = []
     for k, pair in enumerate(pairs):
         refined = next((r for vp, r in valid_pairs if pair_refines((pair.alpha, pair.beta), vp)), None)
@@ -264,6 +266,28 @@ async def validate(
             # reverse of e.g. "?utm_source=feed0$" → "$" published "$" → "?utm_source=feed0$".
             if v.valid is not False:
                 break
+    return dropped
+
+
+async def validate(
+    pairs: Sequence[Pair],
+    param_rules: Sequence[ParamRule],
+    test_urls: Sequence[str],
+    fetch: Fetch,
+    params: DustParams | None = None,
+    seed: int = 0,
+    min_equal: float = 1.0,
+    cache: VerdictCache | None = None,
+    on_verdict: Callable[[Verdict], None] | None = None,
+) -> ValidationResult:
+    """Figure 4 over the likely pairs (in rank order, oriented α > β), then parameter rules.
+    With a ``cache``, a rule decided before (valid or invalid, within its TTL) is not fetched again;
+    undecided verdicts are not cached.  ``on_verdict`` is called after each decision (progress)."""
+    rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
+    decide = _Decider(test_urls, rf, params or DustParams(), min_equal, cache, on_verdict, frozenset(test_urls))
+    valid: list[Rule] = []
+    verdicts: list[Verdict] = []
+    dropped = await _validate_pairs(decide, pairs, seed, valid, verdicts)
     for k, pr in enumerate(param_rules):
         v = await decide(pr, seed + 10_000 + k)
         verdicts.append(v)
@@ -273,7 +297,6 @@ async def validate(
     # see canonical queries and a query never ends up in the path with parameters in it)
     valid = [r for r in valid if isinstance(r, ParamRule)] + [r for r in valid if not isinstance(r, ParamRule)]
     return ValidationResult(valid, verdicts, dropped, rf.fetches, dict(rf.outcomes))
-
 
 __all__ = ["Fetched", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule", "validate",
            "validate_rule"]

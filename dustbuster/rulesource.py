@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dustbuster.core.errors import ConfigError, DustError, ParseError, RuleError
+from dustbuster.core.params import DEFAULT_MA
 from dustbuster.core.rulebook import SiteCanonized, RuleBook
 from dustbuster.logs.formats import loads_strict
 
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 
 
 class LiveRules:
-    def __init__(self, source: str, token: str = "", refresh_s: float = 30.0, normalize: bool = True, ma: int = 10,
+    def __init__(self, source: str, token: str = "", refresh_s: float = 30.0, normalize: bool = True, ma: int = DEFAULT_MA,
                  wait_s: float = 30.0) -> None:
         if not source or not source.strip():
             raise ConfigError("no rules source: give a rules file, a worker's API (http://host:8870) "

@@ -5,9 +5,10 @@ aliases, parameters that do not change content and ones that do, print versions 
 chrome, pages that grow as comments arrive, look-alike URLs with different content, redirects,
 soft-error pages (unknown paths answer 200 with a generic page), slow and failing pages.
 
-``SimSite.truth()`` lists the rules that are valid (and some that look valid but are not);
-``SimSite.log_lines(n)`` writes an access log of simulated traffic whose sizes are the real sizes
-the server returns, so mining, validation and canonization can be scored against the truth.
+Its host names, URL families and truth are :mod:`dustbuster.sim.forum`'s: ``SimSite.truth()`` lists
+the rules that are valid (and some that look valid but are not); ``SimSite.log_lines(n)`` writes an
+access log of simulated traffic whose sizes are the real sizes the server returns, so mining,
+validation and canonization can be scored against the truth.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from . import forum
+from .forum import IGNORED_PARAMS, SITE_HOSTS, STORY
+
 WORDS = ("market election river concert festival bridge harbor season council rally orchestra "
          "theater museum library stadium parliament budget forecast storm drought harvest "
          "vaccine hospital school teacher student archive scandal verdict treaty summit").split()
@@ -26,7 +30,7 @@ WORDS = ("market election river concert festival bridge harbor season council ra
 
 @dataclass
 class SimSite:
-    hosts: tuple[str, ...] = ("www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test")
+    hosts: tuple[str, ...] = SITE_HOSTS
     stories: int = 300
     seed: int = 7
     slow_s: float = 3.0
@@ -61,7 +65,7 @@ class SimSite:
             return 200, self.page("x", self.story_text(host, 0, salt=salt)), None
         if host not in self.hosts:
             return 404, self.page("no such host", "unknown host"), None
-        for drop in ("sid", "utm_source", "LastView", "Close"):
+        for drop in IGNORED_PARAMS:
             query.pop(drop, None)
         if path.startswith("/old/"):
             return 301, "", path[4:]
@@ -76,7 +80,7 @@ class SimSite:
             for kv in rest:
                 k, _, v = kv.partition("=")
                 query.setdefault(k, v)
-            for drop in ("sid", "utm_source", "LastView", "Close"):
+            for drop in IGNORED_PARAMS:
                 query.pop(drop, None)
             n = int(head) if head.isdigit() else None
         elif path in ("/story", "/story.php3"):
@@ -109,22 +113,8 @@ class SimSite:
     # ------------------------------------------------------------------ ground truth
     @staticmethod
     def truth() -> dict:
-        return {
-            "valid": [
-                {"type": "substring", "alpha": "story.php3?", "beta": "story?"},
-                {"type": "substring", "alpha": "/story?id=", "beta": "/story_"},
-                {"type": "substring", "alpha": "/index.html", "beta": "/", "anchor_end": True},
-                {"type": "substring", "alpha": "&LastView=&Close=", "beta": "", "anchor_end": True},
-                {"type": "substring", "alpha": "http://forum.test/", "beta": "http://www.forum.test/", "anchor_start": True},
-                {"type": "parameter", "name": "sid", "action": "remove"},
-                {"type": "parameter", "name": "utm_source", "action": "remove"},
-            ],
-            "invalid": [
-                {"type": "substring", "alpha": "http://politics.", "beta": "http://movies.", "anchor_start": True},
-                {"type": "parameter", "name": "page", "action": "remove"},
-                {"type": "substring", "alpha": "/print/story_", "beta": "/story_"},
-            ],
-        }
+        """The rules valid on the site, and some that look valid but are not (:data:`forum.TRUTH`)."""
+        return forum.truth()
 
     # ------------------------------------------------------------------ traffic
     def log_lines(self, n: int, seed: int = 1, port: int | None = None) -> list[str]:
@@ -138,27 +128,27 @@ class SimSite:
             s = min(int(rnd.paretovariate(1.0)) - 1, self.stories - 1) if rnd.random() < 0.4 else rnd.randrange(self.stories)
             r = rnd.random()
             if r < 0.25:
-                target = f"/story_{s}"
+                target = STORY["alias"].format(n=s)
             elif r < 0.45:
-                target = f"/story?id={s}"
+                target = STORY["query"].format(n=s)
             elif r < 0.55:
-                target = f"/story.php3?id={s}"
+                target = STORY["php3"].format(n=s)
             elif r < 0.62:
-                target = f"/story?id={s}&LastView=&Close="
+                target = STORY["display"].format(n=s)
             elif r < 0.70:
-                target = f"/story?id={s}&sid={rnd.randrange(16**6):06x}"
+                target = STORY["session"].format(n=s, sid=f"{rnd.randrange(16**6):06x}")
             elif r < 0.75:
                 target = f"/story_{s}?utm_source=feed{rnd.randrange(3)}"
             elif r < 0.80:
-                target = f"/story?id={s}&page={rnd.randrange(2, 4)}"
+                target = STORY["page"].format(n=s, page=rnd.randrange(2, 4))
             elif r < 0.85:
-                target = f"/print/story_{s}"
+                target = STORY["print"].format(n=s)
             elif r < 0.90:
                 target = rnd.choice(["/", "/index.html"])
             elif r < 0.95:
                 target = f"/lect{rnd.randrange(1, 12)}.ps"
             else:
-                target = f"/old/story_{s}"
+                target = "/old" + STORY["alias"].format(n=s)
             if rnd.random() < 0.02:
                 self.comment(host, s)
             path, _, q = target.partition("?")

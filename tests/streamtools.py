@@ -1,57 +1,16 @@
-"""Helpers for the integration tests: workers as real processes, feeding, reading topics."""
+"""Helpers for the integration tests: feeding, mining, waiting for candidates; workers as real
+processes and topic reads are :mod:`dustbuster.devkafka`'s (the benchmarks use them too)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
+from dustbuster.devkafka import Worker, read_topic, stream_env  # noqa: F401 - the tests import them from here
 from tests.conftest import ROOT
-
-
-class Worker:
-    def __init__(self, env: dict, data_dir: Path, log: Path) -> None:
-        self.env, self.data_dir, self.log = env, data_dir, log
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> "Worker":
-        out = open(self.log, "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "dustbuster", "worker", "--data-dir", str(self.data_dir)],
-                                     cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        out.close()
-        return self
-
-    def kill9(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-
-def stream_env(bootstrap: str, window: float = 1.0, partitions: int = 2) -> dict:
-    tag = uuid.uuid4().hex[:8]
-    env = dict(os.environ)
-    env.update({"DUST_KAFKA_BOOTSTRAP": bootstrap, "DUST_TOPIC_PREFIX": f"t{tag}", "DUST_APP_ID": f"app{tag}",
-                "DUST_WINDOW_S": str(window), "DUST_PARTITIONS": str(partitions),
-                "DUST_SESSION_TIMEOUT_S": "6", "DUST_API_PORT": "0"})
-    env.pop("DUST_VALIDATOR_SITES", None)  # nothing is fetched unless a test configures a site
-    return env
 
 
 def feed(env: dict, path: Path | str, site: str, stdin: bytes | None = None, batch_lines: int = 200) -> subprocess.CompletedProcess:
@@ -73,29 +32,6 @@ def compact(doc: dict) -> dict:
         "rules": [(r["display"], r["support"], r["support_high"]) for r in doc["rules"]],
         "param_rules": [(r["display"], r["support"], r["disqualified"]) for r in doc["param_rules"]],
     }
-
-
-async def _read_all(bootstrap: str, topic: str, timeout_ms: int = 1500) -> list:
-    from aiokafka import AIOKafkaConsumer
-
-    c = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", group_id=None,
-                         enable_auto_commit=False)
-    await c.start()
-    out = []
-    try:
-        while True:
-            got = await c.getmany(timeout_ms=timeout_ms)
-            if not got:
-                break
-            for msgs in got.values():
-                out.extend(msgs)
-    finally:
-        await c.stop()
-    return out
-
-
-def read_topic(bootstrap: str, topic: str) -> list:
-    return asyncio.run(_read_all(bootstrap, topic))
 
 
 def latest_candidates(env: dict, want: dict[str, int], timeout: float = 120.0, workers: list[Worker] = ()) -> dict[str, dict]:

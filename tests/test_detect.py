@@ -199,8 +199,8 @@ def test_sort_keys_packed_and_partitioned(n, hi):
 
 
 def test_figure_7_forum_rules_from_a_generated_log():
-    """The forum of Figure 7 (bench/genlog.py): its valid rules come out of phases 1-2."""
-    from bench.genlog import generate
+    """The forum of Figure 7 (dustbuster.sim.forum): its valid rules come out of phases 1-2."""
+    from dustbuster.sim.forum import generate
     from dustbuster.core import mine
     from dustbuster.core.rules import SubstringRule
     from dustbuster.logs.formats import PARSERS, Context

@@ -22,7 +22,7 @@ def nlines(path) -> int:
 
 @pytest.fixture
 def generated_log(tmp_path):
-    from bench.genlog import generate
+    from dustbuster.sim.forum import generate
 
     path = tmp_path / "forum.log"
     path.write_text("\n".join(generate(4000, seed=11)) + "\n")
@@ -53,7 +53,7 @@ def test_stream_equals_batch(kafka, tmp_path, generated_log):
 
 
 def test_kill9_midway_loses_nothing_and_counts_nothing_twice(kafka, tmp_path):
-    from bench.genlog import generate
+    from dustbuster.sim.forum import generate
     from dustbuster.core.params import DustParams
     from dustbuster.state.partitions import PartitionState
 
@@ -116,7 +116,7 @@ def test_junk_on_the_topic_goes_to_rejects(kafka, tmp_path):
 def test_scale_out_and_a_worker_stopped_midway(kafka, tmp_path):
     """Three workers in one group; one is killed midway: its partitions move, their state is
     rebuilt from the URL changelog, and every site ends equal to dustbuster mine."""
-    from bench.genlog import generate
+    from dustbuster.sim.forum import generate
 
     env = stream_env(kafka, partitions=4)
     files = {}
