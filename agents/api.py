@@ -1,4 +1,4 @@
-"""The HTTP API served by each worker (aiohttp; issue 5).  docs/api.md has the reference.
+"""The HTTP API served by each worker (aiohttp).  docs/api.md has the reference.
 
 | route | what |
 |---|---|
@@ -28,10 +28,11 @@ from aiohttp import web
 
 from dustbuster.core.errors import ParseError
 from dustbuster.core.rulebook import RuleBook
-from dustbuster.logs.formats import loads_strict
+from dustbuster.core.strictjson import loads_strict
 from dustbuster.agents.metrics import CONTENT_TYPE, Metrics
 from dustbuster.stream.records import MAX_URL_CHARS, url_problem
 
+from .context import WorkerContext
 from .dashboard import add_routes as add_dashboard_routes, is_open as dashboard_open
 from .dashboard_feed import CandidatesFollower, record_versions
 from .dashboard_state import DashboardState
@@ -99,129 +100,152 @@ def parse_canonicalize_body(raw: bytes, max_batch: int) -> tuple[list[str], str 
     return urls, site, norm
 
 
-def make_api(book: RuleBook, metrics: Metrics, *, ready: Callable[[], bool] = lambda: True, token: str = "",
-             max_batch: int = 10000, body_timeout_s: float = BODY_TIMEOUT_S, health=None,
-             dashboard: DashboardState | None = None) -> web.Application:
-    def refuse(status: int, reason: str, message: str, **headers: str) -> web.Response:
-        metrics.api_rejects.labels(reason).inc()
-        return _error(status, message, reason, **headers)
-
+def _guard(metrics: Metrics, token: str, dashboard: DashboardState | None):
+    """The middleware: the bearer token (when set), and every refusal or bug as a counted JSON error."""
     @web.middleware
     async def guard(request: web.Request, handler):
         if token and request.path not in OPEN_PATHS and not (dashboard is not None and dashboard_open(request.path)):
             auth = request.headers.get("Authorization", "")
             given = auth[7:] if auth.startswith("Bearer ") else ""
             if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode()):
-                return refuse(401, "unauthorized", "a valid 'Authorization: Bearer <token>' header is required",
-                              **{"WWW-Authenticate": 'Bearer realm="dustbuster"'})
+                return _refuse(metrics, 401, "unauthorized", "a valid 'Authorization: Bearer <token>' header is required",
+                               **{"WWW-Authenticate": 'Bearer realm="dustbuster"'})
         try:
             return await handler(request)
         except RequestError as exc:
-            resp = refuse(exc.status, exc.reason, exc.message)
+            resp = _refuse(metrics, exc.status, exc.reason, exc.message)
             if exc.reason in ("bad_content_encoding", "body_timeout"):
                 resp.force_close()  # the rest of the body cannot be trusted or will not come: no keep-alive
             return resp
         except web.HTTPRequestEntityTooLarge:
-            return refuse(413, "body_too_large", f"request body over {MAX_BODY} bytes")
+            return _refuse(metrics, 413, "body_too_large", f"request body over {MAX_BODY} bytes")
         except web.HTTPException as exc:
             if exc.status >= 400:
-                return refuse(exc.status, f"http_{exc.status}", exc.reason)
+                return _refuse(metrics, exc.status, f"http_{exc.status}", exc.reason)
             raise
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("API request %s %s failed", request.method, request.path)
-            return refuse(500, "internal_error", "internal error (logged by the worker)")
+            return _refuse(metrics, 500, "internal_error", "internal error (logged by the worker)")
 
-    async def read_body(request: web.Request) -> bytes:
-        try:
-            return await asyncio.wait_for(request.read(), body_timeout_s)
-        except asyncio.TimeoutError:
-            raise RequestError(408, "body_timeout", f"the request body did not arrive within {body_timeout_s:g} s") from None
-        except (web.HTTPException, asyncio.CancelledError):
-            raise
-        except Exception as exc:  # aiohttp's RequestPayloadError: bad gzip/deflate, a truncated chunk
-            log.info("unreadable request body: %s", exc)
-            raise RequestError(400, "bad_content_encoding", "the body could not be read: bad Content-Encoding "
-                               "or transfer encoding") from None
+    return guard
 
-    async def canonicalize(request: web.Request) -> web.Response:
-        urls, site, norm = parse_canonicalize_body(await read_body(request), max_batch)
+
+def _refuse(metrics: Metrics, status: int, reason: str, message: str, **headers: str) -> web.Response:
+    metrics.api_rejects.labels(reason).inc()
+    return _error(status, message, reason, **headers)
+
+
+async def read_body(request: web.Request, body_timeout_s: float) -> bytes:
+    """The request body, within ``body_timeout_s`` seconds (else 408); 400 when it cannot be decoded."""
+    try:
+        return await asyncio.wait_for(request.read(), body_timeout_s)
+    except asyncio.TimeoutError:
+        raise RequestError(408, "body_timeout", f"the request body did not arrive within {body_timeout_s:g} s") from None
+    except (web.HTTPException, asyncio.CancelledError):
+        raise
+    except Exception as exc:  # aiohttp's RequestPayloadError: bad gzip/deflate, a truncated chunk
+        log.info("unreadable request body: %s", exc)
+        raise RequestError(400, "bad_content_encoding", "the body could not be read: bad Content-Encoding "
+                           "or transfer encoding") from None
+
+
+class Views:
+    """The API's handlers, over one rule book."""
+
+    def __init__(self, book: RuleBook, metrics: Metrics, ready: Callable[[], bool], max_batch: int,
+                 body_timeout_s: float, health) -> None:
+        self.book, self.metrics, self.ready, self.health = book, metrics, ready, health
+        self.max_batch, self.body_timeout_s = max_batch, body_timeout_s
+
+    async def canonicalize(self, request: web.Request) -> web.Response:
+        urls, site, norm = parse_canonicalize_body(await read_body(request, self.body_timeout_s), self.max_batch)
         results = []
         for k, u in enumerate(urls):
-            results.append(book.canonize(u, site, norm).to_json())
+            results.append(self.book.canonize(u, site, norm).to_json())
             if k % 2000 == 1999:
                 await asyncio.sleep(0)  # long batches let the worker breathe
-        metrics.canonizations.labels("api").inc(len(results))
+        self.metrics.canonizations.labels("api").inc(len(results))
         versions = {r["site"]: r["version"] for r in results if r["version"] is not None}
         return web.json_response({"count": len(results), "versions": versions, "results": results})
 
-    async def sites(request: web.Request) -> web.Response:
+    async def sites(self, request: web.Request) -> web.Response:
         out = [{"site": s, "version": sr.version, "rules": len(sr.rules), "created": sr.doc.get("created")}
-               for s, sr in sorted(book.sites.items())]
+               for s, sr in sorted(self.book.sites.items())]
         return web.json_response({"sites": out, "count": len(out)})
 
-    async def site_rules(request: web.Request) -> web.Response:
+    async def site_rules(self, request: web.Request) -> web.Response:
         site = request.match_info["site"].lower()
-        sr = book.sites.get(site)
+        sr = self.book.sites.get(site)
         if sr is None:
             return _error(404, f"no rule set for site {site!r} (GET /sites lists them)")
         return web.json_response(dict(sr.doc) | {"site": site, "version": sr.version})
 
-    async def healthz(request: web.Request) -> web.Response:
-        rules_ready = ready()
-        extra = health.details() if health is not None else {}  # problems, agents, rebuilding
+    async def healthz(self, request: web.Request) -> web.Response:
+        rules_ready = self.ready()
+        extra = self.health.details() if self.health is not None else {}  # problems, agents, rebuilding
         ok = rules_ready and not extra.get("problems")
         return web.json_response({"status": "ok" if ok else "unhealthy" if rules_ready else "starting",
-                                  "rules_ready": rules_ready, "sites": len(book.sites)} | extra, status=200 if ok else 503)
+                                  "rules_ready": rules_ready, "sites": len(self.book.sites)} | extra,
+                                 status=200 if ok else 503)
 
-    async def metrics_view(request: web.Request) -> web.Response:
-        metrics.rule_sets.set(len(book.sites))
-        return web.Response(body=metrics.exposition(), headers={"Content-Type": CONTENT_TYPE})
+    async def metrics_view(self, request: web.Request) -> web.Response:
+        self.metrics.rule_sets.set(len(self.book.sites))
+        return web.Response(body=self.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE})
 
-    app = web.Application(middlewares=[guard], client_max_size=MAX_BODY)
-    app.router.add_post("/canonicalize", canonicalize)
-    app.router.add_get("/sites", sites)
-    app.router.add_get("/sites/{site}/rules", site_rules)
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/metrics", metrics_view)
+
+def make_api(book: RuleBook, metrics: Metrics, *, ready: Callable[[], bool] = lambda: True, token: str = "",
+             max_batch: int = 10000, body_timeout_s: float = BODY_TIMEOUT_S, health=None,
+             dashboard: DashboardState | None = None) -> web.Application:
+    """The API's aiohttp application: its routes, and the dashboard's when ``dashboard`` is given."""
+    views = Views(book, metrics, ready, max_batch, body_timeout_s, health)
+    app = web.Application(middlewares=[_guard(metrics, token, dashboard)], client_max_size=MAX_BODY)
+    app.router.add_post("/canonicalize", views.canonicalize)
+    app.router.add_get("/sites", views.sites)
+    app.router.add_get("/sites/{site}/rules", views.site_rules)
+    app.router.add_get("/healthz", views.healthz)
+    app.router.add_get("/metrics", views.metrics_view)
     if dashboard is not None:
         add_dashboard_routes(app, dashboard, book)
     return app
 
 
-def register(app, settings, book: RuleBook, follower, metrics: Metrics) -> None:
-    """Serve the API from the worker (``DUST_API_PORT``; 0 = off).  Rule-set records the follower
-    skips are counted in ``dust_rule_sets_rejected_total{reason}`` whether or not the API is on."""
-    if follower is not None and follower.on_reject is None:
-        follower.on_reject = lambda reason, site: metrics.rule_sets_rejected.labels(reason).inc()
-    if not settings.api_port:
+def register(ctx: WorkerContext) -> None:
+    """Serve the API and the dashboard from the worker (``DUST_API_PORT``; 0 = off)."""
+    settings, dashboard = ctx.settings, ctx.dashboard
+    if not settings.api_port or dashboard is None:
         return
-    dashboard = app.dust_dashboard = DashboardState()
-    app.dust_rounds = dashboard.rounds  # the validator agent reports its rounds here
-    if follower is not None:
-        record_versions(follower, book, dashboard.versions)
+    if ctx.follower is not None:
+        record_versions(ctx.follower, ctx.book, dashboard.versions)
 
-    @app.task
+    @ctx.app.task
     async def follow_candidates() -> None:
         await CandidatesFollower(settings.kafka_bootstrap, settings.candidates_topic, dashboard).run()
 
-    @app.task
+    @ctx.app.task
     async def serve_api() -> None:
-        api = make_api(book, metrics, ready=follower.ready.is_set if follower else (lambda: True), token=settings.api_token,
-                       max_batch=settings.api_max_batch, health=getattr(app, "dust_health", None), dashboard=dashboard)
-        # lingering_time=0: a request whose body was refused unread (bad Content-Encoding, 408) has its
-        # connection closed after the JSON answer instead of aiohttp reading on (and logging the error)
-        runner = web.AppRunner(api, access_log=None, lingering_time=0)
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, settings.api_host, settings.api_port).start()
-        except OSError as exc:
-            log.error("HTTP API not served: cannot listen on %s:%s: %s", settings.api_host, settings.api_port, exc)
-            await runner.cleanup()
-            return
-        log.info("HTTP API and dashboard on http://%s:%s/", settings.api_host, settings.api_port)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await runner.cleanup()
+        await serve(ctx)
+
+
+async def serve(ctx: WorkerContext) -> None:
+    """Listen on DUST_API_HOST:DUST_API_PORT until the worker stops."""
+    settings, follower = ctx.settings, ctx.follower
+    api = make_api(ctx.book, ctx.metrics, ready=follower.ready.is_set if follower else (lambda: True),
+                   token=settings.api_token, max_batch=settings.api_max_batch, health=ctx.health,
+                   dashboard=ctx.dashboard)
+    # lingering_time=0: a request whose body was refused unread (bad Content-Encoding, 408) has its
+    # connection closed after the JSON answer instead of aiohttp reading on (and logging the error)
+    runner = web.AppRunner(api, access_log=None, lingering_time=0)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, settings.api_host, settings.api_port).start()
+    except OSError as exc:
+        log.error("HTTP API not served: cannot listen on %s:%s: %s", settings.api_host, settings.api_port, exc)
+        await runner.cleanup()
+        return
+    log.info("HTTP API and dashboard on http://%s:%s/", settings.api_host, settings.api_port)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

@@ -1,4 +1,4 @@
-"""The canonizer agent: frontier URLs in, canonical URLs with a seen flag out (issue 5).
+"""The canonizer agent: frontier URLs in, canonical URLs with a seen flag out.
 
 Every worker follows the whole compacted rules topic (stream/rulesview.py) into its rule book,
 so a new rule-set version applies to the next frontier message, without a restart.  Per frontier
@@ -14,116 +14,117 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 
+from dustbuster.core.rulebook import SiteCanonized
 from dustbuster.core.errors import ParseError
-from dustbuster.state.seen import SeenStores, signature
+from dustbuster.state.seen import SeenStore, signature
 from dustbuster.stream.changelog import SeenChangelog
-from dustbuster.agents.health import Health
-from dustbuster.stream.records import CanonicalURL, Reject, decode_frontier
+from dustbuster.stream.records import CanonicalURL, decode_frontier
+from dustbuster.stream.rulesview import TopicFollower
+
+from .context import WorkerContext
+from .messages import ensure_fresh, send_reject
 
 log = logging.getLogger(__name__)
 
 
-def register(app, settings, topics, book, follower, metrics) -> None:
-    seen = SeenStores(settings.data_dir / "seen")
-    changelog = SeenChangelog(settings.kafka_bootstrap, settings.seen_changelog_topic)
-    stats = app.dust_canonizer_stats = {"messages": 0, "urls": 0, "duplicates": 0, "rejected": 0,
-                                        "replayed": 0, "rebuilds": 0}
+def register(ctx: WorkerContext) -> None:
+    """The ``dust-canonizer`` agent on the frontier topic, and the task that follows the rules topic."""
+    assert ctx.follower is not None and ctx.seen is not None, "the canonizer needs DUST_CANONIZE"
+    changelog = SeenChangelog(ctx.settings.kafka_bootstrap, ctx.settings.seen_changelog_topic)
+    health = ctx.health
 
-    @app.task
+    @ctx.app.task
     async def follow_rules() -> None:
-        while True:
-            try:
-                await follower.start()
-                break
-            except Exception as exc:  # the rules topic not there yet, a broker hiccup: retry
-                log.warning("cannot follow the rules topic yet: %s", exc)
-                await asyncio.sleep(2.0)
-        try:
-            await follower.run()
-        finally:
-            await follower.stop()
+        await follow(ctx.follower)
 
-    async def ensure_fresh(store, partition: int, topic: str, offset: int) -> None:
-        applied = store.applied(topic)
-        if offset <= applied + 1:
-            return
-        t0 = time.perf_counter()
-        img_applied, sigs = await changelog.read(partition)
-        if img_applied < applied:
-            log.warning("frontier partition %s: seen changelog (%s) behind local (%s); keeping local",
-                        partition, img_applied, applied)
-            return
-        n = store.rebuild(sigs, topic, img_applied)
-        stats["rebuilds"] += 1
-        log.warning("frontier partition %s: rebuilt %s seen signatures from the changelog in %.1fs",
-                    partition, n, time.perf_counter() - t0)
-
-    async def reject(msg, reason: str, detail: str, line: str, site: str | None) -> None:
-        stats["rejected"] += 1
-        metrics.rejects.labels(reason).inc()
-        await topics.rejects.send(key=site.encode() if site else None, value=Reject(
-            reason=reason, detail=detail, site=site, line=line[:1000], topic=msg.topic,
-            partition=msg.partition, offset=msg.offset))
-
-    health = getattr(app, "dust_health", None) or Health()
-
-    @app.agent(topics.frontier, name="dust-canonizer")
+    @ctx.app.agent(ctx.topics.frontier, name="dust-canonizer")
     @health.agent("dust-canonizer")
     async def canonizer(stream):
         async for event in health.track("dust-canonizer", stream.events()):
-            msg = event.message
-            stats["messages"] += 1
-            waited = 0
-            while not follower.ready.is_set():  # never canonicalize with rules not read yet
-                await asyncio.sleep(0.1)
-                waited += 1
-                if waited % 300 == 0:
-                    log.warning("frontier waits: the rules topic %s is not read to its end yet (%ss)",
-                                settings.rules_topic, waited // 10)
-            store = seen.get(msg.partition)
-            await ensure_fresh(store, msg.partition, msg.topic, msg.offset)
-            if msg.offset <= store.applied(msg.topic):
-                stats["replayed"] += 1
-                continue
-            try:
-                site, urls, bad = decode_frontier(msg.key, event.value, settings.max_lines_per_message)
-            except ParseError as exc:
-                raw = event.value if isinstance(event.value, bytes) else b""
-                await reject(msg, exc.reason, exc.detail, raw[:1000].decode("utf-8", "replace"), None)
-                store.commit((), msg.topic, msg.offset)
-                continue
-            for u, reason in bad:
-                await reject(msg, reason, "frontier URL", u, site)
-            results = []
-            for u in urls:  # one URL the canonicalizer cannot handle is rejected alone, never the message
-                try:
-                    results.append(book.canonize(u, site))
-                except Exception as exc:  # noqa: BLE001 - a bug must cost one URL, not the agent
-                    log.exception("canonicalizing %r failed", u[:200])
-                    await reject(msg, "canonicalize_failed", f"{type(exc).__name__}: {str(exc)[:200]}", u, site)
-            sigs = [signature(r.canonical) for r in results]
-            known = store.seen_many(sigs)
-            new: list[bytes] = []
-            batch: set[bytes] = set()
-            futs = []
-            for r, sig, was in zip(results, sigs, known):
-                dup = was or sig in batch
-                if not dup:
-                    batch.add(sig)
-                    new.append(sig)
-                out_site = r.site or site
-                futs.append(await topics.canonical.send(
-                    key=(out_site or "").encode() or None,
-                    value=CanonicalURL(url=r.url, canonical=r.canonical, site=out_site, rules=list(r.rules),
-                                       version=r.version, seen=dup, signature=sig.hex(), normalized=r.normalized)))
-            if futs:
-                await asyncio.gather(*futs)
-            await changelog.write(msg.partition, new, msg.offset)
-            store.commit(new, msg.topic, msg.offset)
-            dups = len(results) - len(new)
-            stats["urls"] += len(results)
-            stats["duplicates"] += dups
-            metrics.canonizations.labels("frontier").inc(len(results))
-            metrics.duplicates_skipped.inc(dups)
+            await canonize_message(ctx, changelog, event.message, event.value)
+
+
+async def follow(follower: TopicFollower) -> None:
+    """Read the rules topic into the rule book for as long as the worker runs."""
+    while True:
+        try:
+            await follower.start()
+            break
+        except Exception as exc:  # the rules topic not there yet, a broker hiccup: retry
+            log.warning("cannot follow the rules topic yet: %s", exc)
+            await asyncio.sleep(2.0)
+    try:
+        await follower.run()
+    finally:
+        await follower.stop()
+
+
+async def wait_for_rules(ctx: WorkerContext) -> None:
+    """Never canonicalize with rules not read yet: wait until the rules topic is read to its end."""
+    waited = 0
+    while not ctx.follower.ready.is_set():
+        await asyncio.sleep(0.1)
+        waited += 1
+        if waited % 300 == 0:
+            log.warning("frontier waits: the rules topic %s is not read to its end yet (%ss)",
+                        ctx.settings.rules_topic, waited // 10)
+
+
+async def canonize_message(ctx: WorkerContext, changelog: SeenChangelog, msg, value) -> None:
+    """One frontier message: its URLs canonicalized, sent with their seen flags, committed."""
+    await wait_for_rules(ctx)
+    store = ctx.seen.get(msg.partition)
+
+    async def rebuild(sigs, applied: int) -> str:
+        return f"{store.rebuild(sigs, msg.topic, applied)} seen signatures"
+
+    await ensure_fresh("frontier", msg.partition, msg.offset, store.applied(msg.topic), changelog.read, rebuild)
+    if msg.offset <= store.applied(msg.topic):  # a replay
+        return
+    try:
+        site, urls, bad = decode_frontier(msg.key, value, ctx.settings.max_lines_per_message)
+    except ParseError as exc:
+        await send_reject(ctx, msg, exc.reason, exc.detail, value)
+        store.commit((), msg.topic, msg.offset)
+        return
+    for u, reason in bad:
+        await send_reject(ctx, msg, reason, "frontier URL", u, site)
+    results = [r for u in urls if (r := await canonize_one(ctx, msg, u, site)) is not None]
+    new = await send_canonical(ctx, store, results, site)
+    await changelog.write(msg.partition, new, msg.offset)
+    store.commit(new, msg.topic, msg.offset)
+    ctx.metrics.canonizations.labels("frontier").inc(len(results))
+    ctx.metrics.duplicates_skipped.inc(len(results) - len(new))
+
+
+async def canonize_one(ctx: WorkerContext, msg, url: str, site: str | None) -> SiteCanonized | None:
+    """One URL canonicalized; a URL the canonicalizer cannot handle is rejected alone (None), never the message."""
+    try:
+        return ctx.book.canonize(url, site)
+    except Exception as exc:  # noqa: BLE001 - a bug must cost one URL, not the agent
+        log.exception("canonicalizing %r failed", url[:200])
+        await send_reject(ctx, msg, "canonicalize_failed", f"{type(exc).__name__}: {str(exc)[:200]}", url, site)
+        return None
+
+
+async def send_canonical(ctx: WorkerContext, store: SeenStore, results: list[SiteCanonized], site: str | None) -> list[bytes]:
+    """Send one CanonicalURL per result, seen when its signature is in the store or earlier in the
+    message, and wait for the broker; returns the new signatures."""
+    sigs = [signature(r.canonical) for r in results]
+    new: list[bytes] = []
+    batch: set[bytes] = set()
+    futs = []
+    for r, sig, was in zip(results, sigs, store.seen_many(sigs)):
+        dup = was or sig in batch
+        if not dup:
+            batch.add(sig)
+            new.append(sig)
+        out_site = r.site or site
+        futs.append(await ctx.topics.canonical.send(
+            key=(out_site or "").encode() or None,
+            value=CanonicalURL(url=r.url, canonical=r.canonical, site=out_site, rules=list(r.rules),
+                               version=r.version, seen=dup, signature=sig.hex(), normalized=r.normalized)))
+    if futs:
+        await asyncio.gather(*futs)
+    return new

@@ -1,4 +1,4 @@
-"""The live dashboard served by every worker on the API port (issue 14; docs/dashboard.md).
+"""The live dashboard served by every worker on the API port (docs/dashboard.md).
 
 | route | what | token |
 |---|---|---|

@@ -1,4 +1,4 @@
-"""What the dashboard shows that no other object keeps (issue 14): typed, bounded, in memory.
+"""What the dashboard shows that no other object keeps: typed, bounded, in memory.
 
 * :class:`SiteTraffic` — per site, from the candidates topic (every worker follows all of it):
   lines in and unique URLs at each window (a small time series), the newest candidate set, and

@@ -1,4 +1,4 @@
-"""What ``GET /healthz`` reports: is this worker doing its job right now (issue 16)?
+"""What ``GET /healthz`` reports: is this worker doing its job right now?
 
 A worker is unhealthy while
 

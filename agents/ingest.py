@@ -12,96 +12,102 @@ event loop.  docs/state.md, docs/cost.md.
 from __future__ import annotations
 
 import logging
-import time
+from typing import TYPE_CHECKING
 
 from dustbuster.core.errors import ParseError
-from dustbuster.stream.changelog import Changelog
-from dustbuster.agents.health import Health
 from dustbuster.logs.reader import parse_lines
-from dustbuster.stream.records import Reject, decode_raw
+from dustbuster.state.partitions import PartitionState
+from dustbuster.stream.changelog import Changelog
+from dustbuster.stream.records import RawBatch, decode_raw
+
+from .context import WorkerContext
+from .messages import ensure_fresh, send_reject
+
+if TYPE_CHECKING:
+    from dustbuster.logs.reader import BatchResult
 
 log = logging.getLogger(__name__)
 
 
-def register(app, settings, topics, stores) -> None:
-    stats = {"messages": 0, "replayed": 0, "rejected_messages": 0, "rebuilds": 0}
-    app.dust_ingest_stats = stats
-    changelog = Changelog(settings.kafka_bootstrap, settings.changelog_topic)
-    metrics = app.dust_metrics
-    health = getattr(app, "dust_health", None) or Health()
-    stores.max_urls_per_site = settings.max_urls_per_site
+def register(ctx: WorkerContext) -> None:
+    """The ``dust-ingest`` agent on the raw topic."""
+    changelog = Changelog(ctx.settings.kafka_bootstrap, ctx.settings.changelog_topic)
+    health = ctx.health
 
-    async def ensure_fresh(state, topic: str, offset: int) -> None:
-        applied = state.applied(topic)
-        cut = state.interrupted(topic)  # a crash in the middle of a large message: buckets half written
-        if offset <= applied + 1 and cut is None:
-            return
-        if cut is not None:
-            log.warning("partition %s: message %s was cut short by a crash; rebuilding from the changelog",
-                        state.partition, cut)
-        t0 = time.perf_counter()
-        img = await changelog.read(state.partition)
-        if img.applied < applied and cut is None:
-            log.warning("partition %s: changelog (%s) is behind the local state (%s); keeping local",
-                        state.partition, img.applied, applied)
-            return
-        key = f"{topic}/{state.partition}"
-        seen = {"loaded": 0, "pending": 0}
-
-        def progress(loaded: int, total: int) -> None:  # called on the state thread
-            metrics.rebuild_urls.inc(loaded - seen["loaded"])
-            metrics.rebuild_pending.inc(total - loaded - seen["pending"])
-            seen.update(loaded=loaded, pending=total - loaded)
-            health.rebuild_progress(key, loaded, total)
-
-        try:
-            n = await stores.run(state.rebuild, topic, img.applied, img.sites, img.counters, progress)
-        finally:
-            metrics.rebuild_pending.dec(seen["pending"])
-            health.rebuild_finished(key)
-        stats["rebuilds"] += 1
-        metrics.rebuilds.inc()
-        log.warning("partition %s: rebuilt %s URLs of %s sites from the changelog (applied %s -> %s) in %.1fs",
-                    state.partition, n, len(img.sites), applied, img.applied, time.perf_counter() - t0)
-
-    @app.agent(topics.raw, name="dust-ingest")
+    @ctx.app.agent(ctx.topics.raw, name="dust-ingest")
     @health.agent("dust-ingest")
     async def ingest(stream):
         async for event in health.track("dust-ingest", stream.events()):
-            msg = event.message
-            stats["messages"] += 1
-            state = await stores.run(stores.get, msg.partition)
-            await ensure_fresh(state, msg.topic, msg.offset)
-            try:
-                batch = decode_raw(event.value, settings.max_lines_per_message, settings.max_line_bytes)
-                res = parse_lines(batch.lines, batch.site, batch.format, batch.scheme,
-                                  max_line_bytes=settings.max_line_bytes, header=batch.header)
-            except Exception as exc:  # ParseError: junk; anything else: a decoder bug, never a dead agent
-                reason, detail = (exc.reason, exc.detail) if isinstance(exc, ParseError) else (
-                    "decoder_error", f"{type(exc).__name__}: {str(exc)[:200]}")
-                if not isinstance(exc, ParseError):
-                    log.exception("decoding message %s/%s@%s failed; sent to %s", msg.topic, msg.partition,
-                                  msg.offset, settings.rejects_topic)
-                stats["rejected_messages"] += 1
-                metrics.rejects.labels(reason).inc()
-                log.warning("rejected message %s/%s@%s: %s: %s", msg.topic, msg.partition, msg.offset, reason, detail)
-                raw = event.value if isinstance(event.value, bytes) else b""
-                await topics.rejects.send(key=None, value=Reject(
-                    reason=reason, detail=detail, line=raw[:1000].decode("utf-8", "replace"),
-                    topic=msg.topic, partition=msg.partition, offset=msg.offset))
-                state.skip(msg.topic, msg.offset)
-                continue
-            staged = await stores.run(state.stage, msg.topic, msg.offset, batch.site, res.records, res.counts)
-            if staged is None:
-                stats["replayed"] += 1
-                continue
-            metrics.lines_in.inc(res.counts.get("lines", len(batch.lines)))
-            metrics.unique_urls.inc(staged.new_urls)
-            metrics.urls_over_cap.inc(staged.over_cap)
-            for reason, detail, line in res.rejects:
-                metrics.rejects.labels(reason).inc()
-                await topics.rejects.send(key=batch.site.encode(), value=Reject(
-                    reason=reason, detail=detail, site=batch.site, line=line[:1000],
-                    topic=msg.topic, partition=msg.partition, offset=msg.offset))
-            await changelog.write(msg.partition, batch.site, msg.offset, staged.changelog, staged.counters)
-            await stores.run(state.commit, staged)
+            await ingest_message(ctx, changelog, event.message, event.value)
+
+
+async def ingest_message(ctx: WorkerContext, changelog: Changelog, msg, value) -> None:
+    """One raw-topic message: decoded, parsed, staged, written to the changelog, committed."""
+    stores = ctx.stores
+    state = await stores.run(stores.get, msg.partition)
+    await ensure_fresh("raw", state.partition, msg.offset, state.applied(msg.topic),
+                       lambda p: _read_image(changelog, p), lambda img, applied: _rebuild(ctx, state, msg.topic, img, applied),
+                       cut=state.interrupted(msg.topic))
+    try:
+        batch, res = decode(ctx, value)
+    except Exception as exc:  # ParseError: junk; anything else: a decoder bug, never a dead agent
+        await reject_message(ctx, msg, exc, value)
+        state.skip(msg.topic, msg.offset)
+        return
+    staged = await stores.run(state.stage, msg.topic, msg.offset, batch.site, res.records, res.counts)
+    if staged is None:  # a replay
+        return
+    metrics = ctx.metrics
+    metrics.lines_in.inc(res.counts.get("lines", len(batch.lines)))
+    metrics.unique_urls.inc(staged.new_urls)
+    metrics.urls_over_cap.inc(staged.over_cap)
+    for reason, detail, line in res.rejects:
+        await send_reject(ctx, msg, reason, detail, line, batch.site)
+    await changelog.write(msg.partition, batch.site, msg.offset, staged.changelog, staged.counters)
+    await stores.run(state.commit, staged)
+
+
+def decode(ctx: WorkerContext, value) -> tuple[RawBatch, "BatchResult"]:
+    """The message's batch and its lines parsed; raises ParseError for junk."""
+    s = ctx.settings
+    batch = decode_raw(value, s.max_lines_per_message, s.max_line_bytes)
+    return batch, parse_lines(batch.lines, batch.site, batch.format, batch.scheme, max_line_bytes=s.max_line_bytes,
+                              header=batch.header)
+
+
+async def reject_message(ctx: WorkerContext, msg, exc: Exception, value) -> None:
+    """A message that does not decode: logged, counted and sent to the rejects topic whole."""
+    reason, detail = (exc.reason, exc.detail) if isinstance(exc, ParseError) else (
+        "decoder_error", f"{type(exc).__name__}: {str(exc)[:200]}")
+    if not isinstance(exc, ParseError):
+        log.exception("decoding message %s/%s@%s failed; sent to %s", msg.topic, msg.partition, msg.offset,
+                      ctx.settings.rejects_topic)
+    log.warning("rejected message %s/%s@%s: %s: %s", msg.topic, msg.partition, msg.offset, reason, detail)
+    await send_reject(ctx, msg, reason, detail, value)
+
+
+async def _read_image(changelog: Changelog, partition: int):
+    img = await changelog.read(partition)
+    return img.applied, img
+
+
+async def _rebuild(ctx: WorkerContext, state: PartitionState, topic: str, img, applied: int) -> str:
+    """Load a changelog image into the partition's state on the state thread, its progress in the
+    metrics and the health report."""
+    metrics, health = ctx.metrics, ctx.health
+    key = f"{topic}/{state.partition}"
+    seen = {"loaded": 0, "pending": 0}
+
+    def progress(loaded: int, total: int) -> None:  # called on the state thread
+        metrics.rebuild_urls.inc(loaded - seen["loaded"])
+        metrics.rebuild_pending.inc(total - loaded - seen["pending"])
+        seen.update(loaded=loaded, pending=total - loaded)
+        health.rebuild_progress(key, loaded, total)
+
+    try:
+        n = await ctx.stores.run(state.rebuild, topic, applied, img.sites, img.counters, progress)
+    finally:
+        metrics.rebuild_pending.dec(seen["pending"])
+        health.rebuild_finished(key)
+    metrics.rebuilds.inc()
+    return f"{n} URLs of {len(img.sites)} sites"

@@ -1,6 +1,6 @@
 """Prometheus metrics of a worker (``GET /metrics``), in one registry per process.
 
-Counters named after what the issue asks a dashboard to show:
+The counters and gauges a dashboard of the worker shows:
 
 | metric | labels | what |
 |---|---|---|
@@ -51,7 +51,7 @@ class Metrics:
         self.rule_sets_rejected = Counter("dust_rule_sets_rejected", "Rules-topic records skipped, by reason",
                                           ["reason"], registry=r)
         self.api_rejects = Counter("dust_api_rejects", "API requests refused, by reason", ["reason"], registry=r)
-        # bounded cost and health (issue 16)
+        # bounded cost and health
         self.urls_over_cap = Counter("dust_urls_over_cap", "Records of new URLs not tracked: the site holds "
                                      "DUST_MAX_URLS_PER_SITE URLs", registry=r)
         self.rebuilds = Counter("dust_partition_rebuilds", "Partition states rebuilt from the changelog", registry=r)

@@ -1,10 +1,10 @@
 """The validator agent: candidate sets in, rules fetched and decided (Figures 3–4), versioned rule
 sets out on the compacted rules topic (key = site).  A site's rule set changes only when a
-verdict changes; verdicts are cached with a TTL (re-validated after it, at the next window)."""
+verdict changes (dustbuster.core.ruleversion decides); verdicts are cached with a TTL
+(re-validated after it, at the next window)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import time
@@ -12,47 +12,56 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dustbuster.core.detect import Pair
-from dustbuster.core.errors import RuleError
+from dustbuster.core.errors import ConfigError, RuleError
 from dustbuster.core.rules import ParamRule, Rule, SubstringRule, rule_from_json
+from dustbuster.core.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, carried_over, decide_version
 from dustbuster.core.setcheck import SetCheck, check_rule_set
+from dustbuster.core.siteconfig import SiteConfig
 from dustbuster.core.sketch import similar
 from dustbuster.core.validate import Fetched, RoundFetcher, ValidationResult, validate
-from dustbuster.state.verdicts import VerdictStore
 from dustbuster.fetch.client import FetchPolicy, Fetcher
-from dustbuster.agents.health import Health
-from dustbuster.stream.records import RuleSet
+from dustbuster.state.verdicts import VerdictStore
+from dustbuster.stream.records import CandidateSet, RuleSet
+from dustbuster.stream.settings import Settings, read_sites
+
+from .context import WorkerContext
 
 log = logging.getLogger(__name__)
 
+_told_unconfigured: set[str] = set()  #: sites whose candidates were said to wait unvalidated (once per site)
 
-def site_policy(settings, site: str) -> FetchPolicy | None:
+
+def fetch_policy(conf: SiteConfig) -> FetchPolicy:
+    """The fetcher's policy of a configured site (each origin reduced to scheme://host[:port])."""
+    return FetchPolicy(origins=frozenset(FetchPolicy.origin_of(o) for o in conf.origins),
+                       allow_private=conf.allow_private, resolve=dict(conf.resolve), robots=conf.robots,
+                       rate_per_s=conf.rate_per_s, per_host_concurrency=conf.concurrency)
+
+
+def site_policy(settings: Settings, site: str) -> FetchPolicy | None:
     """The fetch policy of a configured site; None for a site nobody configured: such a site is
     never fetched (its origins, and whether loopback or private addresses are allowed, must be
     said explicitly in DUST_VALIDATOR_SITES)."""
-    if not settings.validator_sites:
-        return None
-    conf = json.loads(settings.validator_sites.read_text()).get(site)
-    if not conf or not conf.get("origins"):
-        return None
-    return FetchPolicy(origins=frozenset(FetchPolicy.origin_of(o) for o in conf["origins"]),
-                       allow_private=bool(conf.get("allow_private", False)),
-                       resolve={k.lower(): v for k, v in (conf.get("resolve") or {}).items()},
-                       robots=bool(conf.get("robots", True)),
-                       rate_per_s=float(conf.get("rate_per_s", 10.0)),
-                       per_host_concurrency=int(conf.get("concurrency", 4)))
+    conf = settings.sites.get(site)
+    return fetch_policy(conf) if conf is not None and conf.fetchable else None
+
+
+def check_site_policies(settings: Settings) -> None:
+    """Every configured site's fetch policy can be made: ConfigError at start-up otherwise."""
+    for site in settings.sites:
+        try:
+            site_policy(settings, site)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"{settings.validator_sites}: site {site!r}: {exc}") from None
 
 
 def configured_policy(sites: Path, site: str) -> FetchPolicy:
     """The fetch policy of ``site`` in the sites file ``sites`` for the offline commands
     (``validate``, ``truth``); ConfigError with a message a person can act on otherwise."""
-    from dustbuster.core.errors import ConfigError
-    from dustbuster.stream.settings import Settings
-
-    if not sites.is_file():
-        raise ConfigError(f"no such sites file: {sites}")
+    conf = read_sites(Path(sites)).get(site)
     try:
-        policy = site_policy(Settings(validator_sites=sites), site)
-    except (ValueError, TypeError, KeyError) as exc:
+        policy = fetch_policy(conf) if conf is not None and conf.fetchable else None
+    except (ValueError, TypeError) as exc:
         raise ConfigError(f"{sites}: {exc}") from None
     if policy is None:
         raise ConfigError(f"{sites} has no origins for site {site!r}: nothing may be fetched")
@@ -62,9 +71,9 @@ def configured_policy(sites: Path, site: str) -> FetchPolicy:
 class SoftErrorAware:
     """Pages that look like the site's answer to a path that cannot exist are failures."""
 
-    def __init__(self, fetcher: Fetcher, min_equal: float) -> None:
+    def __init__(self, fetcher: Fetcher, threshold: float) -> None:
         self.fetcher = fetcher
-        self.min_equal = min_equal
+        self.threshold = threshold  #: fraction of min-hashes that must agree (Settings.sketch_threshold)
         self.probes: dict[str, Fetched] = {}
 
     async def __call__(self, url: str) -> Fetched:
@@ -75,7 +84,7 @@ class SoftErrorAware:
         if origin not in self.probes:
             self.probes[origin] = await self.fetcher.fetch(f"{origin}/dustbuster-probe-{secrets.token_hex(8)}")
         probe = self.probes[origin]
-        if probe.ok and probe.sketch and got.sketch and similar(got.sketch, probe.sketch, self.min_equal):
+        if probe.ok and probe.sketch and got.sketch and similar(got.sketch, probe.sketch, self.threshold):
             self.fetcher.counts["soft_error"] += 1
             return Fetched(False, None, got.status, "soft_error")
         return got
@@ -92,55 +101,51 @@ class _SiteCache:
         self.store.put(self.site, key, verdict)
 
 
-def register(app, settings, topics, stores) -> None:
-    verdicts = VerdictStore(settings.data_dir / "verdicts")
-    app.dust_validator_stats = vstats = {"rounds": 0, "fetches": 0, "published": 0}
+def register(ctx: WorkerContext) -> None:
+    """The ``dust-validator`` agent on the candidates topic, and the ``dust-revalidate`` timer."""
+    check_site_policies(ctx.settings)
+    assert ctx.verdicts is not None, "the validator needs DUST_VALIDATE"
 
-    @app.timer(max(settings.verdict_ttl_s / 4, settings.window_s), name="dust-revalidate")
+    @ctx.app.timer(max(ctx.settings.verdict_ttl_s / 4, ctx.settings.window_s), name="dust-revalidate")
     async def revalidate() -> None:
         """Rules are re-validated on a schedule even when a site sends no new candidates: the
         verdicts past their TTL are fetched again, and a rule that stopped holding is dropped."""
-        from dustbuster.stream.records import CandidateSet
-
-        for site, raw in verdicts.all_candidates():
+        for site, raw in ctx.verdicts.all_candidates():
             try:
-                await round_for(site, CandidateSet.from_data(raw))
+                await run_round(ctx, site, CandidateSet.from_data(raw))
             except Exception:
                 log.exception("re-validation of %s failed", site)
 
-    health = getattr(app, "dust_health", None) or Health()
-
-    @app.agent(topics.candidates, name="dust-validator")
-    @health.agent("dust-validator")
+    @ctx.app.agent(ctx.topics.candidates, name="dust-validator")
+    @ctx.health.agent("dust-validator")
     async def validator(stream):
-        async for cand in health.track("dust-validator", stream):
+        async for cand in ctx.health.track("dust-validator", stream):
             site = cand.site if hasattr(cand, "site") else cand["site"]
             try:
-                await round_for(site, cand)
+                await run_round(ctx, site, cand)
             except Exception:  # a bad round must not stop the agent; the next window retries
                 log.exception("validation round of %s failed", site)
 
 
-    async def publish(site: str, value) -> None:
-        await topics.rules.send(key=site.encode(), value=value)
+async def run_round(ctx: WorkerContext, site: str, cand) -> None:
+    """One round in the worker: its rule sets go to the rules topic, its progress to the dashboard."""
+    async def publish(site: str, value: RuleSet | None) -> None:
+        await ctx.topics.rules.send(key=site.encode(), value=value)
 
     def held_version(site: str) -> int | None:
-        """The version this worker's rule book holds (read from the rules topic): a validator whose
-        own state was lost numbers its next set above it, so consumers do not refuse it as stale."""
-        book = getattr(app, "dust_rulebook", None)
-        sr = book.sites.get(site) if book is not None else None
+        """The version this worker's rule book holds (read from the rules topic)."""
+        sr = ctx.book.sites.get(site)
         return sr.version if sr is not None else None
 
-    async def round_for(site: str, cand) -> None:
-        rounds = getattr(app, "dust_rounds", None)  # the dashboard's live rounds (agents/dashboard_state.py)
-        track = rounds.begin(site, cand) if rounds is not None else None
-        result: object = RuntimeError("round failed")
-        try:
-            result = await validation_round(site, cand, settings, verdicts, publish, vstats, app.dust_metrics,
-                                            held_version, track)
-        finally:
-            if track is not None:
-                rounds.end(track, result)
+    rounds = ctx.dashboard.rounds if ctx.dashboard is not None else None
+    track = rounds.begin(site, cand) if rounds is not None else None
+    result: object = RuntimeError("round failed")
+    try:
+        result = await validation_round(site, cand, ctx.settings, ctx.verdicts, publish, ctx.metrics, held_version,
+                                        track)
+    finally:
+        if track is not None:
+            rounds.end(track, result)
 
 
 @dataclass
@@ -189,14 +194,12 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
         if not any(f.ok or (f.status or 0) == 404 for f in fronts):
             log.warning("site unreachable (%s)", sorted({f.reason for f in fronts}))
             return None
-        rf = RoundFetcher(SoftErrorAware(fetcher, settings.sketch_min_equal))
-        res = await validate(pairs, params, test_urls, rf, settings.params, min_equal=settings.sketch_min_equal,
+        rf = RoundFetcher(SoftErrorAware(fetcher, settings.sketch_threshold))
+        res = await validate(pairs, params, test_urls, rf, settings.params, min_equal=settings.sketch_threshold,
                              cache=cache, on_verdict=on_verdict)
-        undecided = {v.rule.text for v in res.verdicts if v.valid is None}
-        have = {r.text for r in res.valid}
-        kept = [r for r in previous if r.text in undecided and r.text not in have]
+        kept = carried_over(previous, (v.rule.text for v in res.verdicts if v.valid is None), res.valid)
         sc = await check_rule_set(canonization_order(res.valid + kept), test_urls, rf, settings.params,
-                                  min_equal=settings.sketch_min_equal)
+                                  min_equal=settings.sketch_threshold)
         counts = dict(fetcher.counts)
     for r, why in sc.dropped:
         log.debug("set-level check dropped %s: %s", r.text, why)
@@ -257,18 +260,16 @@ def _previous_rules(prev: dict | None) -> list[Rule]:
     return out
 
 
-async def validation_round(site: str, cand, settings, verdicts: VerdictStore, publish, vstats: dict | None = None,
+async def validation_round(site: str, cand, settings: Settings, verdicts: VerdictStore, publish,
                            metrics=None, held_version=None, track=None):
     """One validation round of a site's candidate set; ``publish(site, RuleSet | None)`` sends a
-    new version (or a tombstone) when the list of valid rules changed.  Returns what was sent."""
-    vstats = vstats if vstats is not None else {"rounds": 0, "fetches": 0, "published": 0}
+    new version (or a tombstone) when the list of valid rules changed.  Returns what was sent
+    (a RuleSet, None for a tombstone) or ``"unchanged"`` / ``"unconfigured"``."""
     pairs, params = decode_candidates(site, cand)
     policy = site_policy(settings, site)
     if policy is None:
-        vstats["unconfigured"] = vstats.get("unconfigured", 0) + 1
-        told = vstats.setdefault("unconfigured_sites", set())
-        if site not in told:  # once per site: its candidates wait unvalidated
-            told.add(site)
+        if site not in _told_unconfigured:  # once per site: its candidates wait unvalidated
+            _told_unconfigured.add(site)
             log.info("%s: not in DUST_VALIDATOR_SITES: its rules are not validated (nothing is fetched)", site)
         return "unconfigured"
     prev = verdicts.ruleset(site)
@@ -279,37 +280,45 @@ async def validation_round(site: str, cand, settings, verdicts: VerdictStore, pu
                              _SiteCache(verdicts, site, settings.verdict_ttl_s), _previous_rules(prev), progress, track)
     if sv is None:
         log.warning("%s: site unreachable; rule set kept", site)
-        return "unchanged"
-    if metrics is not None:
-        for outcome, n in sv.fetch_outcomes.items():
-            metrics.fetches.labels(outcome).inc(n)
-        for v in sv.result.verdicts:
-            if v.reason != "cached":
-                metrics.validations.labels("undecided" if v.valid is None else "valid" if v.valid else "invalid").inc()
-    vstats["rounds"] += 1
-    vstats["fetches"] += sv.fetches
+        return UNCHANGED
+    count_verdicts(metrics, sv)
     verdicts.set_candidates(site, cand.to_representation() if hasattr(cand, "to_representation") else dict(cand))
     now = round(time.time(), 3)
     rules = [r.to_json() | {"validated_at": now} for r in sv.rules]
-    sig = [r["display"] for r in rules]
     progress.finished(sv)
-    if prev is not None and prev["sig"] == sig:
+    decision = decide_version(Published.from_json(prev), [r["display"] for r in rules],
+                              held_version(site) if held_version else None)
+    return await send_decision(site, decision, rules, sv.stats(len(pairs) + len(params)) | {"window": cand.window},
+                               verdicts, publish, metrics)
+
+
+def count_verdicts(metrics, sv: SiteValidation) -> None:
+    """A round's fetches by outcome and its fresh verdicts (not the cached ones) in the metrics."""
+    if metrics is None:
+        return
+    for outcome, n in sv.fetch_outcomes.items():
+        metrics.fetches.labels(outcome).inc(n)
+    for v in sv.result.verdicts:
+        if v.reason != "cached":
+            metrics.validations.labels("undecided" if v.valid is None else "valid" if v.valid else "invalid").inc()
+
+
+async def send_decision(site: str, decision: VersionDecision, rules: list[dict], stats: dict, verdicts: VerdictStore,
+                        publish, metrics=None):
+    """Publish what :func:`decide_version` decided and remember it as the site's last published set."""
+    sig = [r["display"] for r in rules]
+    if decision.action == UNCHANGED:
         log.info("%s: rule set unchanged (%s rules)", site, len(rules))
-        return "unchanged"
-    version = max(prev["version"] if prev else 0, (held_version(site) if held_version else None) or 0) + 1
-    if not rules and prev is not None:  # the site has no valid rule any more: remove it
+        return UNCHANGED
+    rs = None
+    if decision.action == TOMBSTONE:  # the site has no valid rule any more: remove it
         await publish(site, None)
-        if metrics is not None:
-            metrics.rules_published.inc()
-        verdicts.set_ruleset(site, {"version": version, "sig": sig, "rules": []})
         log.warning("%s: no valid rules any more: tombstone published", site)
-        return None
-    stats = sv.stats(len(pairs) + len(params)) | {"window": cand.window}
-    rs = RuleSet(site=site, version=version, created=time.time(), rules=rules, stats=stats)
-    await publish(site, rs)
-    verdicts.set_ruleset(site, {"version": version, "sig": sig, "rules": rules})
-    vstats["published"] += 1
+    else:
+        rs = RuleSet(site=site, version=decision.version, created=time.time(), rules=rules, stats=stats)
+        await publish(site, rs)
+        log.info("%s: published rule set v%s: %s valid rules", site, decision.version, len(rules))
+    verdicts.set_ruleset(site, {"version": decision.version, "sig": sig, "rules": rules if rs is not None else []})
     if metrics is not None:
         metrics.rules_published.inc()
-    log.info("%s: published rule set v%s: %s valid rules", site, version, len(rules))
     return rs

@@ -8,31 +8,38 @@ import os
 import socket
 import time
 
+from dustbuster.state.partitions import PartitionState
 from dustbuster.stream.records import CandidateSet
+
+from .context import WorkerContext
 
 log = logging.getLogger(__name__)
 
 
-def register(app, settings, topics, stores) -> None:
-    metrics = app.dust_metrics
+def register(ctx: WorkerContext) -> None:
+    """The ``dust-window`` timer, every DUST_WINDOW_S seconds."""
 
-    @app.timer(settings.window_s, name="dust-window")
+    @ctx.app.timer(ctx.settings.window_s, name="dust-window")
     async def window() -> None:
-        wid = int(time.time() // settings.window_s)
-        for part in list(stores.parts.values()):
-            for site, token in await stores.run(part.dirty_sites):
-                t0 = time.perf_counter()
-                result = await stores.run(part.window, site)
-                doc = result.to_json()
-                doc["stats"]["window_seconds"] = round(time.perf_counter() - t0, 3)
-                doc["stats"]["worker"] = f"{socket.gethostname()}:{os.getpid()}"
-                doc["stats"]["partition"] = part.partition
-                await topics.candidates.send(key=site.encode(), value=CandidateSet(
-                    site=site, window=wid, rules=doc["rules"], param_rules=doc["param_rules"],
-                    stats=doc["stats"], params=doc["params"], test_urls=getattr(result, "test_urls", [])))
-                await stores.run(part.clear_dirty, site, token)
-                metrics.candidate_sets.inc()
-                metrics.candidates.inc(len(doc["rules"]) + len(doc["param_rules"]))
-                log.info("%s: window %s emitted %s candidate rules and %s parameter rules (%s lines, %s unique URLs so far)",
-                         site, wid, len(doc["rules"]), len(doc["param_rules"]), doc["stats"].get("lines"),
-                         doc["stats"].get("urls"))
+        wid = int(time.time() // ctx.settings.window_s)
+        for part in list(ctx.stores.parts.values()):
+            for site, token in await ctx.stores.run(part.dirty_sites):
+                await emit(ctx, part, site, token, wid)
+
+
+async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes, wid: int) -> None:
+    """Mine one changed site of a partition and send its candidate set of window ``wid``."""
+    t0 = time.perf_counter()
+    result = await ctx.stores.run(part.window, site)
+    doc = result.to_json()
+    doc["stats"]["window_seconds"] = round(time.perf_counter() - t0, 3)
+    doc["stats"]["worker"] = f"{socket.gethostname()}:{os.getpid()}"
+    doc["stats"]["partition"] = part.partition
+    await ctx.topics.candidates.send(key=site.encode(), value=CandidateSet(
+        site=site, window=wid, rules=doc["rules"], param_rules=doc["param_rules"],
+        stats=doc["stats"], params=doc["params"], test_urls=getattr(result, "test_urls", [])))
+    await ctx.stores.run(part.clear_dirty, site, token)
+    ctx.metrics.candidate_sets.inc()
+    ctx.metrics.candidates.inc(len(doc["rules"]) + len(doc["param_rules"]))
+    log.info("%s: window %s emitted %s candidate rules and %s parameter rules (%s lines, %s unique URLs so far)",
+             site, wid, len(doc["rules"]), len(doc["param_rules"]), doc["stats"].get("lines"), doc["stats"].get("urls"))

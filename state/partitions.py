@@ -35,7 +35,8 @@ from dustbuster.core.incremental import SiteSupports, info_from_json, info_to_js
 from dustbuster.core.mine import MineResult, mine_table
 from dustbuster.core.params import DustParams
 
-from .rocks import RocksKV
+from .registry import PartitionStores, partition_dir
+from .rocks import RocksKV, wipe
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class PartitionState:
         self.partition = partition
         self.params = params
         self.max_urls_per_site = max_urls_per_site
-        self.kv = RocksKV(Path(root) / f"p{partition:04d}")
+        self.kv = RocksKV(Path(root) / partition_dir(partition))
         self._sites: dict[str, SiteSupports] = {}
         self._capped: set[str] = set()  # sites whose cap was logged (once per site and process)
 
@@ -167,9 +168,7 @@ class PartitionState:
             progress(0, total)
         path = self.kv.path
         self.kv.close()
-        import shutil
-
-        shutil.rmtree(path, ignore_errors=True)
+        wipe(path)
         self.kv = RocksKV(path)
         self._sites.clear()
         n = 0
@@ -230,22 +229,20 @@ class PartitionState:
         self.kv.close()
 
 
-class Stores:
+class Stores(PartitionStores[PartitionState]):
     """The open partition states of one worker process (opened on first use), and the one thread
     that works on them (:meth:`run`)."""
 
     def __init__(self, root: Path, params: DustParams, max_urls_per_site: int = 0) -> None:
+        super().__init__(self._open_state)
         self.root = Path(root)
         self.params = params
         self.max_urls_per_site = max_urls_per_site  #: 0 = no cap (set before the first get)
-        self.parts: dict[int, PartitionState] = {}
         self._executor: ThreadPoolExecutor | None = None
 
-    def get(self, partition: int) -> PartitionState:
-        st = self.parts.get(partition)
-        if st is None:
-            st = self.parts[partition] = PartitionState(self.root, partition, self.params, self.max_urls_per_site)
-            log.info("opened state of partition %s at %s", partition, st.kv.path)
+    def _open_state(self, partition: int) -> PartitionState:
+        st = PartitionState(self.root, partition, self.params, self.max_urls_per_site)
+        log.info("opened state of partition %s at %s", partition, st.kv.path)
         return st
 
     async def run(self, fn: Callable[..., T], *args, **kwargs) -> T:
@@ -259,6 +256,4 @@ class Stores:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
-        for st in self.parts.values():
-            st.close()
-        self.parts.clear()
+        super().close()

@@ -1,4 +1,6 @@
-"""RocksDB (rocksdict) behind dustbuster.core.incremental's KV interface: on disk, surviving restarts.
+"""RocksDB (rocksdict): the one place a store of ours opens (:func:`open_rdict`) or wipes
+(:func:`wipe`) a database, and :class:`RocksKV`, dustbuster.core.incremental's KV interface on
+disk, surviving restarts.
 
 Writes of one batch, and the caller's metadata (input offsets, changelog positions), go in one
 ``WriteBatch``: RocksDB applies it atomically, so a crash leaves either the whole batch or none.
@@ -12,6 +14,7 @@ cache, since the worker is their only writer.
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 from typing import Iterator
 
@@ -48,15 +51,37 @@ def _options(write_buffer_mb: int, cache_mb: int = 64, hashed_keys: bool = False
     return opts
 
 
+def plain_options(max_open_files: int = 256) -> Options:
+    """Options of a small store of raw keys and values with default tables (the seen sets)."""
+    opts = Options(raw_mode=True)
+    opts.create_if_missing(True)
+    opts.set_max_open_files(max_open_files)
+    return opts
+
+
+def open_rdict(path: Path, opts: Options, column_families: dict[str, Options] | None = None) -> Rdict:
+    """The RocksDB at ``path``, created if missing; StateError when it cannot be opened."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return Rdict(str(path), opts, column_families=column_families)
+    except Exception as exc:  # rocksdict raises plain Exceptions (lock held, corruption)
+        raise StateError(f"cannot open RocksDB at {path}: {exc}") from exc
+
+
+def wipe(path: Path) -> None:
+    """Delete a (closed) store's files: it is rebuilt from a changelog."""
+    shutil.rmtree(path, ignore_errors=True)
+
+
 class RocksKV:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = open_rdict(self.path, _options(16), {BUCKETS: _options(64, 512, hashed_keys=True)})
         try:
-            self.db = Rdict(str(self.path), _options(16), column_families={BUCKETS: _options(64, 512, hashed_keys=True)})
             self.bdb = self.db.get_column_family(BUCKETS)
             self.bcf = self.db.get_column_family_handle(BUCKETS)
-        except Exception as exc:  # rocksdict raises plain Exceptions (lock held, corruption)
+        except Exception as exc:
+            self.db.close()
             raise StateError(f"cannot open RocksDB at {self.path}: {exc}") from exc
         self.cache: dict[bytes, bytes | None] = {}
 

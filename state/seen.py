@@ -1,4 +1,4 @@
-"""Which canonical URLs a frontier partition has already passed on (issue 5).
+"""Which canonical URLs a frontier partition has already passed on.
 
 A URL's signature is xxhash64 of its canonical form (UTF-8), as the "URL signature" of
 xxhash-dedup.txt step 4 ("If the signature of the URL exist in the database, the URL will be
@@ -11,12 +11,14 @@ message changes nothing (exactly-once local state, as state/partitions.py does f
 from __future__ import annotations
 
 import logging
-import shutil
 from pathlib import Path
 from typing import Iterable
 
 import xxhash
-from rocksdict import Options, Rdict, WriteBatch
+from rocksdict import Rdict, WriteBatch
+
+from .registry import PartitionStores, partition_dir
+from .rocks import open_rdict, plain_options, wipe
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +37,7 @@ class SeenStore:
         self.db = self._open()
 
     def _open(self) -> Rdict:
-        self.path.mkdir(parents=True, exist_ok=True)
-        opts = Options(raw_mode=True)
-        opts.create_if_missing(True)
-        opts.set_max_open_files(256)
-        return Rdict(str(self.path), opts)
+        return open_rdict(self.path, plain_options(max_open_files=256))
 
     def applied(self, topic: str) -> int:
         raw = self.db.get(_APPLIED + topic.encode())
@@ -61,7 +59,7 @@ class SeenStore:
     def rebuild(self, sigs: Iterable[bytes], topic: str, applied: int) -> int:
         """Replace the contents by a changelog image (another worker went on with the partition)."""
         self.close()
-        shutil.rmtree(self.path, ignore_errors=True)
+        wipe(self.path)
         self.db = self._open()
         wb = WriteBatch(raw_mode=True)
         n = 0
@@ -81,20 +79,7 @@ class SeenStore:
             self.db = None  # type: ignore[assignment]
 
 
-class SeenStores:
-    """The open per-partition seen sets of one worker."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-        self.parts: dict[int, SeenStore] = {}
-
-    def get(self, partition: int) -> SeenStore:
-        st = self.parts.get(partition)
-        if st is None:
-            st = self.parts[partition] = SeenStore(self.root / f"p{partition:04d}")
-        return st
-
-    def close(self) -> None:
-        for st in self.parts.values():
-            st.close()
-        self.parts.clear()
+def seen_stores(root: Path) -> PartitionStores[SeenStore]:
+    """The seen sets of one worker, one per frontier partition (``root/pNNNN``), opened on first use."""
+    root = Path(root)
+    return PartitionStores(lambda partition: SeenStore(root / partition_dir(partition)))

@@ -1,5 +1,6 @@
-"""stream: the Kafka-facing edge (app factory, settings, topics, records) and the log parsers.
+"""stream: the Kafka-facing edge: the app factory and topics, the settings, the records and their
+decoders, the changelogs, the producer and the rules-topic follower.
 
-Importing this package imports no Faust; the app lives in ``dustbuster.stream.app`` and is imported only by
-the entry point and ``agents/``.
+Importing this package imports no Faust; the app lives in ``dustbuster.stream.app`` and is imported
+only by the entry point and ``agents/``.
 """

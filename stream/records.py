@@ -14,8 +14,7 @@ from typing import Any, List, Optional
 import faust
 
 from dustbuster.core.errors import ParseError
-
-from dustbuster.logs.formats import loads_strict
+from dustbuster.core.strictjson import loads_strict
 
 
 class RawBatch(faust.Record, namespace="dustbuster.raw.v1", serializer="json"):
@@ -63,6 +62,20 @@ class Reject(faust.Record, namespace="dustbuster.rejects.v1", serializer="json")
     topic: str = ""
     partition: int = -1
     offset: int = -1
+
+
+#: how much of a rejected line (characters) or message (bytes) a dead letter keeps
+REJECT_EXCERPT = 1000
+
+
+def dead_letter(reason: str, detail: str, line: str | bytes | None, *, topic: str, partition: int, offset: int,
+                site: str | None = None) -> Reject:
+    """The Reject record of a bad line or message: its first :data:`REJECT_EXCERPT` characters (a
+    message's first bytes, decoded with replacement), why, and where it came from."""
+    if not isinstance(line, str):
+        line = (line if isinstance(line, bytes) else b"")[:REJECT_EXCERPT].decode("utf-8", "replace")
+    return Reject(reason=reason, detail=detail, site=site, line=line[:REJECT_EXCERPT], topic=topic,
+                  partition=partition, offset=offset)
 
 
 class CanonicalURL(faust.Record, namespace="dustbuster.canonical.v1", serializer="json"):
@@ -212,3 +225,4 @@ def decode_candidates(data: bytes | None) -> CandidateSet:
 
 def encode(record: faust.Record) -> bytes:
     return record.dumps(serializer="json")
+

@@ -27,7 +27,7 @@ from aiokafka.errors import KafkaError
 
 from dustbuster.core.errors import DustError, ParseError, StreamError
 
-from dustbuster.logs.formats import loads_strict
+from dustbuster.core.strictjson import loads_strict
 
 log = logging.getLogger(__name__)
 

@@ -1,18 +1,20 @@
 """The one settings object: frozen, read from the environment (prefix ``DUST_``) in one place.
+The sites file is parsed when the object is made (:attr:`Settings.sites`), so a bad one is a
+ConfigError at start-up.
 
 | variable | default | meaning |
 |---|---|---|
 | DUST_KAFKA_BOOTSTRAP | 127.0.0.1:9092 | Kafka bootstrap servers |
 | DUST_APP_ID | dustbuster | Faust app id (consumer group, internal topic prefix) |
 | DUST_DATA_DIR | var/worker | worker state (RocksDB per partition) |
-| DUST_TOPIC_PREFIX | dust | topics are <prefix>-raw, -candidates, -rules, -rejects, -urls-changelog |
+| DUST_TOPIC_PREFIX | dust | topics are <prefix>-raw, -candidates, -rules, -rejects, -urls-changelog, -frontier, -canonical, -seen-changelog |
 | DUST_PARTITIONS | 4 | partitions of the raw and candidates topics |
 | DUST_WINDOW_S | 60 | seconds between candidate windows |
 | DUST_WEB_PORT | 0 (off) | worker web port |
 | DUST_SESSION_TIMEOUT_S | 30 | consumer-group session timeout (how long a dead worker holds its partitions) |
-| DUST_VALIDATOR_SITES | (none) | JSON file: site → {"origins": [...], "allow_private": false, "resolve": {host: ip}}; only the sites listed there are ever fetched |
+| DUST_VALIDATOR_SITES | (none) | JSON file: site → {"origins": [...], "allow_private": false, "resolve": {host: ip}}; only the sites listed there are ever fetched; read once, at start-up (core/siteconfig.py) |
 | DUST_VERDICT_TTL_S | 86400 | a verdict is re-validated after this many seconds |
-| DUST_SKETCH_MIN_EQUAL | 1.0 | fraction of the 4 min-hashes that must agree (0.5 = "2 of 4") |
+| DUST_SKETCH_THRESHOLD | 1.0 | fraction of the 4 min-hashes that must agree for "same page" (0.5 = "2 of 4"; thesis §6.3; was DUST_SKETCH_MIN_EQUAL, now refused) |
 | DUST_VALIDATE | true | run the validator agent in this worker |
 | DUST_CANONIZE | true | run the canonizer agent (frontier → canonical URLs) and follow the rules topic |
 | DUST_NORMALIZE | true | RFC 3986 normalization before the site rules (core/normalize.py) |
@@ -28,14 +30,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import InitVar, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Mapping
 
 from dustbuster.core.errors import ConfigError
 from dustbuster.core.params import DustParams
+from dustbuster.core.siteconfig import SiteConfig, parse_sites
 
 PREFIX = "DUST_"
+#: environment variables no longer read, with the one that replaced each: setting one is an error
+RENAMED = {"DUST_SKETCH_MIN_EQUAL": "DUST_SKETCH_THRESHOLD"}
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,7 @@ class Settings:
     session_timeout_s: float = 30.0
     validator_sites: Path | None = None
     verdict_ttl_s: float = 86400.0
-    sketch_min_equal: float = 1.0
+    sketch_threshold: float = 1.0  #: fraction of the min-hashes that must agree (DustParams.sketch_threshold)
     validate: bool = True
     canonize: bool = True
     normalize: bool = True
@@ -62,6 +67,15 @@ class Settings:
     max_line_bytes: int = 65536
     max_urls_per_site: int = 100_000
     params: DustParams = field(default_factory=DustParams)
+    #: the parsed sites file (empty without one); made from ``validator_sites``, never given
+    sites: Mapping[str, SiteConfig] = field(init=False, default_factory=dict, compare=False, repr=False)
+    #: the old name of ``sketch_threshold``, accepted as a keyword for one release (the CLI's validate)
+    sketch_min_equal: InitVar[float | None] = None
+
+    def __post_init__(self, sketch_min_equal: float | None) -> None:
+        if sketch_min_equal is not None:
+            object.__setattr__(self, "sketch_threshold", sketch_min_equal)
+        object.__setattr__(self, "sites", read_sites(self.validator_sites) if self.validator_sites else {})
 
     @property
     def raw_topic(self) -> str:
@@ -102,10 +116,13 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "Settings":
         env = os.environ if env is None else env
+        for old, new in RENAMED.items():
+            if old in env:
+                raise ConfigError(f"{old} is no longer read: set {new} instead (the same value)")
         base = cls()
         values: dict[str, object] = {}
         for f in fields(cls):
-            if f.name == "params":
+            if f.name == "params" or not f.init:
                 continue
             raw = env.get(PREFIX + f.name.upper())
             if raw is None and f.name == "kafka_bootstrap":
@@ -125,6 +142,14 @@ class Settings:
         if s.max_urls_per_site < 0:
             raise ConfigError("DUST_MAX_URLS_PER_SITE must be >= 0 (0 = no cap)")
         return s
+
+
+def read_sites(path: Path) -> dict[str, SiteConfig]:
+    """The sites file at ``path``, parsed (core/siteconfig.py); ConfigError when it is missing or malformed."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"no such sites file: {path}")
+    return parse_sites(path.read_bytes(), str(path))
 
 
 def _convert(name: str, raw: str, default: object) -> object:

@@ -1,0 +1,50 @@
+"""What the ingest and canonizer agents do alike with a message of a partition: bring the
+partition's local store up to date from its changelog before applying the message
+(:func:`ensure_fresh`), and send a bad message or line to the rejects topic (:func:`send_reject`)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Awaitable, Callable, TypeVar
+
+from dustbuster.stream.records import dead_letter
+
+from .context import WorkerContext
+
+log = logging.getLogger(__name__)
+
+I = TypeVar("I")
+
+
+async def ensure_fresh(name: str, partition: int, offset: int, applied: int,
+                       read: Callable[[int], Awaitable[tuple[int, I]]], rebuild: Callable[[I, int], Awaitable[str]],
+                       cut: int | None = None) -> bool:
+    """Rebuild a partition's local store from its changelog when the message at ``offset`` is not
+    the one after the ``applied`` offset (another worker went on with the partition, or there is no
+    local copy) or a crash cut a message short (``cut``: its offset).  ``read(partition)`` gives the
+    changelog's (applied offset, image); ``rebuild(image, applied)`` loads it and says what it
+    loaded, in words.  A changelog behind the local store is not loaded.  True when rebuilt."""
+    if offset <= applied + 1 and cut is None:
+        return False
+    if cut is not None:
+        log.warning("%s partition %s: message %s was cut short by a crash; rebuilding from the changelog",
+                    name, partition, cut)
+    t0 = time.perf_counter()
+    image_applied, image = await read(partition)
+    if image_applied < applied and cut is None:
+        log.warning("%s partition %s: changelog (%s) is behind the local state (%s); keeping local",
+                    name, partition, image_applied, applied)
+        return False
+    loaded = await rebuild(image, image_applied)
+    log.warning("%s partition %s: rebuilt %s from the changelog (applied %s -> %s) in %.1fs",
+                name, partition, loaded, applied, image_applied, time.perf_counter() - t0)
+    return True
+
+
+async def send_reject(ctx: WorkerContext, msg, reason: str, detail: str, line: str | bytes | None,
+                      site: str | None = None) -> None:
+    """Count a rejected message or line (``dust_rejects_total{reason}``) and send its dead letter."""
+    ctx.metrics.rejects.labels(reason).inc()
+    await ctx.topics.rejects.send(key=site.encode() if site else None, value=dead_letter(
+        reason, detail, line, topic=msg.topic, partition=msg.partition, offset=msg.offset, site=site))
