@@ -4,7 +4,7 @@ Lines are grouped per message (``--batch-lines``), and a message is cut early so
 under ``max_message_bytes`` (default 1,000,000: the broker's default ``message.max.bytes`` is
 1,048,588).  A line that cannot fit in a message even alone is rejected here, not sent: counted,
 logged, and written to the rejects file when one is given; the lines before and after it are
-delivered (issue 16).  The producer is idempotent with acks=all; every send is awaited before the
+delivered.  The producer is idempotent with acks=all; every send is awaited before the
 next batch is counted as delivered.  A batch the broker still rejects after the client's retries
 (a topic configured with a smaller ``max.message.bytes``, say) ends the run with a non-zero status
 and the number of lines delivered.
@@ -22,15 +22,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator, Callable, Protocol
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 
 from dustbuster.core.errors import StreamError
 
-from dustbuster.logs.formats import tsv_header
-from dustbuster.logs.reader import RejectSink
 from .records import RawBatch, encode
 
 log = logging.getLogger(__name__)
@@ -47,6 +45,17 @@ class FeedStats:
     bytes: int = 0
     seconds: float = 0.0
     rejected: int = 0  #: lines not sent: too big for a message even alone
+
+    def add(self, other: "FeedStats") -> None:
+        """Adds the counts and seconds of ``other`` (a run over several files)."""
+        for f in ("lines", "batches", "bytes", "seconds", "rejected"):
+            setattr(self, f, getattr(self, f) + getattr(other, f))
+
+
+class RejectWriter(Protocol):
+    """Where rejected lines go (``dustbuster.logs.reader.RejectSink`` is one)."""
+
+    def write(self, source: str, lineno: int, reason: str, detail: str, line: str) -> None: ...
 
 
 async def _lines_follow(path: Path, poll: float, stop: asyncio.Event) -> AsyncIterator[str]:
@@ -89,6 +98,99 @@ async def _lines_plain(path: str) -> AsyncIterator[str]:
             fh.close()
 
 
+class _Batcher:
+    """The lines of one file on their way to the raw topic: batches of at most ``batch_lines``
+    lines cut to fit ``max_message_bytes``, each sent and awaited before it counts as delivered.
+    ``flush_s`` (when following a file): a batch older than this is sent with its next line."""
+
+    def __init__(self, producer: AIOKafkaProducer, topic: str, fields: dict, batch_lines: int,
+                 max_message_bytes: int, flush_s: float | None, on_progress: Callable[[int], None] | None) -> None:
+        self.producer, self.topic = producer, topic
+        self.fields = dict(fields, header="")  #: the RawBatch fields but lines and seq
+        self.batch_lines, self.max_message_bytes, self.flush_s = batch_lines, max_message_bytes, flush_s
+        self.on_progress = on_progress
+        self.stats = FeedStats()
+        self.lines: list[str] = []
+        self.size = 0  #: the JSON size of the batch's lines, separators included
+        self.last_flush = time.monotonic()
+        self.base = self._envelope()
+
+    def _envelope(self) -> int:
+        """The message's size without its lines (seq at its widest)."""
+        return len(encode(RawBatch(lines=[], seq=10**15, **self.fields)))
+
+    def set_header(self, line: str) -> None:
+        """A TSV header row: it travels with every batch (the workers need it)."""
+        self.fields["header"] = line
+        self.base = self._envelope()
+
+    def fits_alone(self, size: int) -> bool:
+        return self.base + size <= self.max_message_bytes
+
+    async def add(self, line: str, size: int) -> None:
+        """Adds a line of JSON size ``size``, sending the batch before it when the line would not
+        fit, and after it when the batch is full or old."""
+        if self.lines and self.base + self.size + size > self.max_message_bytes:
+            await self.flush()
+        self.lines.append(line)
+        self.size += size
+        if len(self.lines) >= self.batch_lines or (
+                self.flush_s is not None and time.monotonic() - self.last_flush > self.flush_s):
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Sends the lines in hand, if any, and waits for the broker's acknowledgement."""
+        if not self.lines:
+            return
+        lines = self.lines
+        value = encode(RawBatch(lines=lines, seq=self.stats.batches, **self.fields))
+        try:
+            await self.producer.send_and_wait(self.topic, value, key=self.fields["site"].encode())
+        except KafkaError as exc:
+            raise StreamError(f"the broker rejected a batch after retries ({exc}); "
+                              f"{self.stats.lines} lines were delivered before it") from exc
+        self.stats.lines += len(lines)
+        self.stats.batches += 1
+        self.stats.bytes += len(value)
+        self.lines, self.size, self.last_flush = [], 0, time.monotonic()
+        if self.on_progress:
+            self.on_progress(len(lines))
+
+
+async def _start_producer(bootstrap: str, max_message_bytes: int) -> AIOKafkaProducer:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True,
+                                linger_ms=5, max_request_size=max(8 * 1024 * 1024, 2 * max_message_bytes),
+                                request_timeout_ms=30000)
+    try:
+        await producer.start()
+    except KafkaError as exc:
+        await producer.stop()
+        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from exc
+    return producer
+
+
+async def _send_lines(b: _Batcher, source: AsyncIterator[str], source_name: str,
+                      is_header: Callable[[str], object] | None, rejects: RejectWriter | None) -> None:
+    """Every line of ``source`` into batches; a line too big for a message even alone is rejected."""
+    lineno = 0
+    async for line in source:
+        lineno += 1
+        if (is_header is not None and b.stats.lines == 0 and not b.lines and not b.fields["header"]
+                and b.fields["format"] in ("auto", "tsv") and is_header(line)):
+            b.set_header(line)
+        size = len(json.dumps(line)) + 1  # as the record encodes it (ASCII-escaped), plus a comma
+        if not b.fits_alone(size):
+            b.stats.rejected += 1
+            log.warning("%s:%s: a line of %s bytes does not fit in a message of at most %s bytes: not sent",
+                        source_name, lineno, size - 1, b.max_message_bytes)
+            if rejects is not None:
+                rejects.write(source_name, lineno, "oversized_message", f"{size - 1} bytes > {b.max_message_bytes}",
+                              line)
+            continue
+        await b.add(line, size)
+    await b.flush()
+
+
 async def feed(
     bootstrap: str,
     topic: str,
@@ -102,78 +204,27 @@ async def feed(
     on_progress: Callable[[int], None] | None = None,
     stop: asyncio.Event | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    rejects: RejectSink | None = None,
+    rejects: RejectWriter | None = None,
+    is_header: Callable[[str], object] | None = None,
 ) -> FeedStats:
+    """Sends the lines of ``path`` (``-``: stdin) to ``topic``, keyed by ``site``.  ``is_header``
+    tells a header row (formats auto and tsv: the first line, when it says true, travels with every
+    batch); ``rejects`` gets each line too big for a message."""
     if path != "-" and not Path(path).exists():
         raise StreamError(f"no such log file: {path}")
     stop = stop or asyncio.Event()
-    rejects = rejects or RejectSink(None)
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True,
-                                linger_ms=5, max_request_size=max(8 * 1024 * 1024, 2 * max_message_bytes),
-                                request_timeout_ms=30000)
-    try:
-        await producer.start()
-    except KafkaError as exc:
-        await producer.stop()
-        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from exc
-    stats = FeedStats()
-    t0 = time.perf_counter()
-    batch: list[str] = []
-    batch_bytes = 0  # the JSON size of the batch's lines, separators included
-    last_flush = time.monotonic()
-    header = ""
+    producer = await _start_producer(bootstrap, max_message_bytes)
+    b = _Batcher(producer, topic, {"site": site, "format": fmt, "scheme": scheme, "source": str(path)}, batch_lines,
+                 max_message_bytes, flush_s if follow else None, on_progress)
     source_name = "<stdin>" if path == "-" else str(path)
-
-    def envelope() -> int:
-        """The message's size without its lines (seq at its widest)."""
-        return len(encode(RawBatch(site=site, lines=[], format=fmt, scheme=scheme, source=str(path),
-                                   seq=10**15, header=header)))
-
-    base = envelope()
-
-    async def send(lines: list[str]) -> None:
-        value = encode(RawBatch(site=site, lines=lines, format=fmt, scheme=scheme, source=str(path), seq=stats.batches,
-                                header=header))
-        try:
-            await producer.send_and_wait(topic, value, key=site.encode())
-        except KafkaError as exc:
-            raise StreamError(f"the broker rejected a batch after retries ({exc}); "
-                              f"{stats.lines} lines were delivered before it") from exc
-        stats.lines += len(lines)
-        stats.batches += 1
-        stats.bytes += len(value)
-        if on_progress:
-            on_progress(len(lines))
-
+    t0 = time.perf_counter()
     try:
         source = _lines_follow(Path(path), 0.2, stop) if follow else _lines_plain(path)
-        lineno = 0
-        async for line in source:
-            lineno += 1
-            if stats.lines == 0 and not batch and not header and fmt in ("auto", "tsv") and tsv_header(line):
-                header = line  # a TSV header row travels with every batch (the workers need it)
-                base = envelope()
-            size = len(json.dumps(line)) + 1  # as the record encodes it (ASCII-escaped), plus a comma
-            if base + size > max_message_bytes:
-                stats.rejected += 1
-                log.warning("%s:%s: a line of %s bytes does not fit in a message of at most %s bytes: not sent",
-                            source_name, lineno, size - 1, max_message_bytes)
-                rejects.write(source_name, lineno, "oversized_message", f"{size - 1} bytes > {max_message_bytes}", line)
-                continue
-            if batch and base + batch_bytes + size > max_message_bytes:
-                await send(batch)
-                batch, batch_bytes, last_flush = [], 0, time.monotonic()
-            batch.append(line)
-            batch_bytes += size
-            if len(batch) >= batch_lines or (follow and time.monotonic() - last_flush > flush_s):
-                await send(batch)
-                batch, batch_bytes, last_flush = [], 0, time.monotonic()
-        if batch:
-            await send(batch)
+        await _send_lines(b, source, source_name, is_header, rejects)
     finally:
         await producer.stop()
-        stats.seconds = time.perf_counter() - t0
-        if stats.rejected:
-            log.warning("%s lines of %s were too big for a message and not sent%s", stats.rejected, source_name,
-                        "" if rejects.fh is None else " (written to the rejects file)")
-    return stats
+        b.stats.seconds = time.perf_counter() - t0
+        if b.stats.rejected:
+            log.warning("%s lines of %s were too big for a message and not sent%s", b.stats.rejected, source_name,
+                        "" if rejects is None else " (written to the rejects file)")
+    return b.stats

@@ -226,3 +226,17 @@ def decode_candidates(data: bytes | None) -> CandidateSet:
 def encode(record: faust.Record) -> bytes:
     return record.dumps(serializer="json")
 
+
+def ruleset_document(site: str, version: int | None, rules: list, created: float | None = None,
+                     stats: Any = None) -> dict:
+    """A RuleSet as the plain JSON document a file holds (``dustbuster validate -o``, ``dustbuster
+    export --to json``): the fields of :class:`RuleSet` without Faust's namespace, schema first;
+    ``created`` and ``stats`` only when given."""
+    rs = RuleSet(site=site, version=version, created=created, rules=rules, stats=stats)
+    doc: dict = {"schema": rs.schema, "site": rs.site, "version": rs.version}
+    if created is not None:
+        doc["created"] = created
+    doc["rules"] = rs.rules
+    if stats is not None:
+        doc["stats"] = stats
+    return doc

@@ -35,7 +35,7 @@ def run():
 
 
 def test_truth_is_complete(run):
-    from dustbuster.truthcli import log_urls, read_records
+    from dustbuster.cli.truth import log_urls, read_records
 
     app, res = run
     urls, _ = log_urls([str(app / "test.log")], "auto", res["host"], "http")

@@ -28,7 +28,7 @@ simulation precision, recall and F1; each overall and per URL class.  docs/quali
 """
 
 
-def add_command(sub, common) -> None:
+def add_parser(sub, common) -> argparse.ArgumentParser:
     e = sub.add_parser("eval", parents=[common], help="score rule sets against a content ground truth",
                        description="Canonicalize the URLs of a truth file (dustbuster truth) with each rule set, "
                        "and with the KeepAll and w3lib baselines, and print the papers' metrics side by side: "
@@ -42,6 +42,7 @@ def add_command(sub, common) -> None:
     e.add_argument("--classes", type=int, default=12, help="URL classes shown in tables (default %(default)s; JSON has all)")
     e.add_argument("--no-w3lib", action="store_true", help="leave out the w3lib baseline")
     e.add_argument("--ma", type=int, default=10, help="max canonization iterations (default %(default)s)")
+    return e
 
 
 def load_truth(path: str) -> tuple[list, dict]:
@@ -87,7 +88,7 @@ def rule_canon(path: str, ma: int, quiet: bool) -> tuple[Callable[[str], str], d
     screened like ``canonize --unvalidated``."""
     from dustbuster.core.admission import screen_rules
     from dustbuster.core.canonize import Canonizer
-    from dustbuster.core.rules import rules_from_document
+    from dustbuster.core.rules import SCHEMA_RULESET, rules_from_document
 
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -98,7 +99,7 @@ def rule_canon(path: str, ma: int, quiet: bool) -> tuple[Callable[[str], str], d
         raise DustError(f"{path}: not a rule document: {exc}") from None
     valid = [r for r in rules if r.status == "valid"]
     info = {"file": path, "site": doc.get("site"), "rules_in_file": len(rules), "stats": doc.get("stats") or {}}
-    if valid or doc.get("schema") == "dustbuster/ruleset@1":  # a RuleSet, even an empty one
+    if valid or doc.get("schema") == SCHEMA_RULESET:  # a RuleSet, even an empty one
         info.update(kind="validated", applied=len(valid), left_out=len(rules) - len(valid))
         return Canonizer(valid, ma), info
     ok, bad = screen_rules(str(doc.get("site") or "rules-file"), rules, ma)
@@ -125,7 +126,7 @@ def canonicalizers(a: argparse.Namespace) -> list[tuple[str, Callable[[str], str
     return out
 
 
-def cmd_eval(a: argparse.Namespace) -> int:
+def run(a: argparse.Namespace) -> int:
     from dustbuster.core.evaluate import by_class, consistent, score
 
     t0 = time.perf_counter()
@@ -212,4 +213,4 @@ def one_per_content(urls: list) -> list:
     return [(u, c) for u, c in urls if not (c in seen or seen.add(c))]
 
 
-__all__ = ["add_command", "cmd_eval", "load_truth", "one_per_content", "rule_canon"]
+__all__ = ["add_parser", "run", "load_truth", "one_per_content", "rule_canon"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .evalcli import one_per_content
+from .eval import one_per_content
 
 MAX_CLASSES = 30  #: the largest classes get a chart; --json has all
 COLORS = ("#888888", "#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2")

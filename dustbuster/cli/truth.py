@@ -16,6 +16,8 @@ from pathlib import Path
 
 from dustbuster.core.errors import ConfigError, DustError
 
+from . import progress as prog
+
 EPILOG = """\
 examples:
   dustbuster truth access.log --site www.example.com --sites sites.json -o truth.jsonl
@@ -34,7 +36,7 @@ TRANSIENT = frozenset({"timeout", "connection_failed", "site_down", "http_error"
 _CAPTURE: ContextVar[list | None] = ContextVar("dust_truth_capture", default=None)
 
 
-def add_command(sub, common) -> None:
+def add_parser(sub, common) -> argparse.ArgumentParser:
     t = sub.add_parser("truth", parents=[common], help="fetch every page of a log once and cluster them by content",
                        description="The content ground truth of a log: each unique 2xx URL is fetched once with "
                        "the validator's fetcher and policy (configured origins only, robots.txt, rate, size cap), "
@@ -52,6 +54,7 @@ def add_command(sub, common) -> None:
     t.add_argument("--refetch", action="store_true", help="fetch every URL again, ignoring the records in the file")
     t.add_argument("--no-soft-errors", action="store_true",
                    help="keep pages that look like the site's answer to a page that cannot exist")
+    return t
 
 
 def log_urls(logs: list[str], fmt: str, site: str, scheme: str) -> tuple[list[str], dict]:
@@ -194,10 +197,8 @@ def write_atomic(path: Path, recs: list[dict]) -> None:
     os.replace(tmp, path)
 
 
-def cmd_truth(a: argparse.Namespace) -> int:
+def run(a: argparse.Namespace) -> int:
     from dustbuster.agents.validator import configured_policy
-
-    from . import progress as prog
 
     site = a.site.lower()
     policy = configured_policy(Path(a.sites), site)
@@ -262,4 +263,4 @@ def summary(recs: list[dict], fetched: Counter, reused: int, seconds: float, out
     fh.write(f"wrote {out}; score rule sets against it with: dustbuster eval --truth {out} RULES.json\n")
 
 
-__all__ = ["add_command", "cmd_truth", "clustered", "log_urls", "read_records"]
+__all__ = ["add_parser", "run", "clustered", "log_urls", "read_records"]

@@ -13,6 +13,9 @@ from pathlib import Path
 
 from dustbuster.core.errors import DustError
 
+from . import progress as prog
+from .common import add_params, nothing_read_hint, params as dust_params
+
 EPILOG = """\
 examples:
   dustbuster validate access.log --site www.example.com --sites sites.json -o rules.json
@@ -24,7 +27,7 @@ The fetch policy is the validator's: only those origins, robots.txt, rate and si
 """
 
 
-def add_command(sub, common, add_params) -> None:
+def add_parser(sub, common) -> argparse.ArgumentParser:
     v = sub.add_parser("validate", parents=[common], help="mine a log and validate the rules against the live site",
                        description="Mine likely rules from the logs (as `mine`), then fetch sample pages of the "
                        "site to decide each rule (WWW 2007 Figures 3-4) and check the set as a whole (no growing "
@@ -41,17 +44,18 @@ def add_command(sub, common, add_params) -> None:
     v.add_argument("--sketch-min-equal", type=float, default=1.0,
                    help="share of equal min-hashes for 'same page' (default %(default)s = all, thesis §6.3)")
     add_params(v)
+    return v
 
 
-def cmd_validate(a: argparse.Namespace, params) -> int:
+def run(a: argparse.Namespace) -> int:
     from dustbuster.agents.validator import configured_policy, validate_site
     from dustbuster.core.mine import mine
     from dustbuster.logs.formats import Limits
     from dustbuster.logs.reader import read_urllist
+    from dustbuster.stream.records import ruleset_document
     from dustbuster.stream.settings import Settings
 
-    from . import progress as prog
-
+    params = dust_params(a)
     site = a.site.lower()
     policy = configured_policy(Path(a.sites), site)
     settings = Settings(validator_sites=Path(a.sites), params=params, sketch_min_equal=a.sketch_min_equal)
@@ -59,8 +63,6 @@ def cmd_validate(a: argparse.Namespace, params) -> int:
     t0 = time.perf_counter()
     ul, stats = read_urllist(a.logs, a.format, site, a.scheme, limits=Limits())
     if not len(ul):
-        from .cli import nothing_read_hint
-
         raise DustError(nothing_read_hint(a.logs, stats.to_dict()))
     result = mine(ul, params)
     pairs, prules = result.kept, result.param_rules()
@@ -71,9 +73,9 @@ def cmd_validate(a: argparse.Namespace, params) -> int:
         bar.close()
     if sv is None:
         raise DustError(f"{site}: no origin answers ({', '.join(sorted(policy.origins))}): nothing decided")
-    doc = {"schema": "dustbuster/ruleset@1", "site": site, "version": 1, "created": time.time(),
-           "rules": [r.to_json() | {"validated_at": round(time.time(), 3)} for r in sv.rules],
-           "stats": sv.stats(len(pairs) + len(prules)) | {"urls": len(ul), "seconds": round(time.perf_counter() - t0, 3)}}
+    doc = ruleset_document(site, 1, [r.to_json() | {"validated_at": round(time.time(), 3)} for r in sv.rules],
+                           created=time.time(),
+                           stats=sv.stats(len(pairs) + len(prules)) | {"urls": len(ul), "seconds": round(time.perf_counter() - t0, 3)})
     text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     if a.output:
         Path(a.output).write_text(text, encoding="utf-8")
@@ -126,4 +128,4 @@ def _summary(site: str, doc: dict, output: str | None, out) -> None:
         out.write(f"wrote {output}; apply it with: dustbuster canonize --rules {output}\n")
 
 
-__all__ = ["add_command", "cmd_validate"]
+__all__ = ["add_parser", "run"]

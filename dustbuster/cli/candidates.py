@@ -1,0 +1,83 @@
+"""``dustbuster candidates``: each site's newest candidate set on the candidates topic (likely
+rules of the streaming workers, not validated)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from dustbuster.core.errors import DustError
+
+from .common import settings as kafka_settings
+
+
+def add_parser(sub, common) -> argparse.ArgumentParser:
+    cs = sub.add_parser("candidates", parents=[common], help="print the latest candidate rules of each site",
+                        description="Read the candidates topic from the start and print each site's newest "
+                        "candidate set (likely rules from the streaming workers).")
+    cs.add_argument("--site", help="only this site")
+    cs.add_argument("--wait-lines", type=int, default=0, metavar="N",
+                    help="wait until the site's candidate set has seen N lines (needs --site)")
+    cs.add_argument("--timeout", type=float, default=300, help="seconds to wait (default %(default)s)")
+    cs.add_argument("--json", action="store_true", help="print the JSON candidate sets")
+    cs.add_argument("--limit", type=int, default=20, help="rules per site in the table (default %(default)s)")
+    cs.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
+    return cs
+
+
+def run(a: argparse.Namespace) -> int:
+    if a.wait_lines and not a.site:
+        raise DustError("--wait-lines needs --site")
+    settings = kafka_settings(a)
+    sets = _wait_for_sets(a, settings)
+    if a.json:
+        json.dump(sets, sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    if a.site and not sets:
+        raise DustError(f"no candidate set for site {a.site!r} on {settings.candidates_topic} (nothing fed yet?)")
+    if not sets:
+        sys.stderr.write(f"no candidate set on {settings.candidates_topic} yet: feed lines with `dustbuster feed`\n")
+    for site, d in sorted(sets.items()):
+        _print_candidates(site, d, a.limit)
+    return 0
+
+
+def _wait_for_sets(a: argparse.Namespace, settings) -> dict[str, dict]:
+    """The newest candidate set of each site (of --site only), once --wait-lines are seen."""
+    import asyncio
+
+    from dustbuster.stream.consume import latest_by_key
+
+    deadline = time.monotonic() + a.timeout
+    while True:
+        latest = asyncio.run(latest_by_key(settings.kafka_bootstrap, settings.candidates_topic))
+        sets = {k: v for k, v in latest.items() if not a.site or k == a.site}
+        ready = not a.wait_lines or (a.site in sets and sets[a.site]["stats"].get("lines", 0) >= a.wait_lines)
+        if ready or time.monotonic() > deadline:
+            break
+        time.sleep(1.0)
+    if not ready:
+        raise DustError(f"no candidate set of {a.site} with {a.wait_lines} lines within {a.timeout:.0f}s")
+    return sets
+
+
+def _print_candidates(site: str, d: dict, limit: int) -> None:
+    """A candidate set for a person: likely rules (not validated), unsafe ones flagged."""
+    from dustbuster.core.errors import RuleError
+    from dustbuster.core.rulecheck import unsafe_candidate
+    from dustbuster.core.rules import rule_from_json
+
+    st = d["stats"]
+    urls = list(d.get("test_urls") or [])[:5000]
+    print(f"# {site}: window {d['window']}, {st.get('lines')} lines, {st.get('urls')} unique URLs, "
+          f"{len(d['rules'])} likely rules, {len(d['param_rules'])} parameter rules (candidates, not validated)")
+    for r in d["rules"][: limit] + d["param_rules"]:
+        try:
+            why = unsafe_candidate(rule_from_json(r), urls) if urls else None
+        except RuleError:
+            why = "does not parse"
+        second = r["support_high"] if r.get("type", "substring") == "substring" else r.get("disqualified")
+        print(f"{r['support']:>7} {second:>6}  {r['display']}" + (f"   UNSAFE: {why}" if why else ""))

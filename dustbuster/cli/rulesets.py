@@ -1,0 +1,80 @@
+"""Rule sets for the commands that apply or show them (canonize, rules, export): every site's
+current set on the rules topic, and the rules of a rule file that may be applied."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dustbuster.core.errors import DustError, RuleError
+from dustbuster.core.params import DustParams
+
+from .common import settings as kafka_settings
+
+
+def topic_sets(a: argparse.Namespace) -> dict[str, dict]:
+    """Every site's current rule set on the rules topic, as a worker holds it: a record the rule
+    book refuses (dustbuster.stream.rulesview's strict decoding: Infinity, NaN, 1e400, deep nesting...; then
+    dustbuster.core.admission) is skipped with a warning, and its site keeps its previous set."""
+    import asyncio
+
+    from dustbuster.core.rulebook import RuleBook
+    from dustbuster.stream.rulesview import TopicFollower, topic_partitions
+
+    s = kafka_settings(a)
+    check = RuleBook(getattr(a, "ma", DustParams().ma))
+    out: dict[str, dict] = {}
+
+    def update(site: str, doc: dict | None) -> None:
+        check.update(site, doc)  # raises for a set the workers would not apply: the follower skips it
+        if doc is None:
+            out.pop(site, None)
+        else:
+            out[site] = doc
+
+    async def run() -> None:
+        if not await topic_partitions(s.kafka_bootstrap, s.rules_topic):
+            return
+        f = TopicFollower(s.kafka_bootstrap, s.rules_topic, update)
+        await f.start()
+        try:
+            while not f.ready.is_set():
+                await f.poll()
+        finally:
+            await f.stop()
+
+    asyncio.run(run())
+    return out
+
+
+def valid_only(doc: dict, unvalidated: bool) -> tuple[dict, int]:
+    """The document with only its ``valid`` rules (all of them when ``unvalidated``), and how
+    many were left out."""
+    from dustbuster.core.rules import rules_from_document
+
+    rules_from_document(doc)  # a malformed rule is an error, whatever its status
+    if unvalidated:
+        return doc, 0
+    out, skipped = dict(doc), 0
+    for key in ("rules", "param_rules"):
+        if isinstance(doc.get(key), list):
+            out[key] = [r for r in doc[key] if isinstance(r, dict) and r.get("status") == "valid"]
+            skipped += len(doc[key]) - len(out[key])
+    return out, skipped
+
+
+def screened(site: str, doc: dict, ma: int, quiet: bool) -> dict:
+    """Unvalidated rules that would mangle URLs on their own (dustbuster.core.admission.screen_rules) are left
+    out, with a warning each."""
+    from dustbuster.core.admission import screen_rules
+    from dustbuster.core.rules import ParamRule, rules_from_document
+
+    try:
+        ok, bad = screen_rules(site, rules_from_document(doc), ma)
+    except RuleError as exc:
+        raise DustError(f"bad rule document: {exc}") from None
+    for r, why in bad:
+        if not quiet:
+            sys.stderr.write(f"warning: not applying {r.text}: {why}\n")
+    return dict(doc, param_rules=[r.to_json() for r in ok if isinstance(r, ParamRule)],
+                rules=[r.to_json() for r in ok if not isinstance(r, ParamRule)])

@@ -1,0 +1,54 @@
+"""``dustbuster sim-site``: the DUST site simulator (:mod:`dustbuster.sim.site`) on loopback, or
+its traffic log and ground truth written to files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_parser(sub, common) -> argparse.ArgumentParser:
+    sm = sub.add_parser("sim-site", parents=[common], help="serve the DUST site simulator (and write its traffic log)",
+                        description="A simulated forum site with known DUST (sim/site.py) on loopback: several "
+                        "host names, aliases, no-op and content parameters, print versions, growing pages, "
+                        "look-alikes, redirects, soft errors, slow and failing pages.")
+    sm.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback only; default %(default)s)")
+    sm.add_argument("--port", type=int, default=8080, help="port to listen on (default %(default)s)")
+    sm.add_argument("--write-log", metavar="FILE", help="write an access log of simulated traffic and exit")
+    sm.add_argument("--lines", type=int, default=20000, help="lines of --write-log (default %(default)s)")
+    sm.add_argument("--log-port", type=int, help="port to put in the log's host names (default: --port)")
+    sm.add_argument("--truth", metavar="FILE", help="write the ground-truth rules as JSON")
+    return sm
+
+
+def run(a: argparse.Namespace) -> int:
+    import asyncio
+
+    from dustbuster.sim.site import SimSite, start
+
+    site = SimSite()
+    if a.truth:
+        Path(a.truth).write_text(json.dumps(site.truth(), indent=1))
+    if a.write_log:
+        port = a.log_port or a.port
+        Path(a.write_log).write_text("\n".join(site.log_lines(a.lines, port=port if port != 80 else None)) + "\n")
+        if not a.quiet:
+            sys.stderr.write(f"wrote {a.lines} lines to {a.write_log}\n")
+        return 0
+
+    async def serve():
+        runner, port = await start(site, a.host, a.port)
+        sys.stderr.write(f"simulated site on http://{a.host}:{port}/ (hosts {', '.join(site.hosts)})\n")
+        try:
+            while True:
+                await asyncio.sleep(3600)
+        finally:
+            await runner.cleanup()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        pass
+    return 0
