@@ -58,7 +58,7 @@ def run(a: argparse.Namespace) -> int:
     params = dust_params(a)
     site = a.site.lower()
     policy = configured_policy(Path(a.sites), site)
-    settings = Settings(validator_sites=Path(a.sites), params=params, sketch_min_equal=a.sketch_min_equal)
+    settings = Settings(validator_sites=Path(a.sites), params=params, sketch_threshold=a.sketch_min_equal)
     show = prog.enabled(a.quiet)
     t0 = time.perf_counter()
     ul, stats = read_urllist(a.logs, a.format, site, a.scheme, limits=Limits())
