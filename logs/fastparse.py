@@ -1,4 +1,4 @@
-"""Fast paths of the line parsers for the common formats (issue 13): Apache/Nginx ``common``,
+"""Fast paths of the line parsers for the common formats: Apache/Nginx ``common``,
 ``combined``, ``vhost`` and ``jsonl``.
 
 Each fast parser takes only the lines whose result it can prove equal to the reference parser's
@@ -33,10 +33,8 @@ from dustbuster.core.errors import ParseError
 from dustbuster.core.tokens import token_count
 
 from . import formats as ref
-from .formats import (
-    BODY_METHODS, PARSERS, REFERENCE_PARSERS, URL_METHODS, Context, LogRecord, _join, check_json_value,
-    parse_sketch,
-)
+from .formats import PARSERS, REFERENCE_PARSERS, check_json_value, parse_sketch
+from .record import BODY_METHODS, URL_METHODS, Context, LogRecord, _join
 
 # The head of a CLF line up to the size, as the reference reads it: \S+ fields, the bracketed
 # date, the request "GET|HEAD|POST <target> HTTP/...", a three-digit status, a size of at most 18

@@ -6,68 +6,28 @@ first), ``jsonl``, Heritrix ``heritrix`` crawl.log, ``cdx`` (CDX-11/CDX-9) and `
 ``tsv`` with a header row (the NASA re-encoding).  :func:`sniff` picks one from sample lines.
 
 The functions here are the reference: ``PARSERS`` (what everything uses) holds them, with the fast
-paths of :mod:`dustbuster.logs.fastparse` for common, combined, vhost and jsonl, which give the same results
-(issue 13).
+paths of :mod:`dustbuster.logs.fastparse` for common, combined, vhost and jsonl, which give the same
+results.  What every parser shares (the context, the record, the URL rules) is :mod:`dustbuster.logs.record`'s.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import re
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from dustbuster.core.errors import ParseError
-from dustbuster.core.tokens import token_count
+
+# the parsers' shared types and URL rules; importable from here too (parsers, tests, callers)
+from .record import (  # noqa: F401
+    _CTRL, BODY_METHODS, HTTP_METHODS, URL_METHODS, Context, Limits, LogRecord, Skip, _join, absolute_url,
+)
+from .record import parse_int as _int
 
 FORMATS = ("common", "combined", "vhost", "jsonl", "heritrix", "cdx", "cdxj", "tsv")
 HOSTLESS = frozenset({"common", "combined"})  #: formats whose lines carry no host
 
 log = logging.getLogger(__name__)
-
-#: methods whose responses observe the document; others of HTTP_METHODS are listed without size.
-BODY_METHODS = frozenset({"GET"})
-URL_METHODS = frozenset({"GET", "HEAD", "POST"})
-HTTP_METHODS = frozenset(
-    {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PROPFIND",
-     "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "SEARCH", "REPORT"}
-)
-
-
-@dataclass(slots=True)
-class Limits:
-    max_url_length: int = 2048
-    max_tokens: int = 256
-
-
-@dataclass(slots=True)
-class LogRecord:
-    """One parsed line: an absolute URL (fragment dropped) and what the line says of it."""
-
-    url: str
-    status: int | None
-    size: int | None
-    digest: str | None = None
-    sketch: tuple[int, ...] | None = None
-
-
-class Skip(Exception):
-    """A well-formed line that carries no page record (dns: URIs, OPTIONS *, ...): counted, not a reject."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-@dataclass(slots=True)
-class Context:
-    site: str | None = None
-    scheme: str = "http"
-    limits: Limits = field(default_factory=Limits)
-    tsv_columns: dict[str, int] | None = None
-
 
 # strict JSON for untrusted input lives in the core; re-exported here for the parsers and their callers
 from dustbuster.core.strictjson import (  # noqa: E402,F401
@@ -79,64 +39,6 @@ _CLF = r'(\S+) (\S+) (\S+) \[([^\]]*)\] ' + _Q + r' (\d{3}|-) (\d+|-)'
 _RE_COMMON = re.compile("^" + _CLF + r"\s*$")
 _RE_COMBINED = re.compile("^" + _CLF + r" " + _Q + r" " + _Q + r"(?:\s.*)?$")
 _RE_VHOST = re.compile(r"^(\S+) " + _CLF + r"(?: " + _Q + r" " + _Q + r")?(?:\s.*)?$")
-_CTRL = re.compile(r"[\x00-\x20\x7f]")
-_HOST = re.compile(r"^[A-Za-z0-9._~\-\[\]:%!$&'()*+,;=]+$")
-
-
-def _int(text: str | None, what: str) -> int | None:
-    if text is None or text in ("-", ""):
-        return None
-    if len(text) > 20:  # int() of thousands of digits is slow and no status or size is that long
-        raise ParseError("malformed", f"{what} {text[:40]!r}... is not a number of 64 bits")
-    try:
-        n = int(text)
-    except ValueError:
-        raise ParseError("malformed", f"{what} {text[:40]!r} is not a number") from None
-    if not -2**63 < n < 2**63:
-        raise ParseError("malformed", f"{what} {text!r} is not a number of 64 bits")
-    return n
-
-
-def absolute_url(target: str, host: str | None, ctx: Context) -> str:
-    """Form the site's absolute URL (scheme + host + path + query; fragment dropped) and police it."""
-    if not target:
-        raise ParseError("bad_target", "empty request target")
-    low = target[:8].lower()
-    if low.startswith("http://") or low.startswith("https://"):
-        scheme, rest = target.split("://", 1)
-        slash = rest.find("/")
-        h, path = (rest, "/") if slash < 0 else (rest[:slash], rest[slash:])
-        url = _join(scheme.lower(), h, path)
-    elif target.startswith("/"):
-        h = host or ctx.site
-        if not h:
-            raise ParseError("no_host", "the line has no host and no --site was given")
-        url = _join(ctx.scheme, h, target)
-    elif target == "*":
-        raise Skip("asterisk_target")
-    else:
-        raise ParseError("bad_target", f"request target {target[:80]!r} is neither /path nor absolute")
-    url = url.split("#", 1)[0]
-    if len(url) > ctx.limits.max_url_length:
-        raise ParseError("url_too_long", f"{len(url)} characters")
-    if _CTRL.search(url):
-        raise ParseError("bad_url", "control character or space in the URL")
-    if has_surrogate(url):
-        raise ParseError("bad_url", "lone surrogate in the URL")
-    if token_count(url) > ctx.limits.max_tokens:
-        raise ParseError("too_many_tokens", f"more than {ctx.limits.max_tokens} tokens")
-    return url
-
-
-def _join(scheme: str, host: str, path: str) -> str:
-    host = host.lower()
-    if "@" in host:  # userinfo never belongs in a URL list
-        host = host.rsplit("@", 1)[1]
-    if (scheme == "http" and host.endswith(":80")) or (scheme == "https" and host.endswith(":443")):
-        host = host.rsplit(":", 1)[0]
-    if not host or not _HOST.match(host):
-        raise ParseError("bad_url", f"bad host {host[:80]!r}")
-    return f"{scheme}://{host}{path}"
 
 
 def _request(req: str, host: str | None, status: int | None, size: int | None, ctx: Context) -> LogRecord:

@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
-from dustbuster.core.errors import ConfigError, ParseError
+from dustbuster.core.errors import REJECT_EXCERPT_CHARS, ConfigError, ParseError
+from dustbuster.core.strictjson import has_surrogate
 from dustbuster.core.urllist import URLList
 
-from .formats import FORMATS, HOSTLESS, PARSERS, Context, Limits, LogRecord, Skip, has_surrogate, sniff, tsv_header
+from .formats import FORMATS, HOSTLESS, PARSERS, sniff, tsv_header
+from .record import Context, Limits, LogRecord, Skip
 
 log = logging.getLogger(__name__)
 SNIFF_LINES = 50
@@ -30,7 +32,7 @@ SNIFF_LINES = 50
 def parse_one(parse: Callable[[str, Context], LogRecord], line: str, ctx: Context) -> LogRecord:
     """``parse(line, ctx)`` that raises only Skip or ParseError: a parser's own bug on some input
     (any other exception) becomes a ``parser_error`` reject, so one line never stops a read or a
-    batch (issue 16)."""
+    batch (:func:`parse_each` does the same inline)."""
     try:
         return parse(line, ctx)
     except (Skip, ParseError):
@@ -48,6 +50,9 @@ def parser_failure(parse: Callable, exc: Exception) -> ParseError:
 
 @dataclass
 class ReadStats:
+    """What became of every line read: ``lines = records + dropped_status + skipped + rejected +
+    blank`` (skipped and rejected by reason).  A blank line is empty or only whitespace."""
+
     lines: int = 0
     blank: int = 0
     records: int = 0
@@ -141,41 +146,74 @@ def _choose_format(name: str, head: list[bytes], fmt: str, ctx: Context, stats: 
         stats.formats[name] = chosen
         if chosen in HOSTLESS and not ctx.site:
             raise ConfigError(f"{name}: {chosen} log lines carry no host: pass --site HOST")
+    _tsv_columns(chosen, texts, ctx)
     return chosen
 
 
-def _header(chosen: str | None, lineno: int, line: str, ctx: Context) -> bool:
-    """True for a header line of the format (a TSV's first row, a CDX `` CDX ...`` line)."""
-    if chosen == "tsv" and lineno == 1 and tsv_header(line) is not None:
-        ctx.tsv_columns = tsv_header(line)
-        return True
-    return chosen == "cdx" and line.startswith(" CDX")
+def _tsv_columns(chosen: str | None, texts: list[str], ctx: Context) -> None:
+    """A TSV's columns, from its header: the first of its non-blank lines."""
+    if chosen == "tsv" and texts:
+        ctx.tsv_columns = tsv_header(texts[0])
 
 
 def _iter_one(name, fh, fmt, ctx, stats, rejects, on_bytes) -> Iterator[LogRecord]:
     buffered = io.BufferedReader(fh) if not isinstance(fh, io.BufferedIOBase) else fh
     head = list(itertools.islice(buffered, SNIFF_LINES))
     chosen = _choose_format(name, head, fmt, ctx, stats)
+
+    def reject(lineno: int, reason: str, detail: str, line: str) -> None:
+        rejects.write(name, lineno, reason, detail, line)
+
+    yield from parse_each(itertools.chain(head, buffered), chosen, ctx, stats, reject, on_bytes=on_bytes)
+
+
+def _is_header(chosen: str | None, line: str) -> bool:
+    """A header row of the format, not a record: a TSV row naming the columns, a CDX `` CDX`` line."""
+    if chosen == "tsv":
+        return tsv_header(line) is not None
+    return chosen == "cdx" and line.startswith(" CDX")
+
+
+def parse_each(items: Iterable, chosen: str | None, ctx: Context, stats: ReadStats,
+               reject: Callable[[int, str, str, str], None], max_line_chars: int | None = None,
+               on_bytes: Callable[[int], None] | None = None) -> Iterator[LogRecord]:
+    """The line loop of every read, a file's (:func:`iter_records`) and a topic batch's
+    (:func:`parse_lines`): the records of ``items`` in format ``chosen`` (None: no format matched,
+    each line a ``unknown_format`` reject), status >= 400 dropped, every other line counted in
+    ``stats`` and each reject handed to ``reject(line number, reason, detail, line)``.
+
+    An item is a file's raw line (bytes: ``bad_encoding`` when not UTF-8; the line end is stripped)
+    or a batch's element (``not_a_string`` when not a str; with ``max_line_chars``, a longer line is
+    an ``oversized_line`` and one holding a lone surrogate ``bad_encoding``).  A blank line, empty
+    or only whitespace, counts in ``stats.blank``.  A line that fails to parse but is the format's
+    header row (:func:`_is_header`) is skipped as ``header``.  Hot: what :func:`parse_one` does
+    is inlined (a parser's bug is a ``parser_error`` reject)."""
     parse = PARSERS.get(chosen) if chosen else None
-    headers = chosen in ("tsv", "cdx")
-    # one loop, hot: what parse_one does is inlined (a parser's bug is a parser_error reject)
-    for lineno, raw in enumerate(itertools.chain(head, buffered), 1):
+    for lineno, item in enumerate(items, 1):
         stats.lines += 1
-        if on_bytes:
-            on_bytes(len(raw))
-        try:
-            line = raw.decode("utf-8").rstrip("\r\n")
-        except UnicodeDecodeError:
-            stats.rejected["bad_encoding"] += 1
-            rejects.write(name, lineno, "bad_encoding", "not UTF-8", raw.decode("utf-8", "replace"))
+        if item.__class__ is bytes:
+            if on_bytes:
+                on_bytes(len(item))
+            try:
+                line = item.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                _reject(stats, reject, lineno, ("bad_encoding", "not UTF-8", item.decode("utf-8", "replace")))
+                continue
+        elif isinstance(item, str):  # a raw message's list may hold anything (stream.records.decode_raw)
+            line = item
+        else:
+            _reject(stats, reject, lineno, ("not_a_string", f"a line of JSON type {type(item).__name__}", _shown(item)))
             continue
         if not line or line.isspace():
             stats.blank += 1
             continue
-        if headers and _header(chosen, lineno, line, ctx):
-            stats.skipped["header"] += 1
-            continue
+        if max_line_chars is not None and (len(line) > max_line_chars or not line.isascii()):
+            bad = _unusable(line, max_line_chars)
+            if bad is not None:
+                _reject(stats, reject, lineno, bad)
+                continue
         if parse is None:
+            _reject(stats, reject, lineno, ("unknown_format", "no known log format matches the input", line))
             continue
         try:
             rec = parse(line, ctx)
@@ -183,15 +221,24 @@ def _iter_one(name, fh, fmt, ctx, stats, rejects, on_bytes) -> Iterator[LogRecor
             stats.skipped[s.reason] += 1
             continue
         except Exception as exc:  # noqa: BLE001 - ParseError, or a parser's bug made one
+            if _is_header(chosen, line):
+                stats.skipped["header"] += 1
+                continue
             err = exc if isinstance(exc, ParseError) else parser_failure(parse, exc)
-            stats.rejected[err.reason] += 1
-            rejects.write(name, lineno, err.reason, err.detail, line)
+            _reject(stats, reject, lineno, (err.reason, err.detail, line))
             continue
         if rec.status is not None and rec.status >= 400:
             stats.dropped_status += 1
             continue
         stats.records += 1
         yield rec
+
+
+def _reject(stats: ReadStats, reject: Callable[[int, str, str, str], None], lineno: int,
+            what: tuple[str, str, str]) -> None:
+    """Count a rejected line by reason and hand it on: ``what`` is (reason, detail, line)."""
+    stats.rejected[what[0]] += 1
+    reject(lineno, *what)
 
 
 def read_urllist(sources: Iterable[str | Path], fmt: str = "auto", site: str | None = None, scheme: str = "http", **kw) -> tuple[URLList, ReadStats]:
@@ -212,11 +259,11 @@ class BatchResult:
 
 
 def _shown(value: object) -> str:
-    """Up to 1000 characters of a JSON value, for a reject record."""
+    """A JSON value as text, cut to REJECT_EXCERPT_CHARS, for a reject record."""
     try:
-        return json.dumps(value)[:1000]
+        return json.dumps(value)[:REJECT_EXCERPT_CHARS]
     except (TypeError, ValueError, RecursionError):
-        return repr(value)[:1000]
+        return repr(value)[:REJECT_EXCERPT_CHARS]
 
 
 def _batch_format(lines: list, fmt: str, ctx: Context, max_line_bytes: int, header: str) -> str | None:
@@ -239,15 +286,14 @@ def _batch_format(lines: list, fmt: str, ctx: Context, max_line_bytes: int, head
                 break
             except ParseError:
                 sample = list(itertools.islice(usable, SNIFF_LINES))
-    if chosen == "tsv" and texts:
-        ctx.tsv_columns = tsv_header(texts[0])
+    _tsv_columns(chosen, texts, ctx)
     return chosen
 
 
 def _unusable(line: str, max_line_bytes: int) -> tuple[str, str, str] | None:
     """The reject of a line too long to parse, or not text (a lone surrogate)."""
     if len(line) > max_line_bytes:
-        return ("oversized_line", f"{len(line)} characters", line[:1000])
+        return ("oversized_line", f"{len(line)} characters", line[:REJECT_EXCERPT_CHARS])
     if has_surrogate(line):
         return ("bad_encoding", "lone surrogate: not text", line)
     return None
@@ -257,47 +303,20 @@ def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "h
                 max_line_bytes: int = 65536, header: str = "") -> BatchResult:
     """Parse one batch of a site's lines (the streaming ingest): records for status < 400,
     every other line counted; rejects returned with their reason for the dead-letter topic.
-    Raises nothing: whatever a line holds, it is a record, a skip or a reject (issue 16)."""
+    Raises nothing: whatever a line holds, it is a record, a skip or a reject.
+
+    The counts are the per-partition counters (lines, records, dropped_status, skipped, rejected):
+    they have no ``blank``, so a blank line counts as skipped here."""
     ctx = Context(site, scheme if scheme in ("http", "https") else "http", limits or Limits())
-    counts = {"lines": len(lines), "records": 0, "dropped_status": 0, "skipped": 0, "rejected": 0}
     rejects: list[tuple[str, str, str]] = []
     chosen = _batch_format(lines, fmt, ctx, max_line_bytes, header)
-    records: list[tuple] = []
-    parse = PARSERS.get(chosen) if chosen else None
-    for line in lines:
-        if not isinstance(line, str):  # a raw message's list may hold anything (dustbuster.stream.records.decode_raw)
-            counts["rejected"] += 1
-            rejects.append(("not_a_string", f"a line of JSON type {type(line).__name__}", _shown(line)))
-            continue
-        if not line or line.isspace():
-            counts["skipped"] += 1
-            continue
-        if len(line) > max_line_bytes or not line.isascii():
-            bad = _unusable(line, max_line_bytes)
-            if bad is not None:
-                counts["rejected"] += 1
-                rejects.append(bad)
-                continue
-        if parse is None:
-            counts["rejected"] += 1
-            rejects.append(("unknown_format", "no known log format matches the batch", line))
-            continue
-        try:
-            rec = parse(line, ctx)
-        except Skip:
-            counts["skipped"] += 1
-            continue
-        except Exception as exc:  # noqa: BLE001 - ParseError, or a parser's bug made one (parse_one)
-            err = exc if isinstance(exc, ParseError) else parser_failure(parse, exc)
-            if chosen == "tsv" and tsv_header(line) is not None:
-                counts["skipped"] += 1
-                continue
-            counts["rejected"] += 1
-            rejects.append((err.reason, err.detail, line))
-            continue
-        if rec.status is not None and rec.status >= 400:
-            counts["dropped_status"] += 1
-            continue
-        counts["records"] += 1
-        records.append((rec.url, rec.status, rec.size, rec.digest, rec.sketch))
+    stats = ReadStats()
+
+    def reject(lineno: int, reason: str, detail: str, line: str) -> None:
+        rejects.append((reason, detail, line))
+
+    records = [(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
+               for rec in parse_each(lines, chosen, ctx, stats, reject, max_line_chars=max_line_bytes)]
+    counts = {"lines": stats.lines, "records": stats.records, "dropped_status": stats.dropped_status,
+              "skipped": sum(stats.skipped.values()) + stats.blank, "rejected": sum(stats.rejected.values())}
     return BatchResult(records, rejects, counts, chosen)
