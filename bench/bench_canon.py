@@ -1,4 +1,4 @@
-"""Benchmark of canonicalization (issue 5): in-process URLs/s with a 100-rule set, side by side
+"""Benchmark of canonicalization: in-process URLs/s with a 100-rule set, side by side
 with w3lib's ``canonicalize_url`` on the same URLs in the same run, and the HTTP batch API's
 throughput and latency with 1,000-URL batches.
 
@@ -18,7 +18,7 @@ Measured, interleaved, ``--repeat`` times each, medians (one core: Python runs o
 * ``… URLs that need RFC 3986 work``: the same URLs written so that normalization must undo it (in
   turn: upper-case scheme, upper-case host, default port, fragment, ``/./``, an escaped letter),
   through w3lib and through the full path (dustbuster.core.normfast, without yarl);
-* ``the same, every URL through yarl (before)``: with dustbuster.core.normfast switched off (issue 13's 0.77×);
+* ``the same, every URL through yarl (before)``: with dustbuster.core.normfast switched off (the normalizer before the yarl-free fast path: 0.77×);
 * ``figure-5.5``: :func:`dustbuster.core.canonize.canonize`, the plain loop over every rule (reference);
 * HTTP: ``dustbuster.agents.api.make_api`` served by a separate process on loopback; ``--requests`` POSTs of
   1,000 URLs at concurrency 1 and 4; URLs/s, p50 and p99 request latency.
@@ -98,7 +98,7 @@ def needs_work(u: str, k: int) -> str:
 
 @contextlib.contextmanager
 def yarl_only():
-    """normalize() as before issue 13: every URL not already normal through yarl."""
+    """normalize() without the yarl-free fast path: every URL not already normal through yarl."""
     import dustbuster.core.normalize as n
 
     saved = n.fast_normalize

@@ -1,4 +1,4 @@
-"""What one URL costs the streaming state (issue 16, "bounded cost"): seconds, resident memory and
+"""What one URL costs the streaming state ("bounded cost", docs/cost.md): seconds, resident memory and
 bytes on disk, in-process (the worker's own code: dustbuster.state.partitions.PartitionState over RocksDB,
 one message = ``--batch`` records, staged and committed as the ingest agent does; no broker).
 
@@ -14,7 +14,7 @@ Scenarios, each in a fresh subprocess and a fresh data directory, one site:
 * ``capped``: ``junk`` again with ``DUST_MAX_URLS_PER_SITE``-style cap of ``--cap`` URLs per site
   (what the URLs beyond the cap still cost);
 * ``loop``: one message of ``--long`` URLs of 253 tokens staged and committed twice, first on the
-  event loop (as the ingest agent did before issue 16), then through ``Stores.run`` (the state
+  event loop (as the ingest agent once did), then through ``Stores.run`` (the state
   thread, as it does now), while a 10 ms ticker on the loop records its largest delay;
 * ``rebuild``: a partition rebuilt from a changelog image of ``--typical`` forum URLs through
   ``Stores.run`` (what a worker does when a partition moves to it): seconds, URLs/s, progress

@@ -1,4 +1,4 @@
-"""Benchmark of reading logs (issue 13, part 1): µs per line for each format, next to a minimal
+"""Benchmark of reading logs: µs per line for each format, next to a minimal
 baseline on the same file in the same run.
 
 Files (written to bench/out/parse/, ``--copies`` times over):

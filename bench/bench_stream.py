@@ -1,4 +1,4 @@
-"""Streaming benchmarks through a real broker, one worker process (issue 3).
+"""Streaming benchmarks through a real broker, one worker process.
 
     .venv/bin/python bench/bench_stream.py [--lines 50000] [--window 1]
 

@@ -1,4 +1,4 @@
-"""The papers' quality metrics of a canonicalizer against a content ground truth (issue 10).
+"""The papers' quality metrics of a canonicalizer against a content ground truth.
 
 Input: the evaluated pages in crawl order (each unique URL with its content cluster and URL
 class, from ``dustbuster truth``) and a canonicalization function.  Definitions:

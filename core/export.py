@@ -1,4 +1,4 @@
-"""Rule sets in formats crawlers already read (issue 5): Apache Nutch's ``regex-normalize.xml`` and
+"""Rule sets in formats crawlers already read: Apache Nutch's ``regex-normalize.xml`` and
 ClearURLs-style provider JSON.  Pure functions; ``dustbuster export`` writes them.
 
 Nutch (``urlnormalizer-regex``): each ``<regex>`` is compiled with ``java.util.regex.Pattern`` and

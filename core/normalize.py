@@ -1,4 +1,4 @@
-"""The universal normalization step applied before a site's rules (issue 5): RFC 3986 §6.2.2 and
+"""The universal normalization step applied before a site's rules: RFC 3986 §6.2.2 and
 §6.2.3 syntax- and scheme-based normalization, by yarl (aio-libs; already installed with aiohttp).
 
 What it does, with yarl's behaviour written down and tested (tests/test_normalize.py):
@@ -17,7 +17,7 @@ It does not sort parameters or touch letter case in paths: those are site rules'
 (DustBuster learns them).  A string yarl cannot parse (``http://h:port/``) raises
 :class:`~dustbuster.core.errors.ParseError`; callers keep such a URL as it is and count it.
 
-Speed (issue 13): a URL already in normal form is returned as it is (one regular expression);
+Speed: a URL already in normal form is returned as it is (one regular expression);
 the common http(s) URLs that need work (scheme or host case, default port, fragment, dot segments,
 escapes) are normalized by :mod:`dustbuster.core.normfast` without yarl, with yarl's exact result; the rest
 (user info, IPv6, non-ASCII, other schemes...) go to yarl.

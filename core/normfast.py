@@ -1,4 +1,4 @@
-"""RFC 3986 normalization of the common URLs without yarl (issue 13): exactly what
+"""RFC 3986 normalization of the common URLs without yarl: exactly what
 :func:`dustbuster.core.normalize._normalize` (yarl) returns, for the URLs this module understands, else None.
 
 Understood: printable ASCII ``http``/``https`` URLs (scheme in any case) whose authority is a

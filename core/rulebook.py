@@ -1,4 +1,4 @@
-"""Every site's current rule set, compiled, and the canonicalization a crawler asks for (issue 5).
+"""Every site's current rule set, compiled, and the canonicalization a crawler asks for.
 
 A :class:`RuleBook` maps a site (the key of the rules topic) to its :class:`SiteRules`: the RuleSet
 document (docs/topics.md), its version, and a compiled :class:`~dustbuster.core.canonize.Canonizer` over

@@ -1,4 +1,4 @@
-"""Content ground truth of a URL list: page signatures, content clusters, URL classes (issue 10).
+"""Content ground truth of a URL list: page signatures, content clusters, URL classes.
 
 The papers define duplicates by content: "the number of duplicate URLs in a given URL list is
 defined as the difference between the number of unique URLs and the number of unique document

@@ -1,1 +1,1 @@
-"""The DUST site simulator: a realistic site with known ground truth (issue 4)."""
+"""The DUST site simulator: a realistic site with known ground truth (sim/forum.py: the forum and its truth; sim/site.py: its server)."""

@@ -1,4 +1,4 @@
-"""The fast parsers (logs/fastparse.py, issue 13) give exactly what the reference parsers
+"""The fast parsers (logs/fastparse.py) give exactly what the reference parsers
 (dustbuster.logs.formats.REFERENCE_PARSERS, the parsers as they were) give: the same record, or the same
 skip, or the same reject reason and detail, on every line of every real log in tests/data/logs
 (through each fast parser, so mismatching formats are covered too), on JSON lines made of their

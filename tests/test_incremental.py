@@ -1,4 +1,4 @@
-"""The incremental supports equal the batch engine's at every commit (issue 3's core invariant)."""
+"""The incremental supports equal the batch engine's at every commit (the streaming engine's core invariant)."""
 
 from __future__ import annotations
 

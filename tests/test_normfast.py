@@ -1,4 +1,4 @@
-"""dustbuster.core.normfast (issue 13): the normalizer without yarl gives yarl's result, exactly, for every URL
+"""dustbuster.core.normfast: the normalizer without yarl gives yarl's result, exactly, for every URL
 it takes (and says None for the others): case tables, Hypothesis (thousands of generated URLs, with
 escapes, dot segments, ports, fragments and every printable ASCII character), every URL of the real
 logs in tests/data/logs, and variants of them that need RFC 3986 work."""

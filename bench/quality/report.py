@@ -127,7 +127,7 @@ mine {res['seconds']['mine']:.0f} s, validate {res['seconds']['validate'] / 60:.
 
 HEAD = """# Quality on real web software (`make quality`)
 
-DUST rules scored against the content of real sites nobody here wrote (issue 10).  Two real
+DUST rules scored against the content of real sites nobody here wrote.  Two real
 applications run on loopback behind real servers that write real access logs; a seeded, bounded
 traffic generator (a breadth-first crawler plus browser-like users with the site's own forms, sort
 links, `www.` aliases, campaign parameters and shortened URLs) makes three logs per site — train,

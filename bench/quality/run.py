@@ -1,4 +1,4 @@
-"""The quality harness end to end (`make quality`; issue 10): two real web applications on loopback
+"""The quality harness end to end (`make quality`): two real web applications on loopback
 behind real servers writing real access logs, three traffic runs each (train, validate, test) with
 edits between them, the content truth of the test log, our candidates and our validated rule set
 learned from train+validate, and `dustbuster eval` on the test log; writes docs/quality.md.
