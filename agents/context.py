@@ -60,13 +60,13 @@ def build_context(app: faust.App, settings: Settings, topics: Topics | None = No
     return WorkerContext(
         app=app, settings=settings, topics=topics if topics is not None else make_topics(app, settings),
         stores=stores, metrics=metrics, health=health, book=book,
-        follower=_rules_follower(settings, book, metrics) if settings.canonize else None,
+        follower=rules_follower(settings, book, metrics) if settings.canonize else None,
         seen=seen_stores(settings.data_dir / "seen") if settings.canonize else None,
         verdicts=VerdictStore(settings.data_dir / "verdicts") if settings.validate else None,
         dashboard=DashboardState() if settings.api_port else None)
 
 
-def _rules_follower(settings: Settings, book: RuleBook, metrics: Metrics) -> TopicFollower:
+def rules_follower(settings: Settings, book: RuleBook, metrics: Metrics) -> TopicFollower:
     """Follows the whole rules topic into ``book``; counts the sets applied and the records skipped."""
     def on_rules(site: str, doc: dict | None) -> None:
         book.update(site, doc)

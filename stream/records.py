@@ -13,7 +13,7 @@ from typing import Any, List, Optional
 
 import faust
 
-from dustbuster.core.errors import ParseError
+from dustbuster.core.errors import REJECT_EXCERPT_CHARS, ParseError
 from dustbuster.core.strictjson import loads_strict
 
 
@@ -64,17 +64,13 @@ class Reject(faust.Record, namespace="dustbuster.rejects.v1", serializer="json")
     offset: int = -1
 
 
-#: how much of a rejected line (characters) or message (bytes) a dead letter keeps
-REJECT_EXCERPT = 1000
-
-
 def dead_letter(reason: str, detail: str, line: str | bytes | None, *, topic: str, partition: int, offset: int,
                 site: str | None = None) -> Reject:
-    """The Reject record of a bad line or message: its first :data:`REJECT_EXCERPT` characters (a
+    """The Reject record of a bad line or message: its first :data:`~dustbuster.core.errors.REJECT_EXCERPT_CHARS` characters (a
     message's first bytes, decoded with replacement), why, and where it came from."""
     if not isinstance(line, str):
-        line = (line if isinstance(line, bytes) else b"")[:REJECT_EXCERPT].decode("utf-8", "replace")
-    return Reject(reason=reason, detail=detail, site=site, line=line[:REJECT_EXCERPT], topic=topic,
+        line = (line if isinstance(line, bytes) else b"")[:REJECT_EXCERPT_CHARS].decode("utf-8", "replace")
+    return Reject(reason=reason, detail=detail, site=site, line=line[:REJECT_EXCERPT_CHARS], topic=topic,
                   partition=partition, offset=offset)
 
 

@@ -30,7 +30,7 @@ ConfigError at start-up.
 from __future__ import annotations
 
 import os
-from dataclasses import InitVar, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -69,12 +69,8 @@ class Settings:
     params: DustParams = field(default_factory=DustParams)
     #: the parsed sites file (empty without one); made from ``validator_sites``, never given
     sites: Mapping[str, SiteConfig] = field(init=False, default_factory=dict, compare=False, repr=False)
-    #: the old name of ``sketch_threshold``, accepted as a keyword for one release (the CLI's validate)
-    sketch_min_equal: InitVar[float | None] = None
 
-    def __post_init__(self, sketch_min_equal: float | None) -> None:
-        if sketch_min_equal is not None:
-            object.__setattr__(self, "sketch_threshold", sketch_min_equal)
+    def __post_init__(self) -> None:
         object.__setattr__(self, "sites", read_sites(self.validator_sites) if self.validator_sites else {})
 
     @property

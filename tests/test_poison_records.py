@@ -319,14 +319,13 @@ def test_parse_canonicalize_body_raises_only_request_errors():
 
 
 def test_rejected_rule_sets_are_in_the_metrics():
-    """dustbuster.agents.api.register hooks the follower's rejections to dust_rule_sets_rejected_total."""
-    from types import SimpleNamespace
-
-    from dustbuster.agents.api import register
+    """The worker's rules follower (dustbuster.agents.context.rules_follower) counts its rejections
+    in dust_rule_sets_rejected_total, whether or not the API is on."""
+    from dustbuster.agents.context import rules_follower
+    from dustbuster.stream.settings import Settings
 
     book, metrics = RuleBook(), Metrics()
-    f = TopicFollower("127.0.0.1:1", "t", book.update)
-    register(None, SimpleNamespace(api_port=0), book, f, metrics)
+    f = rules_follower(Settings(kafka_bootstrap="127.0.0.1:1", api_port=0), book, metrics)
     for value in POISON_RULES[:3]:
         f.apply(b"poison.test", value)
     text = metrics.exposition().decode()

@@ -10,7 +10,8 @@ import pytest
 
 from dustbuster.core.errors import ConfigError
 from dustbuster.core.siteconfig import SiteConfig, parse_sites
-from dustbuster.stream.records import REJECT_EXCERPT, dead_letter
+from dustbuster.core.errors import REJECT_EXCERPT_CHARS
+from dustbuster.stream.records import dead_letter
 from dustbuster.stream.settings import Settings
 
 
@@ -55,8 +56,8 @@ def test_sketch_threshold_and_its_old_name():
     assert Settings.from_env({"DUST_SKETCH_THRESHOLD": "0.5"}).sketch_threshold == 0.5
     with pytest.raises(ConfigError, match="DUST_SKETCH_THRESHOLD"):
         Settings.from_env({"DUST_SKETCH_MIN_EQUAL": "0.5"})
-    old = Settings(sketch_min_equal=0.75)  # the keyword's old name, kept for one release
-    assert old.sketch_threshold == 0.75 and replace(old).sketch_threshold == 0.75
+    with pytest.raises(ConfigError, match="DUST_SKETCH_THRESHOLD"):  # even beside the new one: never ignored
+        Settings.from_env({"DUST_SKETCH_MIN_EQUAL": "0.5", "DUST_SKETCH_THRESHOLD": "0.5"})
 
 
 def test_site_policies_from_the_parsed_file(tmp_path):
@@ -78,6 +79,6 @@ def test_site_policies_from_the_parsed_file(tmp_path):
 def test_dead_letter_keeps_an_excerpt():
     r = dead_letter("bad_json", "d", "x" * 5000, topic="t", partition=1, offset=2, site="s")
     assert (r.reason, r.detail, r.site, r.topic, r.partition, r.offset) == ("bad_json", "d", "s", "t", 1, 2)
-    assert r.line == "x" * REJECT_EXCERPT
+    assert r.line == "x" * REJECT_EXCERPT_CHARS
     assert dead_letter("r", "", b"\xff" + b"y" * 5000, topic="t", partition=0, offset=0).line == "\ufffd" + "y" * 999
     assert dead_letter("r", "", None, topic="t", partition=0, offset=0).line == ""
