@@ -1,4 +1,4 @@
-"""dust: the pure DustBuster core (no Kafka, no HTTP, no RocksDB).
+"""dustbuster.core: the pure DustBuster core (no Kafka, no HTTP, no RocksDB).
 
 Papers: Bar-Yossef, Keidar, Schonfeld, "Do not crawl in the DUST", WWW 2007, and Schonfeld's
 2006 thesis.  Section numbers in docstrings refer to them.
