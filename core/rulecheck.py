@@ -84,7 +84,7 @@ def unsafe_candidate(rule: Rule, urls: Sequence[str]) -> str | None:
     why = self_feeding(rule)
     if why:
         return why
-    seen = set(urls)
+    seen = dict.fromkeys(urls)  # in the caller's order: the same example URL on every run
     outs = [(u, v) for u in seen if (v := canonical(u, [rule], ma=1)) != u]
     broken = next(((u, v) for u, v in outs if "://" in u and not _absolute(v)), None)
     if broken:

@@ -114,7 +114,7 @@ def _unsafe_flags(result, ul, sample: int = 5000) -> dict[str, str]:
     from dustbuster.core.rulecheck import unsafe_candidate
     from dustbuster.core.rules import SubstringRule
 
-    urls = list(ul)
+    urls = sorted(ul)  # a sorted list: the same sample and the same example URL on every run
     if len(urls) > sample:
         urls = random.Random(0).sample(urls, sample)
     pairs = result.kept if result.stage == "eliminate" else result.detected
