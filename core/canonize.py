@@ -60,16 +60,34 @@ class Redundancy:
         return (self.unique_before - self.unique_after) / self.unique_before if self.unique_before else 0.0
 
 
+class RedundancyCount:
+    """The counts of :class:`Redundancy` kept as (URL, canonical form) pairs arrive, for callers that
+    canonize each URL themselves (a rule book with normalization and per-site rules)."""
+
+    def __init__(self) -> None:
+        self.urls = 0
+        self.before: set[str] = set()
+        self.after: set[str] = set()
+
+    def add(self, url: str, canonical_form: str) -> None:
+        self.urls += 1
+        self.before.add(url)
+        self.after.add(canonical_form)
+
+    def result(self) -> Redundancy:
+        return Redundancy(self.urls, len(self.before), len(self.after))
+
+
 def redundancy(urls: Iterable[str], rules: Sequence[Rule], ma: int = DEFAULT_MA) -> Redundancy:
-    before: set[str] = set()
-    after: set[str] = set()
-    n = 0
+    """Discovered redundancy of ``urls`` under ``rules`` (each unique URL canonized once)."""
+    count = RedundancyCount()
+    forms: dict[str, str] = {}
     for u in urls:
-        n += 1
-        if u not in before:
-            before.add(u)
-            after.add(canonical(u, rules, ma))
-    return Redundancy(n, len(before), len(after))
+        form = forms.get(u)
+        if form is None:
+            form = forms[u] = canonical(u, rules, ma)
+        count.add(u, form)
+    return count.result()
 
 
 class Canonizer:

@@ -82,29 +82,26 @@ def run(a: argparse.Namespace) -> int:
 
 def _canonize_stdin(a: argparse.Namespace, book, out):
     """Each URL of stdin canonized and written to ``out``; the discovered redundancy (WWW 2007 §3
-    "Metrics", dustbuster.core.canonize.Redundancy), the URLs each rule changed, and how many URLs
+    "Metrics", dustbuster.core.canonize.RedundancyCount), the URLs each rule changed, and how many URLs
     stopped at MA."""
-    from dustbuster.core.canonize import Redundancy
+    from dustbuster.core.canonize import RedundancyCount
 
     changed: Counter = Counter()
-    before: set[str] = set()
-    after: set[str] = set()
-    n = unconverged = 0
+    count = RedundancyCount()
+    unconverged = 0
     for raw in sys.stdin.buffer:
         url = raw.decode("utf-8", "replace").strip()
         if not url:
             continue
-        n += 1
         res = book.canonize(url, a.site)
         unconverged += not res.converged
         changed.update(set(res.rules))
-        before.add(url)
-        after.add(res.canonical)
+        count.add(url, res.canonical)
         if a.json:
             out.write(json.dumps(res.to_json(), ensure_ascii=False) + "\n")
         else:
             out.write(f"{url}\t{res.canonical}\n" if a.tsv else res.canonical + "\n")
-    return Redundancy(n, len(before), len(after)), changed, unconverged
+    return count.result(), changed, unconverged
 
 
 def _book(a: argparse.Namespace, unvalidated: bool):
