@@ -29,18 +29,17 @@ def run(a: argparse.Namespace) -> int:
     import faust
 
     from dustbuster.agents import register_all
-    from dustbuster.state.partitions import Stores
-    from dustbuster.stream.app import create_app, ensure_topics, topics
+    from dustbuster.stream.admin import ensure_topics
+    from dustbuster.stream.app import create_app
 
     settings = kafka_settings(a, data_dir=Path(a.data_dir) if a.data_dir else None, window_s=a.window)
     asyncio.run(ensure_topics(settings))
     app = create_app(settings)
-    stores = Stores(settings.data_dir / "state", settings.params)
-    register_all(app, settings, topics(app, settings), stores)
+    ctx = register_all(app, settings)
     try:
         faust.Worker(app, loglevel="info", logging_config=worker_logging(a.verbose), quiet=True).execute_from_commandline()
     finally:
-        stores.close()
+        ctx.close()
     return 0
 
 
