@@ -132,11 +132,11 @@ def in_process(rules, urls, repeat: int) -> dict:
     for _ in range(repeat):
         run("w3lib", canonicalize_url, urls)
         run("rules", c, urls)
-        run("normalize+rules", book.canonicalize, urls)
+        run("normalize+rules", book.canonize, urls)
         run("w3lib, URLs that need RFC 3986 work", canonicalize_url, work)
-        run("normalize+rules, URLs that need RFC 3986 work", book.canonicalize, work)
+        run("normalize+rules, URLs that need RFC 3986 work", book.canonize, work)
         with yarl_only():
-            run("the same, every URL through yarl (before)", book.canonicalize, work)
+            run("the same, every URL through yarl (before)", book.canonize, work)
         run("figure-5.5", lambda u: canonize(u, rules), ref_urls)
     return {"urls": len(urls), "changed_by_rules": sum(c(u) != u for u in urls), "rules": len(rules),
             "fast_path": sum(map(already_normal, urls)),

@@ -300,7 +300,7 @@ class Fuzzer:
         if got is not None:
             site, good, _ = got
             for u in good:
-                self.call("canonicalize", self.book.canonicalize, (), u, u, site)
+                self.call("canonize", self.book.canonize, (), u, u, site)
 
     def candidates(self) -> None:
         self.report.inputs["candidates"] += 1
@@ -348,7 +348,7 @@ class Fuzzer:
         if got is not None:
             urls, site, norm = got
             for u in urls:
-                self.call("canonicalize", self.book.canonicalize, (), u, u, site, norm)
+                self.call("canonize", self.book.canonize, (), u, u, site, norm)
 
     def strict_json(self) -> None:
         self.report.inputs["json"] += 1
