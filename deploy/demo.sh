@@ -55,10 +55,24 @@ echo
 echo "# part 2, the crawler side: the simulated forum's log → validated rules → canonical URLs"
 $PY -m dustbuster sim-site --port "$SIMPORT" --write-log "var/demo/sim-$RUN.access.log" --lines 12000 -q
 $PY -m dustbuster feed "var/demo/sim-$RUN.access.log" --site forum.test
-for _ in $(seq 180); do
-  if $PY -m dustbuster rules --site forum.test --json > "var/demo/rules-$RUN.json" 2>/dev/null; then break; fi
-  sleep 1
-done
+# The worker mines every DUST_WINDOW_S, so its first windows see part of the log; wait for the
+# candidate set of all 12,000 lines and for the validation round of that window (the dashboard's
+# state.json says which window each round was), so the rules below are those of the whole log.
+W=$($PY -m dustbuster candidates --site forum.test --wait-lines 12000 --timeout 180 --json |
+    $PY -c 'import json, sys; print(json.load(sys.stdin)["forum.test"]["window"])')
+$PY - "$API" "$W" <<'PYEOF'
+import json, sys, time, urllib.request
+port, window = sys.argv[1], int(sys.argv[2])
+deadline = time.monotonic() + 300
+while time.monotonic() < deadline:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/dashboard/state.json?site=forum.test", timeout=10) as r:
+        last = (json.load(r).get("detail") or {}).get("last_round") or {}
+    if int(last.get("window") or 0) >= window:
+        break
+    time.sleep(1)
+else:
+    sys.exit(f"no validation round of window {window} (the whole log) within 300 s")
+PYEOF
 echo "# the validated rule set, as a crawler operator reads it (dustbuster rules --site forum.test):"
 $PY -m dustbuster rules --site forum.test | sed 's/^/  /'
 P="http://www.forum.test:$SIMPORT"
