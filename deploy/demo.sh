@@ -3,7 +3,7 @@
 #   a real Kafka broker (started if not running) → a streaming worker → two real access logs fed
 #   as live lines → the candidate rules each site's window emits, printed; then the batch
 #   `dustbuster mine` on the same log, for comparison.  Part 2, the crawler side: the simulated
-#   forum (sim/site.py) on loopback → its traffic log fed → the validator fetches its pages and
+#   forum (sim/site.py, its truth in sim/forum.py) on loopback → its traffic log fed → the validator fetches its pages and
 #   publishes rules → a frontier canonicalized by the worker (seen flags), the HTTP API, a Nutch
 #   export.  Everything stays under var/ and on 127.0.0.1.
 set -euo pipefail
@@ -77,7 +77,7 @@ echo "# the validated rule set, as a crawler operator reads it (dustbuster rules
 $PY -m dustbuster rules --site forum.test | sed 's/^/  /'
 P="http://www.forum.test:$SIMPORT"
 B="http://forum.test:$SIMPORT"
-echo "# the simulator's truth (sim/site.py): story?id=N = story_N = story.php3?id=N; sid, utm_source and"
+echo "# the simulator's truth (sim/forum.py): story?id=N = story_N = story.php3?id=N; sid, utm_source and"
 echo "# LastView=&Close= change nothing; www. and the bare host are one site; page=N, print/ and the"
 echo "# politics./movies. sections are other pages.  Expected below: the first three URLs -> one story_101,"
 echo "# the next two -> one story_102, the politics section's story_101 keeps its own URL."
