@@ -15,21 +15,25 @@ from .windows import register as register_windows
 
 def register_all(app, settings, topics=None, stores=None) -> WorkerContext:
     """Build the worker context of ``app`` and register every part ``settings`` turns on; the
-    caller closes the context (:meth:`WorkerContext.close`) once the worker stopped.  ``topics``
-    and ``stores`` are made from the settings unless given."""
+    caller closes the context (:meth:`WorkerContext.close`) once the worker stopped; when a part
+    cannot be registered (a bad sites file: ConfigError), the context is closed here and the error
+    raised.  ``topics`` and ``stores`` are made from the settings unless given."""
     ctx = build_context(app, settings, topics, stores)
+    try:
+        @app.task
+        async def watch_event_loop() -> None:
+            await watch_loop(ctx.metrics)
 
-    @app.task
-    async def watch_event_loop() -> None:
-        await watch_loop(ctx.metrics)
-
-    register_ingest(ctx)
-    register_windows(ctx)
-    if settings.validate:
-        register_validator(ctx)
-    if settings.canonize:
-        register_canonizer(ctx)
-    register_api(ctx)
+        register_ingest(ctx)
+        register_windows(ctx)
+        if settings.validate:
+            register_validator(ctx)
+        if settings.canonize:
+            register_canonizer(ctx)
+        register_api(ctx)
+    except BaseException:
+        ctx.close()
+        raise
     return ctx
 
 

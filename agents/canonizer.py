@@ -22,7 +22,7 @@ from dustbuster.stream.changelog import SeenChangelog
 from dustbuster.stream.records import CanonicalURL, decode_frontier
 from dustbuster.stream.rulesview import TopicFollower
 
-from .context import WorkerContext
+from .context import WorkerContext, stop_at_shutdown
 from .messages import ensure_fresh, send_reject
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,7 @@ def register(ctx: WorkerContext) -> None:
     """The ``dust-canonizer`` agent on the frontier topic, and the task that follows the rules topic."""
     assert ctx.follower is not None and ctx.seen is not None, "the canonizer needs DUST_CANONIZE"
     changelog = SeenChangelog(ctx.settings.kafka_bootstrap, ctx.settings.seen_changelog_topic)
+    stop_at_shutdown(ctx.app, changelog)  # its producer starts on the first write
     health = ctx.health
 
     @ctx.app.task

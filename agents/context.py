@@ -3,7 +3,8 @@ start-up from the settings (:func:`build_context`) and passed to every ``registe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 
 import faust
 
@@ -16,9 +17,12 @@ from dustbuster.stream.app import Topics, topics as make_topics
 from dustbuster.stream.rulesview import TopicFollower
 from dustbuster.stream.settings import Settings
 
-from .dashboard_state import DashboardState
+from .dashboard_feed import recording_versions
+from .dashboard_state import DashboardState, VersionLog
 from .health import Health, consumer_problem
 from .metrics import Metrics
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,8 @@ class WorkerContext:
     seen: PartitionStores[SeenStore] | None = None  #: the canonizer's seen sets (DUST_CANONIZE)
     verdicts: VerdictStore | None = None  #: the validator's memory (DUST_VALIDATE)
     dashboard: DashboardState | None = None  #: what the dashboard shows (the API on: DUST_API_PORT)
+    #: the sites whose candidates were said to wait unvalidated (not configured; said once per site)
+    told_unconfigured: set[str] = field(default_factory=set, compare=False)
 
     def close(self) -> None:
         """Close the stores this context opened (after the worker stopped)."""
@@ -50,28 +56,44 @@ def build_context(app: faust.App, settings: Settings, topics: Topics | None = No
                   stores: Stores | None = None) -> WorkerContext:
     """The context of a worker running ``app``: topics, stores, metrics, health and rule book made
     from ``settings`` (``topics`` and ``stores`` may be given)."""
-    stores = stores if stores is not None else Stores(settings.data_dir / "state", settings.params)
-    stores.max_urls_per_site = settings.max_urls_per_site
+    if stores is None:
+        stores = Stores(settings.data_dir / "state", settings.params, settings.max_urls_per_site)
     metrics = Metrics()
     health = Health(on_crash=lambda name: metrics.agent_crashes.labels(name).inc())
     health.membership = lambda: consumer_problem(app)
     metrics.healthy.set_function(lambda: 1.0 if health.ok() else 0.0)
     book = RuleBook(settings.params.ma, settings.normalize)
+    dashboard = DashboardState() if settings.api_port else None
     return WorkerContext(
         app=app, settings=settings, topics=topics if topics is not None else make_topics(app, settings),
         stores=stores, metrics=metrics, health=health, book=book,
-        follower=rules_follower(settings, book, metrics) if settings.canonize else None,
+        follower=rules_follower(settings, book, metrics, dashboard.versions if dashboard else None)
+        if settings.canonize else None,
         seen=seen_stores(settings.data_dir / "seen") if settings.canonize else None,
         verdicts=VerdictStore(settings.data_dir / "verdicts") if settings.validate else None,
-        dashboard=DashboardState() if settings.api_port else None)
+        dashboard=dashboard)
 
 
-def rules_follower(settings: Settings, book: RuleBook, metrics: Metrics) -> TopicFollower:
-    """Follows the whole rules topic into ``book``; counts the sets applied and the records skipped."""
+def rules_follower(settings: Settings, book: RuleBook, metrics: Metrics,
+                   versions: VersionLog | None = None) -> TopicFollower:
+    """Follows the whole rules topic into ``book``; counts the sets applied and the records skipped.
+    With ``versions`` (the dashboard's), every set applied, refused or deleted is written there too."""
     def on_rules(site: str, doc: dict | None) -> None:
         book.update(site, doc)
         metrics.rule_set_updates.inc()
         metrics.rule_sets.set(len(book.sites))
 
-    return TopicFollower(settings.kafka_bootstrap, settings.rules_topic, on_rules,
+    update = recording_versions(on_rules, book, versions) if versions is not None else on_rules
+    return TopicFollower(settings.kafka_bootstrap, settings.rules_topic, update,
                          on_reject=lambda reason, site: metrics.rule_sets_rejected.labels(reason).inc())
+
+
+def stop_at_shutdown(app: faust.App, service) -> None:
+    """``await service.stop()`` when the app shuts down (a producer a ``register`` started lazily)."""
+    async def stop(sender, **_) -> None:
+        try:
+            await service.stop()
+        except Exception:  # noqa: BLE001 - shutting down: log it, let the others stop
+            log.exception("stopping %r failed", service)
+
+    app.on_before_shutdown.connect(stop)

@@ -20,7 +20,7 @@ from dustbuster.state.partitions import PartitionState
 from dustbuster.stream.changelog import Changelog
 from dustbuster.stream.records import RawBatch, decode_raw
 
-from .context import WorkerContext
+from .context import WorkerContext, stop_at_shutdown
 from .messages import ensure_fresh, send_reject
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 def register(ctx: WorkerContext) -> None:
     """The ``dust-ingest`` agent on the raw topic."""
     changelog = Changelog(ctx.settings.kafka_bootstrap, ctx.settings.changelog_topic)
+    stop_at_shutdown(ctx.app, changelog)  # its producer starts on the first write
     health = ctx.health
 
     @ctx.app.agent(ctx.topics.raw, name="dust-ingest")

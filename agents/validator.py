@@ -6,88 +6,20 @@ verdict changes (dustbuster.core.ruleversion decides); verdicts are cached with 
 from __future__ import annotations
 
 import logging
-import secrets
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 from dustbuster.core.detect import Pair
-from dustbuster.core.errors import ConfigError, RuleError
+from dustbuster.core.errors import RuleError
 from dustbuster.core.rules import ParamRule, Rule, SubstringRule, rule_from_json
-from dustbuster.core.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, carried_over, decide_version
-from dustbuster.core.setcheck import SetCheck, check_rule_set
-from dustbuster.core.siteconfig import SiteConfig
-from dustbuster.core.sketch import similar
-from dustbuster.core.validate import Fetched, RoundFetcher, ValidationResult, validate
-from dustbuster.fetch.client import FetchPolicy, Fetcher
+from dustbuster.core.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, decide_version
+from dustbuster.sitevalidation import SiteValidation, check_site_policies, site_policy, validate_site
 from dustbuster.state.verdicts import VerdictStore
 from dustbuster.stream.records import CandidateSet, RuleSet
-from dustbuster.stream.settings import Settings, read_sites
+from dustbuster.stream.settings import Settings
 
 from .context import WorkerContext
 
 log = logging.getLogger(__name__)
-
-_told_unconfigured: set[str] = set()  #: sites whose candidates were said to wait unvalidated (once per site)
-
-
-def fetch_policy(conf: SiteConfig) -> FetchPolicy:
-    """The fetcher's policy of a configured site (each origin reduced to scheme://host[:port])."""
-    return FetchPolicy(origins=frozenset(FetchPolicy.origin_of(o) for o in conf.origins),
-                       allow_private=conf.allow_private, resolve=dict(conf.resolve), robots=conf.robots,
-                       rate_per_s=conf.rate_per_s, per_host_concurrency=conf.concurrency)
-
-
-def site_policy(settings: Settings, site: str) -> FetchPolicy | None:
-    """The fetch policy of a configured site; None for a site nobody configured: such a site is
-    never fetched (its origins, and whether loopback or private addresses are allowed, must be
-    said explicitly in DUST_VALIDATOR_SITES)."""
-    conf = settings.sites.get(site)
-    return fetch_policy(conf) if conf is not None and conf.fetchable else None
-
-
-def check_site_policies(settings: Settings) -> None:
-    """Every configured site's fetch policy can be made: ConfigError at start-up otherwise."""
-    for site in settings.sites:
-        try:
-            site_policy(settings, site)
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"{settings.validator_sites}: site {site!r}: {exc}") from None
-
-
-def configured_policy(sites: Path, site: str) -> FetchPolicy:
-    """The fetch policy of ``site`` in the sites file ``sites`` for the offline commands
-    (``validate``, ``truth``); ConfigError with a message a person can act on otherwise."""
-    conf = read_sites(Path(sites)).get(site)
-    try:
-        policy = fetch_policy(conf) if conf is not None and conf.fetchable else None
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{sites}: {exc}") from None
-    if policy is None:
-        raise ConfigError(f"{sites} has no origins for site {site!r}: nothing may be fetched")
-    return policy
-
-
-class SoftErrorAware:
-    """Pages that look like the site's answer to a path that cannot exist are failures."""
-
-    def __init__(self, fetcher: Fetcher, threshold: float) -> None:
-        self.fetcher = fetcher
-        self.threshold = threshold  #: fraction of min-hashes that must agree (Settings.sketch_threshold)
-        self.probes: dict[str, Fetched] = {}
-
-    async def __call__(self, url: str) -> Fetched:
-        got = await self.fetcher.fetch(url)
-        if not got.ok:
-            return got
-        origin = FetchPolicy.origin_of(url)
-        if origin not in self.probes:
-            self.probes[origin] = await self.fetcher.fetch(f"{origin}/dustbuster-probe-{secrets.token_hex(8)}")
-        probe = self.probes[origin]
-        if probe.ok and probe.sketch and got.sketch and similar(got.sketch, probe.sketch, self.threshold):
-            self.fetcher.counts["soft_error"] += 1
-            return Fetched(False, None, got.status, "soft_error")
-        return got
 
 
 class _SiteCache:
@@ -142,68 +74,10 @@ async def run_round(ctx: WorkerContext, site: str, cand) -> None:
     result: object = RuntimeError("round failed")
     try:
         result = await validation_round(site, cand, ctx.settings, ctx.verdicts, publish, ctx.metrics, held_version,
-                                        track)
+                                        track, ctx.told_unconfigured)
     finally:
         if track is not None:
             rounds.end(track, result)
-
-
-@dataclass
-class SiteValidation:
-    """One site's validation: Figure 4's verdicts, then the set-level checks of the result."""
-
-    rules: list[Rule]  #: what passed every check, in canonization order
-    result: ValidationResult
-    setcheck: SetCheck
-    fetch_outcomes: dict[str, int]
-    seconds: float
-
-    @property
-    def fetches(self) -> int:
-        return self.result.fetches + self.setcheck.fetches
-
-    def stats(self, candidates: int) -> dict:
-        decided = sum(1 for v in self.result.verdicts if v.valid is not None and v.reason != "cached")
-        return {"candidates": candidates, "valid": len(self.rules), "fetches": self.fetches, "decided": decided,
-                "cached": sum(1 for v in self.result.verdicts if v.reason == "cached"),
-                "fetches_per_decided_rule": round(self.fetches / decided, 1) if decided else None,
-                "fetch_outcomes": self.fetch_outcomes, "dropped_refinements": len(self.result.dropped_refinements),
-                "undecided": sum(1 for v in self.result.verdicts if v.valid is None),
-                "set_check": self.setcheck.stats(), "seconds": round(self.seconds, 3)}
-
-
-def canonization_order(rules: list[Rule]) -> list[Rule]:
-    """Parameter rules first (they normalise the query), then substring rules in rank order."""
-    return [r for r in rules if isinstance(r, ParamRule)] + [r for r in rules if not isinstance(r, ParamRule)]
-
-
-async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: list[str], policy: FetchPolicy,
-                        settings, cache=None, previous: list[Rule] = (), on_verdict=None,
-                        track=None) -> SiteValidation | None:
-    """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept (only a
-    refutation removes a rule), then the set-level checks (dustbuster.core.setcheck).  None when the site does
-    not answer at all (an outage decides nothing).  The validator agent and ``dustbuster validate``
-    both run this.  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
-    t0 = time.perf_counter()
-    async with Fetcher(policy) as fetcher:
-        if track is not None:
-            track.watch(fetcher.counts)
-            on_verdict = track.chain(on_verdict)
-        # an outage decides nothing: if no origin answers its front page, keep the rule set as it is
-        fronts = [await fetcher.fetch(o + "/") for o in sorted(policy.origins)[:4]]
-        if not any(f.ok or (f.status or 0) == 404 for f in fronts):
-            log.warning("site unreachable (%s)", sorted({f.reason for f in fronts}))
-            return None
-        rf = RoundFetcher(SoftErrorAware(fetcher, settings.sketch_threshold))
-        res = await validate(pairs, params, test_urls, rf, settings.params, min_equal=settings.sketch_threshold,
-                             cache=cache, on_verdict=on_verdict)
-        kept = carried_over(previous, (v.rule.text for v in res.verdicts if v.valid is None), res.valid)
-        sc = await check_rule_set(canonization_order(res.valid + kept), test_urls, rf, settings.params,
-                                  min_equal=settings.sketch_threshold)
-        counts = dict(fetcher.counts)
-    for r, why in sc.dropped:
-        log.debug("set-level check dropped %s: %s", r.text, why)
-    return SiteValidation(sc.rules, res, sc, counts, time.perf_counter() - t0)
 
 
 class RoundProgress:
@@ -235,7 +109,9 @@ class RoundProgress:
                  sv.fetches)
 
 
-def decode_candidates(site: str, cand) -> tuple[list[Pair], list[ParamRule]]:
+def candidate_rules(site: str, cand) -> tuple[list[Pair], list[ParamRule]]:
+    """The rules of a candidate set (a CandidateSet or its dict): the substring rules as Figure 4's
+    pairs, the parameter rules; a rule that does not decode is logged and skipped."""
     pairs, params = [], []
     for rj in list(cand.rules) + list(cand.param_rules):
         try:
@@ -261,15 +137,17 @@ def _previous_rules(prev: dict | None) -> list[Rule]:
 
 
 async def validation_round(site: str, cand, settings: Settings, verdicts: VerdictStore, publish,
-                           metrics=None, held_version=None, track=None):
+                           metrics=None, held_version=None, track=None, told: set[str] | None = None):
     """One validation round of a site's candidate set; ``publish(site, RuleSet | None)`` sends a
     new version (or a tombstone) when the list of valid rules changed.  Returns what was sent
-    (a RuleSet, None for a tombstone) or ``"unchanged"`` / ``"unconfigured"``."""
-    pairs, params = decode_candidates(site, cand)
+    (a RuleSet, None for a tombstone) or ``"unchanged"`` / ``"unconfigured"``.  ``told``: the
+    sites already said to be unconfigured (the worker context's set; said once per site)."""
+    pairs, params = candidate_rules(site, cand)
     policy = site_policy(settings, site)
     if policy is None:
-        if site not in _told_unconfigured:  # once per site: its candidates wait unvalidated
-            _told_unconfigured.add(site)
+        if told is None or site not in told:  # once per site: its candidates wait unvalidated
+            if told is not None:
+                told.add(site)
             log.info("%s: not in DUST_VALIDATOR_SITES: its rules are not validated (nothing is fetched)", site)
         return "unconfigured"
     prev = verdicts.ruleset(site)
@@ -278,18 +156,17 @@ async def validation_round(site: str, cand, settings: Settings, verdicts: Verdic
     progress = RoundProgress(site, len(pairs) + len(params))
     sv = await validate_site(pairs, params, list(cand.test_urls), policy, settings,
                              _SiteCache(verdicts, site, settings.verdict_ttl_s), _previous_rules(prev), progress, track)
-    if sv is None:
-        log.warning("%s: site unreachable; rule set kept", site)
-        return UNCHANGED
-    count_verdicts(metrics, sv)
-    verdicts.set_candidates(site, cand.to_representation() if hasattr(cand, "to_representation") else dict(cand))
-    now = round(time.time(), 3)
-    rules = [r.to_json() | {"validated_at": now} for r in sv.rules]
-    progress.finished(sv)
-    decision = decide_version(Published.from_json(prev), [r["display"] for r in rules],
+    rules, stats = [], {}
+    if sv is not None:  # None: an outage, which decide_version keeps as it is
+        count_verdicts(metrics, sv)
+        verdicts.set_candidates(site, cand.to_representation() if hasattr(cand, "to_representation") else dict(cand))
+        now = round(time.time(), 3)
+        rules = [r.to_json() | {"validated_at": now} for r in sv.rules]
+        progress.finished(sv)
+        stats = sv.stats(len(pairs) + len(params)) | {"window": cand.window}
+    decision = decide_version(Published.from_json(prev), None if sv is None else [r["display"] for r in rules],
                               held_version(site) if held_version else None)
-    return await send_decision(site, decision, rules, sv.stats(len(pairs) + len(params)) | {"window": cand.window},
-                               verdicts, publish, metrics)
+    return await send_decision(site, decision, rules, stats, verdicts, publish, metrics)
 
 
 def count_verdicts(metrics, sv: SiteValidation) -> None:
@@ -308,7 +185,10 @@ async def send_decision(site: str, decision: VersionDecision, rules: list[dict],
     """Publish what :func:`decide_version` decided and remember it as the site's last published set."""
     sig = [r["display"] for r in rules]
     if decision.action == UNCHANGED:
-        log.info("%s: rule set unchanged (%s rules)", site, len(rules))
+        if decision.why == "outage":
+            log.warning("%s: site unreachable; rule set kept", site)
+        else:
+            log.info("%s: rule set unchanged (%s rules)", site, len(rules))
         return UNCHANGED
     rs = None
     if decision.action == TOMBSTONE:  # the site has no valid rule any more: remove it

@@ -46,7 +46,9 @@ class DustParams:
     param_min_urls: int = 3
     #: LikelySimilar filter on (False = every pair counts, ``--no-similarity``).
     similarity: bool = True
-    #: min-hash sketches: fraction of equal components needed (1.0 = "all 4 of 4", §6.3).
+    #: min-hash sketches: fraction of equal components needed for "same page" (1.0 = "all 4 of 4",
+    #: thesis §6.3), the one value for mining's LikelySimilar and the validator's page comparisons
+    #: (DUST_SKETCH_THRESHOLD, ``--sketch-threshold``).
     sketch_threshold: float = 1.0
     #: most envelopes per URL in phase 1 (0 = no cap): bounds the work and state of one URL.
     max_envelopes: int = 2048

@@ -3,8 +3,8 @@ whether it publishes a new version, nothing, or a tombstone.
 
 Only a refutation removes a rule: a previous rule whose verdict is undecided this round (the
 page would not load, the site timed out) is kept as it was (:func:`carried_over`).  A new
-version is published only when the list of valid rules changed; an outage (no origin answered)
-decides nothing; a site whose every rule was refuted is removed with a tombstone
+version is published only when the list of valid rules changed; an outage (no origin answered,
+``valid`` None) decides nothing; a site whose every rule was refuted is removed with a tombstone
 (:func:`decide_version`).  Versions only grow: the next one is above both the validator's own
 last version and the one consumers hold (a validator whose state was lost must not publish a
 version they would refuse as stale).

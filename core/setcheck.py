@@ -59,7 +59,7 @@ class SetCheck:
         }
 
 
-async def blame(u: str, rules: Sequence[Rule], fetch: RoundFetcher, min_equal: float, ma: int) -> int | None:
+async def blame(u: str, rules: Sequence[Rule], fetch: RoundFetcher, threshold: float, ma: int) -> int | None:
     """Index of the rule that turns u's page into another: bisection over the prefixes of the rules
     applied to u (kept in canonization order).  None when u cannot be fetched."""
     fu = await fetch(u)
@@ -72,7 +72,7 @@ async def blame(u: str, rules: Sequence[Rule], fetch: RoundFetcher, min_equal: f
     while lo < hi:
         mid = (lo + hi) // 2
         v = canonical(u, [rules[i] for i in applied[:mid]], ma)
-        if compare_pages(fu, await fetch(v), min_equal) == "similar":
+        if compare_pages(fu, await fetch(v), threshold) == "similar":
             lo = mid + 1
         else:
             hi = mid
@@ -85,7 +85,7 @@ async def check_rule_set(
     fetch: RoundFetcher,
     params: DustParams | None = None,
     seed: int = 0,
-    min_equal: float = 1.0,
+    threshold: float = 1.0,
 ) -> SetCheck:
     p = params or DustParams()
     urls = list(dict.fromkeys(test_urls))
@@ -95,13 +95,13 @@ async def check_rule_set(
     while kept:
         failures: list[str] = []
         v = await validate_rewrite(None, Canonizer(kept, p.ma), urls, fetch, p, seed + len(out.verdicts),
-                                   min_equal, failures=failures)
+                                   threshold, failures=failures)
         out.verdicts.append(v)
         if v.valid is not False:
             break
         votes = Counter()
         for u in failures[:BISECT_URLS]:
-            i = await blame(u, kept, fetch, min_equal, p.ma)
+            i = await blame(u, kept, fetch, threshold, p.ma)
             if i is not None:
                 votes[i] += 1
         # the most blamed rule; without a verdict (u not fetched again) the last applied one

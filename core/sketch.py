@@ -3,7 +3,7 @@
 * Text and HTML: the visible text's words, all word n-grams (n = 10, "shingles"), each hashed;
   the sketch is the minimum hash under k independent hash functions (k = 4 in the thesis).  The
   fraction of equal minima estimates the resemblance |S(A) ∩ S(B)| / |S(A) ∪ S(B)|.
-  Similar: "all 4 of 4 equal" (the thesis' default, ``min_equal = 1.0``) or a lower fraction
+  Similar: "all 4 of 4 equal" (the thesis' default, ``threshold = 1.0``) or a lower fraction
   ("two of the four", §6.3, for print versions with extra chrome).
 * Anything else (images, PDFs as bytes): an exact content signature, xxhash64 of the body (the
   content signature of ../shared/papers/xxhash-dedup.txt, §5 step 5).
@@ -115,6 +115,6 @@ def resemblance(a: Sketch, b: Sketch) -> float:
     return sum(1 for x, y in zip(a.minhashes, b.minhashes) if x == y) / n
 
 
-def similar(a: Sketch, b: Sketch, min_equal: float = 1.0) -> bool:
-    """Thesis §6.3: similar when at least ``min_equal`` of the min-hashes agree (1.0 = all)."""
-    return resemblance(a, b) >= min_equal - 1e-9
+def similar(a: Sketch, b: Sketch, threshold: float = 1.0) -> bool:
+    """Thesis §6.3: similar when at least ``threshold`` of the min-hashes agree (1.0 = all)."""
+    return resemblance(a, b) >= threshold - 1e-9

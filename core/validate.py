@@ -97,12 +97,12 @@ async def validate_rule(
     fetch: RoundFetcher,
     params: DustParams | None = None,
     seed: int = 0,
-    min_equal: float = 1.0,
+    threshold: float = 1.0,
     min_samples: int = 10,
     max_fetch_factor: int = 4,
 ) -> Verdict:
     """Figure 3 for one rule."""
-    return await validate_rewrite(rule, lambda u: apply_rule(rule, u), test_urls, fetch, params, seed, min_equal,
+    return await validate_rewrite(rule, lambda u: apply_rule(rule, u), test_urls, fetch, params, seed, threshold,
                                   min_samples, max_fetch_factor)
 
 
@@ -113,7 +113,7 @@ async def validate_rewrite(
     fetch: RoundFetcher,
     params: DustParams | None = None,
     seed: int = 0,
-    min_equal: float = 1.0,
+    threshold: float = 1.0,
     min_samples: int = 10,
     max_fetch_factor: int = 4,
     failures: list[str] | None = None,
@@ -145,7 +145,7 @@ async def validate_rewrite(
                 v_.reason = "u_unreachable"  # the site is down or hostile: decide nothing
                 break
             continue
-        outcome = compare_pages(fu, await fetch(v), min_equal)
+        outcome = compare_pages(fu, await fetch(v), threshold)
         if outcome == "similar":
             v_.positives += 1
         else:
@@ -159,13 +159,13 @@ async def validate_rewrite(
     return v_
 
 
-def compare_pages(fu: Fetched, fv: Fetched, min_equal: float) -> str:
+def compare_pages(fu: Fetched, fv: Fetched, threshold: float) -> str:
     """Figure 3's comparison of u's page (fetched fine) with v's: ``similar`` or why not."""
     if not fv.ok:
         return f"v_failed:{fv.reason}"
     if fv.redirected and not fu.redirected:
         return "v_redirects"
-    if fu.sketch is None or fv.sketch is None or not similar(fu.sketch, fv.sketch, min_equal):
+    if fu.sketch is None or fv.sketch is None or not similar(fu.sketch, fv.sketch, threshold):
         return "not_similar"
     return "similar"
 
@@ -210,7 +210,7 @@ class _Decider:
     test_urls: Sequence[str]
     rf: RoundFetcher
     params: DustParams
-    min_equal: float
+    threshold: float
     cache: VerdictCache | None
     on_verdict: Callable[[Verdict], None] | None
     test_set: frozenset = frozenset()
@@ -226,7 +226,7 @@ class _Decider:
         if why is not None:  # decided without a fetch: such a rule is never published
             v = Verdict(rule, False, reason=why)
         else:
-            v = await validate_rule(rule, self.test_urls, self.rf, self.params, seed_k, self.min_equal)
+            v = await validate_rule(rule, self.test_urls, self.rf, self.params, seed_k, self.threshold)
         if cache is not None and v.valid is not None:
             cache.put(rule.text, {"valid": v.valid, **v.evidence()})  # samples too: a cached rule shows its pairs
         if self.on_verdict is not None:
@@ -276,7 +276,7 @@ async def validate(
     fetch: Fetch,
     params: DustParams | None = None,
     seed: int = 0,
-    min_equal: float = 1.0,
+    threshold: float = 1.0,
     cache: VerdictCache | None = None,
     on_verdict: Callable[[Verdict], None] | None = None,
 ) -> ValidationResult:
@@ -284,7 +284,7 @@ async def validate(
     With a ``cache``, a rule decided before (valid or invalid, within its TTL) is not fetched again;
     undecided verdicts are not cached.  ``on_verdict`` is called after each decision (progress)."""
     rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
-    decide = _Decider(test_urls, rf, params or DustParams(), min_equal, cache, on_verdict, frozenset(test_urls))
+    decide = _Decider(test_urls, rf, params or DustParams(), threshold, cache, on_verdict, frozenset(test_urls))
     valid: list[Rule] = []
     verdicts: list[Verdict] = []
     dropped = await _validate_pairs(decide, pairs, seed, valid, verdicts)
@@ -293,10 +293,14 @@ async def validate(
         verdicts.append(v)
         if v.valid:
             valid.append(ParamRule(pr.name, pr.action, pr.value, pr.support, pr.disqualified, "valid", v.evidence()))
-    # canonization order: parameter rules first (they normalise the query, so the substring rules
-    # see canonical queries and a query never ends up in the path with parameters in it)
-    valid = [r for r in valid if isinstance(r, ParamRule)] + [r for r in valid if not isinstance(r, ParamRule)]
-    return ValidationResult(valid, verdicts, dropped, rf.fetches, dict(rf.outcomes))
+    return ValidationResult(canonization_order(valid), verdicts, dropped, rf.fetches, dict(rf.outcomes))
 
-__all__ = ["Fetched", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule", "validate",
-           "validate_rule"]
+
+def canonization_order(rules: Sequence[Rule]) -> list[Rule]:
+    """Parameter rules first (they normalise the query, so the substring rules see canonical
+    queries and a query never ends up in the path with parameters in it), then the substring
+    rules in the order given (rank order)."""
+    return [r for r in rules if isinstance(r, ParamRule)] + [r for r in rules if not isinstance(r, ParamRule)]
+
+__all__ = ["Fetched", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule",
+           "canonization_order", "validate", "validate_rule"]

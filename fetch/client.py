@@ -33,6 +33,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
+from dustbuster.core.siteconfig import SiteConfig
 from dustbuster.core.sketch import sketch
 from dustbuster.core.validate import Fetched
 
@@ -65,6 +66,14 @@ class FetchPolicy:
         u = URL(str(url)) if not isinstance(url, URL) else url
         port = "" if u.port is None or u.port == {"http": 80, "https": 443}.get(u.scheme or "") else f":{u.port}"
         return f"{(u.scheme or '').lower()}://{(u.host or '').lower()}{port}"
+
+
+def fetch_policy(conf: SiteConfig) -> FetchPolicy:
+    """The fetch policy of a configured site (each origin reduced to scheme://host[:port]);
+    ValueError or TypeError for an origin that is not a URL."""
+    return FetchPolicy(origins=frozenset(FetchPolicy.origin_of(o) for o in conf.origins),
+                       allow_private=conf.allow_private, resolve=dict(conf.resolve), robots=conf.robots,
+                       rate_per_s=conf.rate_per_s, per_host_concurrency=conf.concurrency)
 
 
 class Refused(Exception):

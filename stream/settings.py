@@ -1,6 +1,7 @@
 """The one settings object: frozen, read from the environment (prefix ``DUST_``) in one place.
-The sites file is parsed when the object is made (:attr:`Settings.sites`), so a bad one is a
-ConfigError at start-up.
+The sites file is parsed on first use of :attr:`Settings.sites` (the validator reads it when it
+starts, so a bad file is a ConfigError of the validator, ``validate`` and ``truth`` only; the
+other commands never read it).  It is read once: edits need a restart.
 
 | variable | default | meaning |
 |---|---|---|
@@ -12,9 +13,9 @@ ConfigError at start-up.
 | DUST_WINDOW_S | 60 | seconds between candidate windows |
 | DUST_WEB_PORT | 0 (off) | worker web port |
 | DUST_SESSION_TIMEOUT_S | 30 | consumer-group session timeout (how long a dead worker holds its partitions) |
-| DUST_VALIDATOR_SITES | (none) | JSON file: site → {"origins": [...], "allow_private": false, "resolve": {host: ip}}; only the sites listed there are ever fetched; read once, at start-up (core/siteconfig.py) |
+| DUST_VALIDATOR_SITES | (none) | JSON file: site → {"origins": [...], "allow_private": false, "resolve": {host: ip}}; only the sites listed there are ever fetched; read once, when the validator starts (core/siteconfig.py): edits need a restart |
 | DUST_VERDICT_TTL_S | 86400 | a verdict is re-validated after this many seconds |
-| DUST_SKETCH_THRESHOLD | 1.0 | fraction of the 4 min-hashes that must agree for "same page" (0.5 = "2 of 4"; thesis §6.3; was DUST_SKETCH_MIN_EQUAL, now refused) |
+| DUST_SKETCH_THRESHOLD | 1.0 | DustParams.sketch_threshold: fraction of the 4 min-hashes that must agree for "same page" (0.5 = "2 of 4"; thesis §6.3), in mining and validation alike; was DUST_SKETCH_MIN_EQUAL, now refused |
 | DUST_VALIDATE | true | run the validator agent in this worker |
 | DUST_CANONIZE | true | run the canonizer agent (frontier → canonical URLs) and follow the rules topic |
 | DUST_NORMALIZE | true | RFC 3986 normalization before the site rules (core/normalize.py) |
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Mapping
 
@@ -55,7 +57,6 @@ class Settings:
     session_timeout_s: float = 30.0
     validator_sites: Path | None = None
     verdict_ttl_s: float = 86400.0
-    sketch_threshold: float = 1.0  #: fraction of the min-hashes that must agree (DustParams.sketch_threshold)
     validate: bool = True
     canonize: bool = True
     normalize: bool = True
@@ -67,11 +68,12 @@ class Settings:
     max_line_bytes: int = 65536
     max_urls_per_site: int = 100_000
     params: DustParams = field(default_factory=DustParams)
-    #: the parsed sites file (empty without one); made from ``validator_sites``, never given
-    sites: Mapping[str, SiteConfig] = field(init=False, default_factory=dict, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sites", read_sites(self.validator_sites) if self.validator_sites else {})
+    @cached_property
+    def sites(self) -> Mapping[str, SiteConfig]:
+        """The parsed sites file (empty without one), read on first use and then kept: edits need
+        a restart.  ConfigError when it is missing or malformed."""
+        return read_sites(self.validator_sites) if self.validator_sites else {}
 
     @property
     def raw_topic(self) -> str:
@@ -118,7 +120,7 @@ class Settings:
         base = cls()
         values: dict[str, object] = {}
         for f in fields(cls):
-            if f.name == "params" or not f.init:
+            if f.name == "params":
                 continue
             raw = env.get(PREFIX + f.name.upper())
             if raw is None and f.name == "kafka_bootstrap":
@@ -126,7 +128,7 @@ class Settings:
             if raw is not None:
                 values[f.name] = _convert(f.name, raw, getattr(base, f.name))
         pvals: dict[str, object] = {}
-        for name in ("S", "t_low", "t_high", "ms", "mrd", "mad", "mw", "ma", "max_envelopes"):
+        for name in ("S", "t_low", "t_high", "ms", "mrd", "mad", "mw", "ma", "max_envelopes", "sketch_threshold"):
             raw = env.get(PREFIX + name.upper())
             if raw is not None:
                 pvals[name] = _convert(name, raw, getattr(base.params, name))

@@ -77,7 +77,8 @@ def page_of(sim, url: str) -> str | None:
 
 
 def test_validated_set_on_the_simulator_is_a_correct_canonicalizer(tmp_path):
-    from dustbuster.agents.validator import decode_candidates, site_policy, validate_site
+    from dustbuster.agents.validator import candidate_rules
+    from dustbuster.sitevalidation import site_policy, validate_site
     from dustbuster.sim.site import SimSite, start
     from dustbuster.stream.settings import Settings
     from tests.test_validator_rounds import candidates
@@ -91,7 +92,7 @@ def test_validated_set_on_the_simulator_is_a_correct_canonicalizer(tmp_path):
             "resolve": {h: "127.0.0.1" for h in HOSTS}, "rate_per_s": 2000, "concurrency": 8}}))
         cand = candidates(sim, port)
         settings = Settings(validator_sites=conf)
-        pairs, params = decode_candidates("forum.test", cand)
+        pairs, params = candidate_rules("forum.test", cand)
         sv = await validate_site(pairs, params, list(cand.test_urls), site_policy(settings, "forum.test"), settings)
         await runner.cleanup()
         return sim, port, cand, sv

@@ -39,21 +39,23 @@ def test_a_malformed_sites_file_is_a_config_error(text, words):
         parse_sites(text, "sites.json")
 
 
-def test_settings_parse_the_sites_file_once_when_made(tmp_path):
+def test_settings_parse_the_sites_file_once_when_used(tmp_path):
     conf = tmp_path / "sites.json"
     conf.write_text(json.dumps({"a.test": {"origins": ["http://a.test"]}}))
     s = Settings(validator_sites=conf)
-    conf.write_text("garbage")  # read at start-up only
+    assert s.sites["a.test"].origins == ("http://a.test",)
+    conf.write_text("garbage")  # read once, at its first use (the validator's start-up)
     assert s.sites["a.test"].origins == ("http://a.test",)
     assert Settings().sites == {}
+    missing = Settings.from_env({"DUST_VALIDATOR_SITES": str(tmp_path / "none.json")})  # the other commands run
     with pytest.raises(ConfigError, match="no such sites file"):
-        Settings.from_env({"DUST_VALIDATOR_SITES": str(tmp_path / "none.json")})
+        missing.sites
     with pytest.raises(ConfigError, match="not JSON"):
-        replace(s, window_s=5.0)  # a new settings object reads the file again
+        replace(s, window_s=5.0).sites  # a new settings object reads the file again
 
 
 def test_sketch_threshold_and_its_old_name():
-    assert Settings.from_env({"DUST_SKETCH_THRESHOLD": "0.5"}).sketch_threshold == 0.5
+    assert Settings.from_env({"DUST_SKETCH_THRESHOLD": "0.5"}).params.sketch_threshold == 0.5
     with pytest.raises(ConfigError, match="DUST_SKETCH_THRESHOLD"):
         Settings.from_env({"DUST_SKETCH_MIN_EQUAL": "0.5"})
     with pytest.raises(ConfigError, match="DUST_SKETCH_THRESHOLD"):  # even beside the new one: never ignored
@@ -61,7 +63,7 @@ def test_sketch_threshold_and_its_old_name():
 
 
 def test_site_policies_from_the_parsed_file(tmp_path):
-    from dustbuster.agents.validator import configured_policy, site_policy
+    from dustbuster.sitevalidation import configured_policy, site_policy
 
     conf = tmp_path / "sites.json"
     conf.write_text(json.dumps({"a.test": {"origins": ["HTTP://A.test:80/x"], "concurrency": 2}, "b.test": {}}))

@@ -198,7 +198,7 @@ def write_atomic(path: Path, recs: list[dict]) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
-    from dustbuster.agents.validator import configured_policy
+    from dustbuster.sitevalidation import configured_policy
 
     site = a.site.lower()
     policy = configured_policy(Path(a.sites), site)

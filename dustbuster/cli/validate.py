@@ -1,6 +1,7 @@
 """``dustbuster validate``: mine a log and validate the candidates against the live site, without
-Kafka — the same code path as the validator agent (dustbuster.agents.validator.validate_site: WWW 2007
-Figures 3–4, then the set-level checks of dustbuster.core.setcheck) and the same RuleSet JSON."""
+Kafka — the same code path as the validator agent (dustbuster.sitevalidation.validate_site: WWW 2007
+Figures 3–4, then the set-level checks of dustbuster.core.setcheck) and the same RuleSet JSON.
+It loads no Faust and no Kafka client."""
 
 from __future__ import annotations
 
@@ -41,24 +42,24 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     v.add_argument("--scheme", default="http", choices=("http", "https"), help="scheme for lines without one")
     v.add_argument("--format", default="auto", help="log format (default auto; see `mine --help`)")
     v.add_argument("--seed", type=int, default=0, help="sampling seed of Figure 3 (default %(default)s)")
-    v.add_argument("--sketch-min-equal", type=float, default=1.0,
-                   help="share of equal min-hashes for 'same page' (default %(default)s = all, thesis §6.3)")
+    # the old name of --sketch-threshold (add_params), still accepted: the same value, hidden
+    v.add_argument("--sketch-min-equal", type=float, dest="sketch_threshold", default=argparse.SUPPRESS,
+                   help=argparse.SUPPRESS)
     add_params(v)
     return v
 
 
 def run(a: argparse.Namespace) -> int:
-    from dustbuster.agents.validator import configured_policy, validate_site
     from dustbuster.core.mine import mine
     from dustbuster.logs.formats import Limits
     from dustbuster.logs.reader import read_urllist
-    from dustbuster.stream.records import ruleset_document
+    from dustbuster.sitevalidation import configured_policy, validate_site
     from dustbuster.stream.settings import Settings
 
     params = dust_params(a)
     site = a.site.lower()
-    policy = configured_policy(Path(a.sites), site)
-    settings = Settings(validator_sites=Path(a.sites), params=params, sketch_threshold=a.sketch_min_equal)
+    policy = configured_policy(Path(a.sites), site)  # the sites file, read once
+    settings = Settings(params=params)  # validate_site reads its parameters (sketch_threshold among them)
     show = prog.enabled(a.quiet)
     t0 = time.perf_counter()
     ul, stats = read_urllist(a.logs, a.format, site, a.scheme, limits=Limits())
@@ -73,6 +74,8 @@ def run(a: argparse.Namespace) -> int:
         bar.close()
     if sv is None:
         raise DustError(f"{site}: no origin answers ({', '.join(sorted(policy.origins))}): nothing decided")
+    from dustbuster.stream.records import ruleset_document  # Faust's record type: loaded only to write
+
     doc = ruleset_document(site, 1, [r.to_json() | {"validated_at": round(time.time(), 3)} for r in sv.rules],
                            created=time.time(),
                            stats=sv.stats(len(pairs) + len(prules)) | {"urls": len(ul), "seconds": round(time.perf_counter() - t0, 3)})

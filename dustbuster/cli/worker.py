@@ -35,11 +35,13 @@ def run(a: argparse.Namespace) -> int:
     settings = kafka_settings(a, data_dir=Path(a.data_dir) if a.data_dir else None, window_s=a.window)
     asyncio.run(ensure_topics(settings))
     app = create_app(settings)
-    ctx = register_all(app, settings)
+    ctx = None
     try:
+        ctx = register_all(app, settings)  # closes what it opened itself when a part cannot be registered
         faust.Worker(app, loglevel="info", logging_config=worker_logging(a.verbose), quiet=True).execute_from_commandline()
     finally:
-        ctx.close()
+        if ctx is not None:
+            ctx.close()
     return 0
 
 

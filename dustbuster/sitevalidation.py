@@ -1,0 +1,141 @@
+"""One site's validation without Kafka: its fetch policy from the sites file, Figure 4's verdicts
+over its candidates (dustbuster.core.validate), then the set-level checks of the result
+(dustbuster.core.setcheck).  The validator agent (dustbuster.agents.validator) runs it once per
+round; ``dustbuster validate`` and ``dustbuster truth`` use it without loading the worker (no
+Faust, no Kafka client)."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from dustbuster.core.detect import Pair
+from dustbuster.core.errors import ConfigError
+from dustbuster.core.ruleversion import carried_over
+from dustbuster.core.rules import ParamRule, Rule
+from dustbuster.core.setcheck import SetCheck, check_rule_set
+from dustbuster.core.siteconfig import SiteConfig
+from dustbuster.core.sketch import similar
+from dustbuster.core.validate import Fetched, RoundFetcher, ValidationResult, canonization_order, validate
+from dustbuster.fetch.client import FetchPolicy, Fetcher, fetch_policy
+from dustbuster.stream.settings import Settings, read_sites
+
+log = logging.getLogger(__name__)
+
+
+def policy_of(sites: Mapping[str, SiteConfig], site: str, source: object) -> FetchPolicy | None:
+    """The fetch policy of ``site`` in the parsed sites file ``sites`` (read from ``source``);
+    None for a site nobody configured or that names no origin: such a site is never fetched (its
+    origins, and whether loopback or private addresses are allowed, must be said explicitly).
+    ConfigError naming the file and the site when its policy cannot be made."""
+    conf = sites.get(site)
+    if conf is None or not conf.fetchable:
+        return None
+    try:
+        return fetch_policy(conf)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{source}: site {site!r}: {exc}") from None
+
+
+def site_policy(settings: Settings, site: str) -> FetchPolicy | None:
+    """The fetch policy of ``site`` in DUST_VALIDATOR_SITES (:func:`policy_of`)."""
+    return policy_of(settings.sites, site, settings.validator_sites)
+
+
+def check_site_policies(settings: Settings) -> None:
+    """Read the sites file and make every configured site's fetch policy: ConfigError at start-up otherwise."""
+    for site in settings.sites:
+        site_policy(settings, site)
+
+
+def configured_policy(sites: Path, site: str) -> FetchPolicy:
+    """The fetch policy of ``site`` in the sites file ``sites`` (read once) for the offline
+    commands (``validate``, ``truth``); ConfigError with a message a person can act on otherwise."""
+    policy = policy_of(read_sites(Path(sites)), site, sites)
+    if policy is None:
+        raise ConfigError(f"{sites} has no origins for site {site!r}: nothing may be fetched")
+    return policy
+
+
+class SoftErrorAware:
+    """Pages that look like the site's answer to a path that cannot exist are failures."""
+
+    def __init__(self, fetcher: Fetcher, threshold: float) -> None:
+        self.fetcher = fetcher
+        self.threshold = threshold  #: fraction of min-hashes that must agree (DustParams.sketch_threshold)
+        self.probes: dict[str, Fetched] = {}
+
+    async def __call__(self, url: str) -> Fetched:
+        got = await self.fetcher.fetch(url)
+        if not got.ok:
+            return got
+        origin = FetchPolicy.origin_of(url)
+        if origin not in self.probes:
+            self.probes[origin] = await self.fetcher.fetch(f"{origin}/dustbuster-probe-{secrets.token_hex(8)}")
+        probe = self.probes[origin]
+        if probe.ok and probe.sketch and got.sketch and similar(got.sketch, probe.sketch, self.threshold):
+            self.fetcher.counts["soft_error"] += 1
+            return Fetched(False, None, got.status, "soft_error")
+        return got
+
+
+@dataclass
+class SiteValidation:
+    """One site's validation: Figure 4's verdicts, then the set-level checks of the result."""
+
+    rules: list[Rule]  #: what passed every check, in canonization order
+    result: ValidationResult
+    setcheck: SetCheck
+    fetch_outcomes: dict[str, int]
+    seconds: float
+
+    @property
+    def fetches(self) -> int:
+        return self.result.fetches + self.setcheck.fetches
+
+    def stats(self, candidates: int) -> dict:
+        decided = sum(1 for v in self.result.verdicts if v.valid is not None and v.reason != "cached")
+        return {"candidates": candidates, "valid": len(self.rules), "fetches": self.fetches, "decided": decided,
+                "cached": sum(1 for v in self.result.verdicts if v.reason == "cached"),
+                "fetches_per_decided_rule": round(self.fetches / decided, 1) if decided else None,
+                "fetch_outcomes": self.fetch_outcomes, "dropped_refinements": len(self.result.dropped_refinements),
+                "undecided": sum(1 for v in self.result.verdicts if v.valid is None),
+                "set_check": self.setcheck.stats(), "seconds": round(self.seconds, 3)}
+
+
+async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: list[str], policy: FetchPolicy,
+                        settings: Settings, cache=None, previous: list[Rule] = (), on_verdict=None,
+                        track=None) -> SiteValidation | None:
+    """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept (only a
+    refutation removes a rule), then the set-level checks (dustbuster.core.setcheck).  None when the site does
+    not answer at all (an outage decides nothing).  The validator agent and ``dustbuster validate``
+    both run this.  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
+    t0 = time.perf_counter()
+    threshold = settings.params.sketch_threshold
+    async with Fetcher(policy) as fetcher:
+        if track is not None:
+            track.watch(fetcher.counts)
+            on_verdict = track.chain(on_verdict)
+        # an outage decides nothing: if no origin answers its front page, keep the rule set as it is
+        fronts = [await fetcher.fetch(o + "/") for o in sorted(policy.origins)[:4]]
+        if not any(f.ok or (f.status or 0) == 404 for f in fronts):
+            log.warning("site unreachable (%s)", sorted({f.reason for f in fronts}))
+            return None
+        rf = RoundFetcher(SoftErrorAware(fetcher, threshold))
+        res = await validate(pairs, params, test_urls, rf, settings.params, threshold=threshold,
+                             cache=cache, on_verdict=on_verdict)
+        kept = carried_over(previous, (v.rule.text for v in res.verdicts if v.valid is None), res.valid)
+        sc = await check_rule_set(canonization_order(res.valid + kept), test_urls, rf, settings.params,
+                                  threshold=threshold)
+        counts = dict(fetcher.counts)
+    for r, why in sc.dropped:
+        log.debug("set-level check dropped %s: %s", r.text, why)
+    return SiteValidation(sc.rules, res, sc, counts, time.perf_counter() - t0)
+
+
+__all__ = ["SiteValidation", "SoftErrorAware", "check_site_policies", "configured_policy", "policy_of",
+           "site_policy", "validate_site"]
