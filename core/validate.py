@@ -302,5 +302,6 @@ def canonization_order(rules: Sequence[Rule]) -> list[Rule]:
     rules in the order given (rank order)."""
     return [r for r in rules if isinstance(r, ParamRule)] + [r for r in rules if not isinstance(r, ParamRule)]
 
+
 __all__ = ["Fetched", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule",
            "canonization_order", "validate", "validate_rule"]
