@@ -3,9 +3,10 @@
 The validator agent reads the candidates topic in the consumer group, so each worker sees only
 its partitions' sites.  The dashboard of every worker shows every site, so it reads the topic
 again with a group-less consumer: all partitions, starting ``backlog`` records before the end of
-each (a small history; the topic is not compacted and can be long), then live.  A record that is
-not a candidate set is counted and skipped (``dustbuster.stream.records.decode_candidates`` raises only
-ParseError); nothing read here can stop the worker.
+each (a small history; the topic is not compacted and can be long), then live, with the rules follower's
+:class:`dustbuster.stream.rulesview.TopicFollower`.  A record that is not a candidate set
+(``dustbuster.stream.records.decode_candidates`` raises only ParseError) is counted and skipped;
+nothing read here can stop the worker.
 """
 
 from __future__ import annotations
@@ -14,13 +15,9 @@ import asyncio
 import logging
 import time
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.errors import KafkaError
-
-from dustbuster.core.errors import ParseError, StreamError
 from dustbuster.core.rulebook import RuleBook
-from dustbuster.stream.records import decode_candidates
-from dustbuster.stream.rulesview import TopicFollower, Update, topic_partitions
+from dustbuster.stream.records import CandidateSet, decode_candidates
+from dustbuster.stream.rulesview import TopicFollower, Update
 
 from .dashboard_state import DashboardState, VersionLog
 
@@ -29,73 +26,48 @@ log = logging.getLogger(__name__)
 BACKLOG = 30  #: candidate sets read back per partition at start (each holds up to 3,000 test URLs)
 
 
+def _decode_candidates(key: bytes | None, value: bytes | None) -> tuple[str, CandidateSet]:
+    cs = decode_candidates(value)
+    return cs.site, cs
+
+
 class CandidatesFollower:
+    """The candidates topic into the dashboard state: a :class:`TopicFollower` from ``backlog``
+    records before each partition's end, decoding candidate sets."""
+
     def __init__(self, bootstrap: str, topic: str, state: DashboardState, backlog: int = BACKLOG,
                  poll_ms: int = 500) -> None:
-        self.bootstrap, self.topic, self.state = bootstrap, topic, state
-        self.backlog, self.poll_ms = backlog, poll_ms
-        self._consumer: AIOKafkaConsumer | None = None
+        self.topic, self.state = topic, state
+        self.follower = TopicFollower(bootstrap, topic, self._add, poll_ms, on_reject=self._skipped,
+                                      decode=_decode_candidates, backlog=backlog, skip_level=logging.INFO)
 
-    async def start(self, wait_s: float = 30.0) -> None:
-        c = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None, enable_auto_commit=False,
-                             auto_offset_reset="earliest")
-        await c.start()
-        try:
-            parts = await topic_partitions(self.bootstrap, self.topic, wait_s)
-            if not parts:
-                raise StreamError(f"topic {self.topic} does not exist at {self.bootstrap}")
-            tps = [TopicPartition(self.topic, p) for p in parts]
-            c.assign(tps)
-            begin, end = await c.beginning_offsets(tps), await c.end_offsets(tps)
-            for tp in tps:
-                c.seek(tp, max(begin[tp], end[tp] - self.backlog))
-        except BaseException:
-            await c.stop()
-            raise
-        self._consumer = c
+    def _skipped(self, reason: str, site: str) -> None:
+        self.state.candidate_sets_skipped += 1
 
-    def apply(self, key: bytes | None, value: bytes | None, timestamp_ms: int | None) -> bool:
-        """One candidates record into the state; False (counted) when it is not a candidate set."""
-        try:
-            cs = decode_candidates(value)
-        except ParseError as exc:
-            self.state.candidate_sets_skipped += 1
-            log.info("dashboard: skipping a candidates record: %s", exc)
-            return False
-        t = timestamp_ms / 1000.0 if timestamp_ms and timestamp_ms > 0 else time.time()
+    def _add(self, site: str, cs: CandidateSet) -> None:
+        ts = self.follower.timestamp_ms
+        t = ts / 1000.0 if ts and ts > 0 else time.time()
         self.state.add_candidates(cs.site, t, {"site": cs.site, "window": cs.window, "rules": list(cs.rules),
                                                "param_rules": list(cs.param_rules), "stats": cs.stats,
                                                "test_urls": list(cs.test_urls)})
-        return True
 
-    async def poll(self) -> int:
-        assert self._consumer is not None, "start() first"
-        got = await self._consumer.getmany(timeout_ms=self.poll_ms)
-        n = 0
-        for msgs in got.values():
-            for m in msgs:
-                n += 1
-                self.apply(m.key, m.value, m.timestamp)
-        return n
+    def apply(self, key: bytes | None, value: bytes | None, timestamp_ms: int | None) -> bool:
+        """One candidates record into the state; False (counted) when it is not a candidate set."""
+        return self.follower.apply(key, value, timestamp_ms=timestamp_ms)
 
     async def run(self) -> None:
         """Start (retrying until the broker answers), then follow the topic until cancelled."""
-        while self._consumer is None:
+        while True:
             try:
-                await self.start()
+                await self.follower.start()
+                break
             except Exception as exc:  # the broker not there yet, the topic not created: the dashboard waits
                 log.warning("dashboard: cannot read %s yet (%s); retrying", self.topic, exc)
                 await asyncio.sleep(5.0)
         try:
-            while True:
-                try:
-                    await self.poll()
-                except KafkaError as exc:
-                    log.warning("dashboard: candidates topic %s: %s; retrying", self.topic, exc)
-                    await asyncio.sleep(1.0)
+            await self.follower.run()
         finally:
-            await self._consumer.stop()
-            self._consumer = None
+            await self.follower.stop()
 
 
 def recording_versions(inner: Update, book: RuleBook, versions: VersionLog) -> Update:

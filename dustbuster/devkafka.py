@@ -134,5 +134,7 @@ async def _read_all(bootstrap: str, topic: str, timeout_ms: int = 1500) -> list:
 
 
 def read_topic(bootstrap: str, topic: str) -> list:
-    """Every message of ``topic`` from the start, group-less: read until a poll brings nothing."""
+    """Every message of ``topic`` from the start, group-less: read until a poll brings nothing.
+    Not :func:`dustbuster.stream.consume.latest_by_key`: the tests and benchmarks count and inspect
+    every record (each reject, each raw batch, a compaction's effect), not the latest per key."""
     return asyncio.run(_read_all(bootstrap, topic))

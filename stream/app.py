@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import faust
 
-from .admin import ensure_topics  # noqa: F401 - re-exported for the entry point
 from .records import CandidateSet, CanonicalURL
 from .settings import Settings
 

@@ -1,6 +1,9 @@
-"""Every site's current rule set, followed live from the compacted rules topic (issue 5).
+"""Following a site-keyed topic from its partitions' start (or a backlog before their ends): every
+site's current rule set, followed live from the compacted rules topic, and the candidate sets the
+dashboard shows (:class:`TopicFollower`); :mod:`dustbuster.stream.consume` reads a topic to its
+end with it.
 
-This is our "global table": every worker (and ``dustbuster rules`` / ``canonize --from-topic``)
+The rules topic is our "global table": every worker (and ``dustbuster rules`` / ``canonize --from-topic``)
 reads *all* partitions of the rules topic from the start with a group-less consumer, so each
 instance holds every site's rule set whatever partitions of other topics it owns, nothing is lost
 on a rebalance (there is no partition to lose), and a new version is applied the moment it is
@@ -10,9 +13,10 @@ keep a second changelog copy of the same compacted topic; reading the topic itse
 
 Values are RuleSet JSON (docs/topics.md); a tombstone (null) removes the site.  A value that is
 not a valid rule set is counted (by reason, in ``rejected``), logged and skipped: the site keeps
-its previous set.  No record can stop the follower (issue 16): the value is parsed strictly
-(:func:`decode_rules_record`: no NaN/Infinity/1e400, no integer over 64 bits, no deep nesting)
-and *any* exception of the update callback (the rule book's parsing and admission) is a skip too.
+its previous set.  No record can stop the follower, whatever a producer wrote: the value is parsed
+strictly (:func:`decode_site_record`, the default decoder: no NaN/Infinity/1e400, no integer over
+64 bits, no deep nesting) and *any* exception of the decoder or of the update callback (the rule
+book's parsing and admission) is a skip too.
 """
 
 from __future__ import annotations
@@ -25,18 +29,19 @@ from typing import Any, Callable
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
-from dustbuster.core.errors import DustError, ParseError, StreamError
-
+from dustbuster.core.errors import WARNING_DETAIL_CHARS, DustError, ParseError, StreamError
 from dustbuster.core.strictjson import loads_strict
 
 log = logging.getLogger(__name__)
 
-Update = Callable[[str, "dict | None"], None]
+Update = Callable[[str, Any], None]  #: (site, decoded value; None for a tombstone)
 Rejected = Callable[[str, str], None]  #: (reason, site)
+Decoder = Callable[[bytes | None, bytes | None], tuple[str, Any]]  #: (key, value) -> (site, value)
 
 
-def decode_rules_record(key: bytes | None, value: bytes | None) -> tuple[str, dict | None]:
-    """``(site, document or None for a tombstone)`` of a rules-topic (or candidates-topic) record.
+def decode_site_record(key: bytes | None, value: bytes | None) -> tuple[str, dict | None]:
+    """``(site, document or None for a tombstone)`` of a record of a site-keyed topic of JSON
+    objects (the rules topic, the candidates topic).
     Raises ParseError (reasons ``no_site``, ``bad_json``, ``too_deep``, ``non_finite_number``,
     ``number_out_of_range``, ``bad_encoding``, ``bad_record``) and nothing else."""
     try:
@@ -80,17 +85,26 @@ def _reason(exc: BaseException) -> str:
 
 
 class TopicFollower:
+    """A group-less consumer of every partition of ``topic``: each record decoded by ``decode`` and
+    handed to ``on_update(site, value)``; a record either raises on is skipped (see the module).
+    ``backlog`` None reads each partition from its start; n reads only its last n records."""
+
     def __init__(self, bootstrap: str, topic: str, on_update: Update, poll_ms: int = 250,
-                 on_reject: Rejected | None = None) -> None:
+                 on_reject: Rejected | None = None, decode: Decoder = decode_site_record,
+                 backlog: int | None = None, skip_level: int = logging.WARNING) -> None:
         self.bootstrap = bootstrap
         self.topic = topic
         self.on_update = on_update
         self.on_reject = on_reject  #: called with (reason, site) for each skipped record (metrics)
+        self.decode = decode
+        self.backlog = backlog
+        self.skip_level = skip_level  #: the level of the "skipping a bad record" message
         self.poll_ms = poll_ms
         self.ready = asyncio.Event()
         self.read = 0
         self.bad = 0
         self.rejected: Counter[str] = Counter()
+        self.timestamp_ms: int | None = None  #: the timestamp of the record being applied, if known
         self._consumer: AIOKafkaConsumer | None = None
         self._ends: dict[TopicPartition, int] = {}
 
@@ -104,8 +118,13 @@ class TopicFollower:
                 raise StreamError(f"topic {self.topic} does not exist at {self.bootstrap}")
             tps = [TopicPartition(self.topic, p) for p in sorted(parts)]
             c.assign(tps)
-            await c.seek_to_beginning(*tps)
             self._ends = await c.end_offsets(tps)
+            if self.backlog is None:
+                await c.seek_to_beginning(*tps)
+            else:
+                begin = await c.beginning_offsets(tps)
+                for tp in tps:
+                    c.seek(tp, max(begin[tp], self._ends[tp] - self.backlog))
         except KafkaError as exc:
             await c.stop()
             raise StreamError(f"cannot read {self.topic} at {self.bootstrap}: {exc}") from exc
@@ -122,7 +141,7 @@ class TopicFollower:
             if await self._consumer.position(tp) < end:
                 return
         self.ready.set()
-        log.info("rules topic %s read to its end: %s records", self.topic, self.read)
+        log.info("topic %s read to its end: %s records", self.topic, self.read)
 
     async def poll(self) -> int:
         """Read what is there (up to poll_ms); apply it; returns the number of records."""
@@ -132,32 +151,41 @@ class TopicFollower:
         for msgs in got.values():
             for m in msgs:
                 n += 1
-                self.apply(m.key, m.value, f"{m.topic}/{m.partition}@{m.offset}")
+                self.apply(m.key, m.value, f"{m.topic}/{m.partition}@{m.offset}", m.timestamp)
         await self._check_ready()
         return n
 
-    def apply(self, key: bytes | None, value: bytes | None, where: str = "") -> bool:
+    async def read_to_end(self) -> None:
+        """Poll until every partition is read up to the end offsets found at start."""
+        while not self.ready.is_set():
+            await self.poll()
+
+    def apply(self, key: bytes | None, value: bytes | None, where: str = "",
+              timestamp_ms: int | None = None) -> bool:
         """Apply one record; False when it was skipped (counted in ``bad`` and ``rejected``).
         Never raises (but for KeyboardInterrupt and the like): one record cannot stop a follower."""
         self.read += 1
         site = (key or b"").decode("utf-8", "replace").strip().lower()[:255]
+        self.timestamp_ms = timestamp_ms
         try:
-            site, doc = decode_rules_record(key, value)
+            site, doc = self.decode(key, value)
             self.on_update(site, doc)
             return True
         except Exception as exc:
             reason = _reason(exc)
             self.bad += 1
             self.rejected[reason] += 1
-            text = str(exc)[:300]
-            log.warning("skipping a bad rules record %s (site %r): %s", where, site,
-                        text if text.startswith(reason) else f"{reason}: {text}")
+            text = str(exc)[:WARNING_DETAIL_CHARS]
+            log.log(self.skip_level, "skipping a bad record of %s %s (site %r): %s", self.topic, where, site,
+                    text if text.startswith(reason) else f"{reason}: {text}")
             if self.on_reject is not None:
                 try:
                     self.on_reject(reason, site)
                 except Exception:
                     log.exception("the rejection hook failed")
             return False
+        finally:
+            self.timestamp_ms = None
 
     async def run(self) -> None:
         """Follow the topic until cancelled; a broker hiccup is retried."""
@@ -165,7 +193,7 @@ class TopicFollower:
             try:
                 await self.poll()
             except KafkaError as exc:
-                log.warning("rules topic %s: %s; retrying", self.topic, exc)
+                log.warning("topic %s: %s; retrying", self.topic, exc)
                 await asyncio.sleep(1.0)
 
     async def stop(self) -> None:

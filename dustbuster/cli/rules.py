@@ -9,7 +9,7 @@ import json
 import sys
 
 from dustbuster.core.errors import DustError
-from dustbuster.logs.formats import has_surrogate
+from dustbuster.core.strictjson import has_surrogate
 
 from .common import settings as kafka_settings
 
@@ -64,8 +64,7 @@ def run(a: argparse.Namespace) -> int:
     async def follow() -> None:
         await follower.start(wait_s=5.0)
         try:
-            while not follower.ready.is_set():
-                await follower.poll()
+            await follower.read_to_end()
             for site, doc in sorted(found.items()):
                 show_set(site, doc)
             if want and want not in found and not a.follow:

@@ -19,32 +19,12 @@ def topic_sets(a: argparse.Namespace) -> dict[str, dict]:
     import asyncio
 
     from dustbuster.core.rulebook import RuleBook
-    from dustbuster.stream.rulesview import TopicFollower, topic_partitions
+    from dustbuster.stream.consume import latest_by_key
 
     s = kafka_settings(a)
     check = RuleBook(getattr(a, "ma", DustParams().ma))
-    out: dict[str, dict] = {}
-
-    def update(site: str, doc: dict | None) -> None:
-        check.update(site, doc)  # raises for a set the workers would not apply: the follower skips it
-        if doc is None:
-            out.pop(site, None)
-        else:
-            out[site] = doc
-
-    async def run() -> None:
-        if not await topic_partitions(s.kafka_bootstrap, s.rules_topic):
-            return
-        f = TopicFollower(s.kafka_bootstrap, s.rules_topic, update)
-        await f.start()
-        try:
-            while not f.ready.is_set():
-                await f.poll()
-        finally:
-            await f.stop()
-
-    asyncio.run(run())
-    return out
+    # check.update raises for a set the workers would not apply: latest_by_key skips it
+    return asyncio.run(latest_by_key(s.kafka_bootstrap, s.rules_topic, check.update))
 
 
 def valid_only(doc: dict, unvalidated: bool) -> tuple[dict, int]:
