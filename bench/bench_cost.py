@@ -197,7 +197,7 @@ def run_loop(n: int) -> dict:
 def run_rebuild(n: int) -> dict:
     import asyncio
 
-    from dustbuster.core.incremental import info_to_json
+    from dustbuster.core.urlrecord import info_to_json
     from dustbuster.core.params import DustParams
     from dustbuster.core.urllist import URLInfo
     from dustbuster.state.partitions import Stores

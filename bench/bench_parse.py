@@ -31,7 +31,6 @@ Prints a Markdown table and writes bench/out/bench_parse.json.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import re
 import statistics
@@ -119,18 +118,6 @@ def floor_json(path: Path) -> int:
     return n
 
 
-@contextlib.contextmanager
-def reference_parsers():
-    from dustbuster.logs.formats import PARSERS, REFERENCE_PARSERS
-
-    saved = dict(PARSERS)
-    PARSERS.update(REFERENCE_PARSERS)
-    try:
-        yield
-    finally:
-        PARSERS.update(saved)
-
-
 def reader(path: Path, fmt: str) -> int:
     from dustbuster.logs.reader import ReadStats, iter_records
 
@@ -141,12 +128,15 @@ def reader(path: Path, fmt: str) -> int:
 
 
 def reader_reference(path: Path, fmt: str) -> int:
+    from dustbuster.logs.formats import reference_parsers
+
     with reference_parsers():
         return reader(path, fmt)
 
 
 def parser(lines: list[str], fmt: str) -> int:
-    from dustbuster.logs.formats import PARSERS, Context, Skip
+    from dustbuster.logs.formats import PARSERS
+    from dustbuster.logs.record import Context, Skip
     from dustbuster.core.errors import ParseError
 
     parse, ctx = PARSERS[fmt], Context(SITE)

@@ -7,7 +7,7 @@ URLs, false merges, grown or non-converging canonical URLs, fetches per decided 
 
 ROOT (default: this checkout) lets the same script run an older checkout (a git worktree) for a
 before/after comparison."""
-import asyncio, json, re, sys, tempfile, pathlib, time
+import asyncio, json, sys, tempfile, pathlib, time
 from collections import defaultdict
 root = sys.argv[1] if len(sys.argv) > 1 else str(pathlib.Path(__file__).resolve().parent.parent)
 sys.path.insert(0, root)
@@ -16,32 +16,22 @@ from dustbuster.core import mine
 from dustbuster.core.canonize import canonize
 from dustbuster.core.rules import rules_from_document
 from dustbuster.core.urllist import URLList
+from dustbuster.sim.forum import SITE_HOSTS
 from dustbuster.sim.site import SimSite, start
 from dustbuster.state.verdicts import VerdictStore
 from dustbuster.logs.reader import parse_lines
 from dustbuster.stream.records import CandidateSet
 from dustbuster.stream.settings import Settings
 WINDOWS = tuple(int(x) for x in (sys.argv[2] if len(sys.argv) > 2 else "1000,4000,12000").split(","))
-HOSTS = ["www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test"]
 
-def page_of(sim, url):
-    for _ in range(5):
-        m = re.match(r"http://([^/]+)(/[^?]*)(?:\?(.*))?$", url)
-        if not m: return None
-        host, path, q = m.group(1), m.group(2), m.group(3) or ""
-        query = dict(p.split("=", 1) if "=" in p else (p, "") for p in q.split("&") if p)
-        status, html, loc = sim.render(host, path, query)
-        if loc is None:
-            return html if status == 200 else None
-        url = f"http://{host}{loc}"
 
 async def go():
     sim = SimSite()
     runner, port = await start(sim)
     tmp = pathlib.Path(tempfile.mkdtemp())
     conf = tmp / "sites.json"
-    conf.write_text(json.dumps({"forum.test": {"origins": [f"http://{h}:{port}" for h in HOSTS], "allow_private": True,
-        "resolve": {h: "127.0.0.1" for h in HOSTS}, "rate_per_s": 2000, "concurrency": 8}}))
+    conf.write_text(json.dumps({"forum.test": {"origins": [f"http://{h}:{port}" for h in SITE_HOSTS], "allow_private": True,
+        "resolve": {h: "127.0.0.1" for h in SITE_HOSTS}, "rate_per_s": 2000, "concurrency": 8}}))
     lines = sim.log_lines(12000, port=port)
     store = VerdictStore(tmp / "v")
     sent = []
@@ -68,13 +58,13 @@ async def go():
         groups[c.url].add(u); grown += len(c.url) > len(u) + 3; unconv += not c.converged
     fm_groups = fm_urls = 0
     for c, m in groups.items():
-        pages = {page_of(sim, x) for x in m} - {None}
+        pages = {sim.page_of(x) for x in m} - {None}
         if len(m) > 1 and len(pages) > 1:
             fm_groups += 1; fm_urls += len(m)
     # truth duplicates: URLs grouped by the simulator's page
     truth = defaultdict(set)
     for u in urls:
-        p = page_of(sim, u)
+        p = sim.page_of(u)
         truth[p if p is not None else u].add(u)
     dup_truth = len(urls) - len(truth)
     removed = len(urls) - len(groups)

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 #: the longest excerpt of a rejected line or value that a reject record carries (characters)
 REJECT_EXCERPT_CHARS = 1000
+#: the longest excerpt of an exception's text in a reject record's detail (characters)
+ERROR_DETAIL_CHARS = 200
+#: the longest excerpt of an exception's text in a logged or printed warning (characters)
+WARNING_DETAIL_CHARS = 300
 
 
 class DustError(Exception):
@@ -54,7 +58,3 @@ class StreamError(DustError):
     """Kafka / streaming failures."""
 
     retriable = True
-
-
-class FetchError(DustError):
-    """A page fetch failed or was refused by policy."""

@@ -44,11 +44,11 @@ from xxhash import xxh3_128_digest
 from itertools import accumulate
 
 from .detect import _TOKEN_RE, Pair, SupportTable, _common_prefix_len, _positions, likely_pairs
-from .kv import KV, MemoryKV  # noqa: F401 - MemoryKV: importable from here too
+from .kv import KV
 from .params import DustParams
 from .tokens import wrap
 from .urllist import URLInfo, URLList, likely_similar
-from .urlrecord import dec_info, enc_info, info_from_json, info_to_json  # noqa: F401 - the JSON pair: importable from here too
+from .urlrecord import dec_info, enc_info
 
 _MEMBER = struct.Struct("<IHH")
 OVERFLOW_CACHE = 1_000_000

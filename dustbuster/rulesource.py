@@ -1,4 +1,4 @@
-"""Every site's current rule set, for a crawler in its own process (issue 14; used by
+"""Every site's current rule set, for a crawler in its own process (used by
 ``dustbuster.scrapy``), from one of three sources:
 
 | source | form | how |
@@ -12,7 +12,7 @@ rules only, a newer version, converging, on the site); a refused set is counted 
 logged, and the site keeps the set it had.  :meth:`LiveRules.start` returns once the source has
 been read (the file, the first poll, the topic up to its end at start; at most ``wait_s``), so the
 first requests already use the rules; the API and the topic are then followed in a daemon thread.
-``canonicalize`` may be called from any thread.
+``canonize`` (``canonicalize``, its former name) may be called from any thread.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 from dustbuster.core.errors import ConfigError, DustError, ParseError, RuleError
 from dustbuster.core.params import DEFAULT_MA
 from dustbuster.core.rulebook import SiteCanonized, RuleBook
-from dustbuster.logs.formats import loads_strict
+from dustbuster.core.strictjson import loads_strict
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,10 @@ class LiveRules:
     def canonize(self, url: str) -> SiteCanonized:
         with self._lock:
             return self.book.canonize(url)
+
+    #: The method's name before the project settled on one verb ("canonize", as the papers say);
+    #: kept so that crawler code written against it keeps working.
+    canonicalize = canonize
 
     def versions(self) -> dict[str, int]:
         with self._lock:

@@ -30,10 +30,11 @@ import re
 from typing import Callable
 
 from dustbuster.core.errors import ParseError
+from dustbuster.core.strictjson import check_json_value
 from dustbuster.core.tokens import token_count
 
 from . import formats as ref
-from .formats import PARSERS, REFERENCE_PARSERS, check_json_value, parse_sketch
+from .formats import PARSERS, REFERENCE_PARSERS, parse_sketch
 from .record import BODY_METHODS, URL_METHODS, Context, LogRecord, _join
 
 # The head of a CLF line up to the size, as the reference reads it: \S+ fields, the bracketed

@@ -12,27 +12,23 @@ results.  What every parser shares (the context, the record, the URL rules) is :
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
-from typing import Callable
+from typing import Callable, Iterator
 
 from dustbuster.core.errors import ParseError
 
-# the parsers' shared types and URL rules; importable from here too (parsers, tests, callers)
-from .record import (  # noqa: F401
-    _CTRL, BODY_METHODS, HTTP_METHODS, URL_METHODS, Context, Limits, LogRecord, Skip, _join, absolute_url,
-)
+from dustbuster.core.strictjson import has_surrogate, loads_strict
+
+from .record import _CTRL, BODY_METHODS, HTTP_METHODS, URL_METHODS, Context, LogRecord, Skip, absolute_url
+from .record import Limits  # noqa: F401 - until dustbuster/cli/validate.py and truth.py import it from .record
 from .record import parse_int as _int
 
 FORMATS = ("common", "combined", "vhost", "jsonl", "heritrix", "cdx", "cdxj", "tsv")
 HOSTLESS = frozenset({"common", "combined"})  #: formats whose lines carry no host
 
 log = logging.getLogger(__name__)
-
-# strict JSON for untrusted input lives in the core; re-exported here for the parsers and their callers
-from dustbuster.core.strictjson import (  # noqa: E402,F401
-    MAX_JSON_DEPTH, MAX_JSON_INT, check_json_value, has_surrogate, loads_strict,
-)
 
 _Q = r'"((?:[^"\\]|\\.)*)"'
 _CLF = r'(\S+) (\S+) (\S+) \[([^\]]*)\] ' + _Q + r' (\d{3}|-) (\d+|-)'
@@ -246,6 +242,18 @@ REFERENCE_PARSERS: dict[str, Callable[[str, Context], LogRecord]] = {
 #: the parsers in use: the reference's, with the fast paths of dustbuster.logs.fastparse (same results)
 #: for common, combined, vhost and jsonl, which it registers here when imported (below)
 PARSERS: dict[str, Callable[[str, Context], LogRecord]] = dict(REFERENCE_PARSERS)
+
+
+@contextlib.contextmanager
+def reference_parsers() -> Iterator[None]:
+    """While the context lasts, ``PARSERS`` are the reference parsers (no fast path): what the
+    tests and benchmarks compare the fast paths with.  Not thread-safe: tests and benchmarks only."""
+    saved = dict(PARSERS)
+    PARSERS.update(REFERENCE_PARSERS)
+    try:
+        yield
+    finally:
+        PARSERS.update(saved)
 
 
 def sniff(lines: list[str], ctx: Context) -> str:

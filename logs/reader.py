@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
-from dustbuster.core.errors import REJECT_EXCERPT_CHARS, ConfigError, ParseError
+from dustbuster.core.errors import ERROR_DETAIL_CHARS, REJECT_EXCERPT_CHARS, ConfigError, ParseError
 from dustbuster.core.strictjson import has_surrogate
 from dustbuster.core.urllist import URLList
 
@@ -29,23 +29,11 @@ log = logging.getLogger(__name__)
 SNIFF_LINES = 50
 
 
-def parse_one(parse: Callable[[str, Context], LogRecord], line: str, ctx: Context) -> LogRecord:
-    """``parse(line, ctx)`` that raises only Skip or ParseError: a parser's own bug on some input
-    (any other exception) becomes a ``parser_error`` reject, so one line never stops a read or a
-    batch (:func:`parse_each` does the same inline)."""
-    try:
-        return parse(line, ctx)
-    except (Skip, ParseError):
-        raise
-    except Exception as exc:
-        raise parser_failure(parse, exc) from None
-
-
 def parser_failure(parse: Callable, exc: Exception) -> ParseError:
     """The ``parser_error`` reject for a parser's exception other than Skip/ParseError (logged)."""
     log.warning("parser %s failed on a line (%s: %s); rejected", getattr(parse, "__name__", parse),
                 type(exc).__name__, exc)
-    return ParseError("parser_error", f"{type(exc).__name__}: {str(exc)[:200]}")
+    return ParseError("parser_error", f"{type(exc).__name__}: {str(exc)[:ERROR_DETAIL_CHARS]}")
 
 
 @dataclass
@@ -186,8 +174,8 @@ def parse_each(items: Iterable, chosen: str | None, ctx: Context, stats: ReadSta
     or a batch's element (``not_a_string`` when not a str; with ``max_line_chars``, a longer line is
     an ``oversized_line`` and one holding a lone surrogate ``bad_encoding``).  A blank line, empty
     or only whitespace, counts in ``stats.blank``.  A line that fails to parse but is the format's
-    header row (:func:`_is_header`) is skipped as ``header``.  Hot: what :func:`parse_one` does
-    is inlined (a parser's bug is a ``parser_error`` reject)."""
+    header row (:func:`_is_header`) is skipped as ``header``.  Hot: a parser's bug (any exception
+    but Skip and ParseError) is a ``parser_error`` reject (:func:`parser_failure`), inline."""
     parse = PARSERS.get(chosen) if chosen else None
     for lineno, item in enumerate(items, 1):
         stats.lines += 1

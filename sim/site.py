@@ -106,6 +106,22 @@ class SimSite:
             return 500, "", None
         return 200, self.page("not found", "sorry the page you asked for does not exist here " * 5), None  # soft error
 
+    def page_of(self, url: str) -> str | None:
+        """The page of an ``http://`` URL as :meth:`render` gives it (redirects followed, no serving
+        side effects); None for a failure, a redirect loop or not such a URL.  The truth that
+        validated rules are judged against (tests, bench/trust_sim.py)."""
+        for _ in range(5):
+            m = re.match(r"http://([^/]+)(/[^?]*)(?:\?(.*))?$", url)
+            if not m:
+                return None
+            host, path, q = m.group(1), m.group(2), m.group(3) or ""
+            query = dict(p.split("=", 1) if "=" in p else (p, "") for p in q.split("&") if p)
+            status, html, loc = self.render(host, path, query)
+            if loc is None:
+                return html if status == 200 else None
+            url = f"http://{host}{loc}"
+        return None
+
     def comment(self, host: str, n: int) -> None:
         key = (self._section(host), n)
         self.comments[key] = self.comments.get(key, 0) + 1

@@ -31,9 +31,10 @@ from typing import Callable, Iterable, TypeVar
 from dataclasses import dataclass
 
 from dustbuster.core.errors import StateError
-from dustbuster.core.incremental import SiteSupports, info_from_json, info_to_json
+from dustbuster.core.incremental import SiteSupports
 from dustbuster.core.mine import MineResult, mine_table
 from dustbuster.core.params import DustParams
+from dustbuster.core.urlrecord import info_from_json, info_to_json
 
 from .registry import PartitionStores, partition_dir
 from .rocks import RocksKV, wipe

@@ -1,4 +1,4 @@
-"""The canonizer agent and the HTTP API in a real worker on the real broker (issue 5's proof):
+"""The canonizer agent and the HTTP API in a real worker on the real broker:
 publish a rule set, feed a frontier, observe canonical URLs and seen flags; publish a new version
 and observe the change without a restart; junk on the frontier is rejected, the worker lives;
 ``dustbuster rules`` / ``canonize --from-topic`` / ``export --from-topic`` read the same topic."""

@@ -1,4 +1,4 @@
-"""Bounded cost (issue 16): envelopes per URL capped in both engines (streaming == batch still),
+"""Bounded cost: envelopes per URL capped in both engines (streaming == batch still),
 a per-site cap on tracked URLs, and the state work off the event loop.  docs/cost.md."""
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 
 from dustbuster.core import DustParams, URLList, count_supports
 from dustbuster.core.detect import _positions, envelope_count, max_span
-from dustbuster.core.incremental import MemoryKV, SiteSupports
+from dustbuster.core.incremental import SiteSupports
+from dustbuster.core.kv import MemoryKV
 from dustbuster.core.tokens import token_count
 from dustbuster.state.partitions import PartitionState, Stores
 from tests.oracle import oracle_supports
 
-MAX_TOKENS = 256  # the decoders' token cap (stream/logformats.Limits, dustbuster mine --max-tokens)
+MAX_TOKENS = 256  # the decoders' token cap (logs.record.Limits, dustbuster mine --max-tokens)
 
 
 def test_envelopes_per_url_are_bounded_by_the_cap():
@@ -272,7 +273,7 @@ def test_a_large_message_is_written_in_parts_and_a_crash_in_between_is_seen(tmp_
 
     with pytest.raises(StateError):
         st_.stage("raw", 1, "s.org", _records(more), {"lines": 60})
-    from dustbuster.core.incremental import info_to_json
+    from dustbuster.core.urlrecord import info_to_json
 
     image = {"s.org": {u: info_to_json(i) for u, i in st_.site("s.org").urllist().infos.items()}}
     st_.rebuild("raw", 0, image, {"s.org": st_.counters("s.org")})  # what the ingest agent does

@@ -24,6 +24,7 @@ from dustbuster.core import ParamRule, SubstringRule
 from dustbuster.core.rulebook import RuleBook
 from dustbuster.broker import free_port, port_open
 from dustbuster.agents.metrics import Metrics
+from dustbuster.sim.forum import SITE_HOSTS
 from tests.apiserver import ApiThread
 from tests.browser import chrome, open_rule, screenshot, visible_text, wait
 from tests.conftest import ROOT
@@ -131,9 +132,6 @@ def test_dashboard_in_a_browser_token_rules_evidence_versions(tmp_path):
         api.stop()
 
 
-HOSTS = ["www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test"]
-
-
 def test_dashboard_of_a_real_worker_shows_rules_after_a_window_and_their_evidence(kafka, tmp_path):
     port = free_port()
     sim = subprocess.Popen([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port)], cwd=ROOT,
@@ -150,8 +148,8 @@ def test_dashboard_of_a_real_worker_shows_rules_after_a_window_and_their_evidenc
                         "--lines", "5000", "-q"], cwd=ROOT, check=True, timeout=120)
         conf = tmp_path / "sites.json"
         # a moderate fetch rate: the round lasts long enough for a person (and the test) to watch it
-        conf.write_text(json.dumps({"forum.test": {"origins": [f"http://{h}:{port}" for h in HOSTS],
-                                                   "allow_private": True, "resolve": {h: "127.0.0.1" for h in HOSTS},
+        conf.write_text(json.dumps({"forum.test": {"origins": [f"http://{h}:{port}" for h in SITE_HOSTS],
+                                                   "allow_private": True, "resolve": {h: "127.0.0.1" for h in SITE_HOSTS},
                                                    "rate_per_s": 150, "concurrency": 8}}))
         env = stream_env(kafka, window=3.0)
         api = free_port()

@@ -203,7 +203,8 @@ def test_figure_7_forum_rules_from_a_generated_log():
     from dustbuster.sim.forum import generate
     from dustbuster.core import mine
     from dustbuster.core.rules import SubstringRule
-    from dustbuster.logs.formats import PARSERS, Context
+    from dustbuster.logs.formats import PARSERS
+    from dustbuster.logs.record import Context
 
     ul = URLList()
     for line in generate(8000, seed=3):

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from dustbuster.core.errors import ParseError
 from dustbuster.logs import fastparse
-from dustbuster.logs.formats import PARSERS, REFERENCE_PARSERS, Context, Limits, Skip, _RE_COMBINED, _RE_COMMON, _RE_VHOST
+from dustbuster.logs.formats import PARSERS, REFERENCE_PARSERS, _RE_COMBINED, _RE_COMMON, _RE_VHOST, reference_parsers
+from dustbuster.logs.record import Context, Limits, Skip
 from dustbuster.logs.reader import ReadStats, iter_records, parse_lines
 from tests.conftest import LOGS
 
@@ -104,16 +105,6 @@ def test_the_fast_path_takes_most_real_lines():
                 if (m := fastparse._FAST_CLF.match(ln)) and fastparse._combined_rest(ln, m.end())
                 and fastparse._clf(m, None, ctx) is not None)
     assert taken > 0.95 * len(lines)
-
-
-@contextlib.contextmanager
-def reference_parsers():
-    saved = dict(PARSERS)
-    PARSERS.update(REFERENCE_PARSERS)
-    try:
-        yield
-    finally:
-        PARSERS.update(saved)
 
 
 def read_all(path, site) -> tuple[list, dict]:

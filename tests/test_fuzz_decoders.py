@@ -13,7 +13,7 @@ Inputs, from one seeded generator:
   built from valid templates, with JSON values swapped for poison (non-finite and huge numbers,
   deep nesting, wrong types, surrogates), then text and byte mutations, through
   ``decode_raw`` (+ ``parse_lines``), ``decode_candidates`` (+ ``rule_from_json``),
-  ``decode_rules_record`` (+ the rule book, as the rules follower applies it), ``decode_frontier``
+  ``decode_site_record`` (+ the rule book, as the rules follower applies it), ``decode_frontier``
   and the API's ``parse_canonicalize_body`` (+ canonicalization of what it accepts).
 
 ``make test`` runs 10^4 inputs; ``pytest -m slow tests/test_fuzz_decoders.py`` runs 10^6 (or
@@ -41,10 +41,12 @@ from dustbuster.core import ParamRule, SubstringRule
 from dustbuster.core.errors import DustError, ParseError
 from dustbuster.core.rulebook import RuleBook
 from dustbuster.core.rules import rule_from_json
-from dustbuster.logs.formats import PARSERS, Context, Limits, Skip, loads_strict, sniff, tsv_header
+from dustbuster.core.strictjson import loads_strict
+from dustbuster.logs.formats import PARSERS, sniff, tsv_header
+from dustbuster.logs.record import Context, Limits, Skip
 from dustbuster.logs.reader import ReadStats, parse_lines, read_urllist
 from dustbuster.stream.records import decode_candidates, decode_frontier, decode_raw
-from dustbuster.stream.rulesview import TopicFollower, decode_rules_record
+from dustbuster.stream.rulesview import TopicFollower, decode_site_record
 from tests.conftest import LOGS
 
 SITE = "fuzz.test"
@@ -332,7 +334,7 @@ class Fuzzer:
                "rules": RULES}
         data = to_bytes(mutate_tree(obj, self.rng), self.rng) if self.rng.random() < 0.95 else None
         key = self.rng.choice([SITE.encode()] * 4 + [None, b"", b"\xff\xfe", SITE.upper().encode()])
-        self.call("decode_rules_record", decode_rules_record, ParseError, data, key, data)
+        self.call("decode_site_record", decode_site_record, ParseError, data, key, data)
         self.report.calls["TopicFollower.apply"] += 1
         try:
             self.follower.apply(key, data, "fuzz")

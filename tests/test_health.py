@@ -1,4 +1,4 @@
-"""Health tells the truth (issue 16): /healthz is 503 while an agent is crashed or restarting, or
+"""Health tells the truth: /healthz is 503 while an agent is crashed or restarting, or
 while the Kafka consumer is not a member of its group; rebuilds show their progress."""
 
 from __future__ import annotations

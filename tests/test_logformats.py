@@ -9,7 +9,8 @@ import json
 import pytest
 
 from dustbuster.core.errors import ConfigError, ParseError
-from dustbuster.logs.formats import PARSERS, Context, Limits, Skip, sniff
+from dustbuster.logs.formats import PARSERS, sniff
+from dustbuster.logs.record import Context, Limits, Skip
 from dustbuster.logs.reader import RejectSink, read_urllist
 
 CTX = Context(site="www.example.com")

@@ -133,7 +133,8 @@ def test_remove_dot_segments_is_yarls(segments):
 
 def real_urls() -> list[str]:
     """The URL of every line of the real logs that has one (status >= 400 included: scanners' URLs)."""
-    from dustbuster.logs.formats import PARSERS, Context, sniff, tsv_header
+    from dustbuster.logs.formats import PARSERS, sniff, tsv_header
+    from dustbuster.logs.record import Context
 
     out: dict[str, None] = {}
     for p in sorted(LOGS.rglob("*")):

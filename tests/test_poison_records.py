@@ -1,7 +1,8 @@
-"""Issue 16, items 1, 2, 6: records that crashed a consumer are now counted rejections with a
-reason; the consumer goes on and the good records around them are kept.  In-process (no broker):
-the rules follower, the log-line parsers, the raw/frontier/candidates decoders, `dustbuster mine`
-and `dustbuster rules`' printing, and the HTTP API."""
+"""Poison records (non-finite or huge numbers, deep nesting, bad encodings, wrong shapes, parser
+bugs) are counted rejections with a reason, never a crash; the consumer goes on and the good
+records around them are kept.  In-process (no broker): the rules follower, the log-line parsers,
+the raw/frontier/candidates decoders, `dustbuster mine` and `dustbuster rules`' printing, and the
+HTTP API."""
 
 from __future__ import annotations
 
@@ -20,18 +21,20 @@ from dustbuster.agents.api import make_api, parse_canonicalize_body, RequestErro
 from dustbuster.core.errors import ParseError
 from dustbuster.core.rulebook import RuleBook
 from dustbuster.cli import rules as crawlcli
-from dustbuster.logs.formats import PARSERS, Context, Skip, loads_strict
+from dustbuster.core.strictjson import loads_strict
+from dustbuster.logs.formats import PARSERS
+from dustbuster.logs.record import Context, Skip
 from dustbuster.agents.metrics import Metrics
 from dustbuster.logs.reader import parse_lines
 from dustbuster.stream.records import decode_candidates, decode_frontier, decode_raw
-from dustbuster.stream.rulesview import TopicFollower, decode_rules_record
+from dustbuster.stream.rulesview import TopicFollower, decode_site_record
 from tests.conftest import ROOT
 
 GOOD = {"site": "poison.test", "version": 1, "created": 1, "rules": [
     {"type": "substring", "alpha": "http://www.", "beta": "http://", "anchor_start": True, "status": "valid"}]}
 DEEP = "[" * 5000 + "]" * 5000
 
-#: the records of issue 16 item 1 (and a few of the same family), each of which crashed a worker
+#: rules-topic records that once crashed a worker (huge or non-finite numbers, deep nesting...)
 POISON_RULES = [
     b'{"site":"poison.test","version":1e400,"created":1,"rules":[]}',
     b'{"rules":5}',
@@ -88,7 +91,7 @@ def test_any_exception_of_the_update_is_a_counted_skip():
 @pytest.mark.parametrize("key", [None, b"", b"\xff\xfe", b"a\x00b", b"x" * 300])
 def test_bad_keys(key):
     with pytest.raises(ParseError):
-        decode_rules_record(key, json.dumps(GOOD).encode())
+        decode_site_record(key, json.dumps(GOOD).encode())
 
 
 def test_rules_printing_is_always_json(capsys):

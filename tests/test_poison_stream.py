@@ -1,4 +1,4 @@
-"""Issue 16 on the real broker: `dustbuster feed` never drops good lines (a line over the message
+"""Poison records on the real broker: `dustbuster feed` never drops good lines (a line over the message
 limit is rejected locally, the rest delivered, messages cut to fit); poison records on the rules
 topic crash neither `dustbuster rules` / `canonize --from-topic` nor a worker, and a poison log line
 costs nothing but itself."""
@@ -91,7 +91,7 @@ def test_poison_rule_sets_on_the_topic_crash_no_consumer(kafka, tmp_path):
         assert 'dust_rule_sets_rejected_total{reason="non_finite_number"}' in m
         assert 'dust_rule_sets_rejected_total{reason="too_deep"}' in m
 
-        # a log line of the issue among 100 good ones: the good ones are ingested, the bad one rejected
+        # a poison log line (1e400) among 100 good ones: the good ones are ingested, the bad one rejected
         lines = [json.dumps({"url": f"/p{i}", "status": 200, "size": i + 1}) for i in range(100)]
         lines.insert(50, '{"url":"/x","sketch":[1e400]}')
         log = tmp_path / "p.jsonl"

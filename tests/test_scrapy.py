@@ -27,12 +27,12 @@ from dustbuster.core.errors import ConfigError, RuleError  # noqa: E402
 from dustbuster.core.rulebook import RuleBook  # noqa: E402
 from dustbuster.broker import free_port, port_open  # noqa: E402
 from dustbuster.rulesource import LiveRules  # noqa: E402
+from dustbuster.sim.forum import SITE_HOSTS  # noqa: E402
 from dustbuster.sim.site import SimSite  # noqa: E402
 from dustbuster.agents.metrics import Metrics  # noqa: E402
 from tests.apiserver import ApiThread  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 
-HOSTS = ["www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test"]
 SEEDS = 1000  #: distinct URLs of the simulator's log crawled
 TOKEN = "crawler-token"
 
@@ -57,8 +57,8 @@ def sim(tmp_path_factory):
         log = tmp / "sim.log"
         assert dust("sim-site", "--port", str(port), "--write-log", str(log), "--lines", "5000", "-q").returncode == 0
         sites = tmp / "sites.json"
-        sites.write_text(json.dumps({"forum.test": {"origins": [f"http://{h}:{port}" for h in HOSTS],
-                                                    "allow_private": True, "resolve": {h: "127.0.0.1" for h in HOSTS},
+        sites.write_text(json.dumps({"forum.test": {"origins": [f"http://{h}:{port}" for h in SITE_HOSTS],
+                                                    "allow_private": True, "resolve": {h: "127.0.0.1" for h in SITE_HOSTS},
                                                     "rate_per_s": 2000, "concurrency": 8}}))
         rules = tmp / "rules.json"
         r = dust("validate", str(log), "--site", "forum.test", "--sites", str(sites), "-o", str(rules), "-q")

@@ -1,5 +1,5 @@
 """A hostile URL list against the validator: nothing is fetched outside policy, nothing hangs, and
-the refusals are counted (issue 4's proof)."""
+the refusals are counted."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import json
 import sys
 from collections import Counter
 
-from dustbuster.core.errors import DustError, RuleError
+from dustbuster.core.errors import WARNING_DETAIL_CHARS, DustError, RuleError
 from dustbuster.core.params import DustParams
 
 from .common import read_doc
@@ -115,7 +115,8 @@ def _book(a: argparse.Namespace, unvalidated: bool):
             try:
                 book.update(site, doc)
             except Exception as exc:  # whatever a record on the topic holds, the other sites still apply
-                sys.stderr.write(f"warning: skipping the rule set of {site}: {type(exc).__name__}: {str(exc)[:300]}\n")
+                text = str(exc)[:WARNING_DETAIL_CHARS]
+                sys.stderr.write(f"warning: skipping the rule set of {site}: {type(exc).__name__}: {text}\n")
         return book, [r for sr in book.sites.values() for r in sr.rules]
     doc = read_doc(a.rules)
     a.site = (a.site or doc.get("site") or "rules-file").lower()  # every URL gets the file's rules

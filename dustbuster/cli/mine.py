@@ -74,7 +74,7 @@ def run(a: argparse.Namespace) -> int:
 
 def _read(a: argparse.Namespace, show: bool):
     """The URL list of the logs, the read statistics and the seconds it took; no URL is an error."""
-    from dustbuster.logs.formats import Limits
+    from dustbuster.logs.record import Limits
     from dustbuster.logs.reader import ReadStats, RejectSink, read_urllist
 
     total = sum(os.path.getsize(p) for p in a.logs if p != "-" and Path(p).exists())
