@@ -34,7 +34,7 @@ from dustbuster.stream.records import MAX_URL_CHARS, url_problem
 
 from .context import WorkerContext
 from .dashboard import add_routes as add_dashboard_routes, is_open as dashboard_open
-from .dashboard_feed import CandidatesFollower, record_versions
+from .dashboard_feed import CandidatesFollower
 from .dashboard_state import DashboardState
 
 log = logging.getLogger(__name__)
@@ -216,8 +216,6 @@ def register(ctx: WorkerContext) -> None:
     settings, dashboard = ctx.settings, ctx.dashboard
     if not settings.api_port or dashboard is None:
         return
-    if ctx.follower is not None:
-        record_versions(ctx.follower, ctx.book, dashboard.versions)
 
     @ctx.app.task
     async def follow_candidates() -> None:

@@ -226,3 +226,17 @@ def rules_from_document(doc: Mapping[str, Any]) -> list[Rule]:
             raise RuleError(f"'{key}' must be a list")
     rules_json = list(doc.get("param_rules") or []) + list(doc.get("rules") or [])
     return [rule_from_json(r) for r in rules_json]
+
+
+def ruleset_document(site: str, version: int | None, rules: list, created: float | None = None,
+                     stats: Any = None) -> dict:
+    """A rule set as the plain JSON document a file holds (``dustbuster validate -o``, ``dustbuster
+    export --to json``): the fields of the rules topic's RuleSet record (docs/topics.md), schema
+    first; ``created`` and ``stats`` only when given."""
+    doc: dict = {"schema": SCHEMA_RULESET, "site": site, "version": version}
+    if created is not None:
+        doc["created"] = created
+    doc["rules"] = rules
+    if stats is not None:
+        doc["stats"] = stats
+    return doc

@@ -22,7 +22,6 @@ from dustbuster.core.errors import ParseError
 from dustbuster.core.strictjson import has_surrogate, loads_strict
 
 from .record import _CTRL, BODY_METHODS, HTTP_METHODS, URL_METHODS, Context, LogRecord, Skip, absolute_url
-from .record import Limits  # noqa: F401 - until dustbuster/cli/validate.py and truth.py import it from .record
 from .record import parse_int as _int
 
 FORMATS = ("common", "combined", "vhost", "jsonl", "heritrix", "cdx", "cdxj", "tsv")

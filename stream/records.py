@@ -14,6 +14,7 @@ from typing import Any, List, Optional
 import faust
 
 from dustbuster.core.errors import REJECT_EXCERPT_CHARS, ParseError
+from dustbuster.core.rules import SCHEMA_RULESET
 from dustbuster.core.strictjson import loads_strict
 
 
@@ -48,7 +49,7 @@ class RuleSet(faust.Record, namespace="dustbuster.ruleset.v1", serializer="json"
     version: int
     created: float
     rules: List[Any]
-    schema: str = "dustbuster/ruleset@1"
+    schema: str = SCHEMA_RULESET
     stats: Any = None
 
 
@@ -221,18 +222,3 @@ def decode_candidates(data: bytes | None) -> CandidateSet:
 
 def encode(record: faust.Record) -> bytes:
     return record.dumps(serializer="json")
-
-
-def ruleset_document(site: str, version: int | None, rules: list, created: float | None = None,
-                     stats: Any = None) -> dict:
-    """A RuleSet as the plain JSON document a file holds (``dustbuster validate -o``, ``dustbuster
-    export --to json``): the fields of :class:`RuleSet` without Faust's namespace, schema first;
-    ``created`` and ``stats`` only when given."""
-    rs = RuleSet(site=site, version=version, created=created, rules=rules, stats=stats)
-    doc: dict = {"schema": rs.schema, "site": rs.site, "version": rs.version}
-    if created is not None:
-        doc["created"] = created
-    doc["rules"] = rs.rules
-    if stats is not None:
-        doc["stats"] = stats
-    return doc

@@ -314,3 +314,30 @@ def test_wheel_holds_dustbuster_dustcanon_and_the_dashboard(tmp_path):
                 for p in _package_files() if p.parent != ROOT}
     missing = sorted(expected - set(names))
     assert not missing, "modules missing from the wheel: " + ", ".join(missing)
+
+
+
+def test_offline_commands_load_no_kafka_client_and_no_agent(tmp_path):
+    """``--help`` and the offline commands start no Kafka client and load no agent: run in a fresh
+    interpreter (on a tiny log; ``validate`` and ``truth`` until they stop on a missing sites file,
+    after their imports), they pull in neither Faust nor aiokafka nor dustbuster.agents."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "a.log"
+    log.write_text('1.2.3.4 - - [01/Jan/2026:00:00:00 +0000] "GET /a?x=1 HTTP/1.1" 200 10\n' * 3)
+    rules = tmp_path / "r.json"
+    rules.write_text('{"schema": "dustbuster/ruleset@1", "site": "s.test", "version": 1, "rules": []}')
+    runs = [["--help"], ["mine", str(log), "--site", "s.test", "-q"],
+            ["validate", str(log), "--site", "s.test", "--sites", str(tmp_path / "none.json"), "-q"],
+            ["truth", str(log), "--site", "s.test", "--sites", str(tmp_path / "none.json"), "-o", str(tmp_path / "t"), "-q"],
+            ["canonize", "--rules", str(rules), "-q"]]
+    for argv in runs:
+        code = ("import sys, contextlib, io\nfrom dustbuster.cli import main\n"
+                "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+                "    try:\n        main(sys.argv[1:])\n    except (SystemExit, Exception):\n        pass\n"
+                "print(sorted(m for m in sys.modules if m.split('.')[0] in ('faust', 'aiokafka') "
+                "or m.startswith('dustbuster.agents')))")
+        out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True,
+                             input="http://s.test/a\n")
+        assert out.stdout.strip() == "[]", (argv, out.stdout)

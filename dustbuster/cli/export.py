@@ -1,6 +1,6 @@
 """``dustbuster export``: one site's rules in a format crawlers already read (Nutch
 regex-normalize.xml, ClearURLs provider JSON: dustbuster.core.export) or as a RuleSet document
-(dustbuster.stream.records.ruleset_document)."""
+(dustbuster.core.rules.ruleset_document)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def _render(fmt: str, site: str, rules: list, version) -> str:
         return to_clearurls_json(site, rules, version)
     import json
 
-    from dustbuster.stream.records import ruleset_document
+    from dustbuster.core.rules import ruleset_document
 
     doc = ruleset_document(site, version, [r.to_json() for r in rules])
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"

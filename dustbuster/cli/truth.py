@@ -59,7 +59,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
 
 def log_urls(logs: list[str], fmt: str, site: str, scheme: str) -> tuple[list[str], dict]:
     """Unique URLs of the logs whose status is 2xx (or unknown), in order of first appearance."""
-    from dustbuster.logs.formats import Limits
+    from dustbuster.logs.record import Limits
     from dustbuster.logs.reader import ReadStats, iter_records
 
     stats = ReadStats()

@@ -51,7 +51,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
 
 def run(a: argparse.Namespace) -> int:
     from dustbuster.core.mine import mine
-    from dustbuster.logs.formats import Limits
+    from dustbuster.logs.record import Limits
     from dustbuster.logs.reader import read_urllist
     from dustbuster.sitevalidation import configured_policy, validate_site
     from dustbuster.stream.settings import Settings
@@ -74,7 +74,7 @@ def run(a: argparse.Namespace) -> int:
         bar.close()
     if sv is None:
         raise DustError(f"{site}: no origin answers ({', '.join(sorted(policy.origins))}): nothing decided")
-    from dustbuster.stream.records import ruleset_document  # Faust's record type: loaded only to write
+    from dustbuster.core.rules import ruleset_document
 
     doc = ruleset_document(site, 1, [r.to_json() | {"validated_at": round(time.time(), 3)} for r in sv.rules],
                            created=time.time(),
