@@ -55,7 +55,7 @@ async def go():
     groups = defaultdict(set); grown = unconv = 0
     for u in urls:
         c = canonize(u, rules)
-        groups[c.url].add(u); grown += len(c.url) > len(u) + 3; unconv += not c.converged
+        groups[c.canonical].add(u); grown += len(c.canonical) > len(u) + 3; unconv += not c.converged
     fm_groups = fm_urls = 0
     for c, m in groups.items():
         pages = {sim.page_of(x) for x in m} - {None}

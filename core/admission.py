@@ -82,9 +82,9 @@ def check_rules(site: str, rules: list[Rule], urls: list[str], ma: int) -> None:
         res = canon.canonize(u)
         if not res.converged:
             raise RuleSetRejected("non_converging", f"{u} does not reach a fixed point in {ma} iterations")
-        before, after = _host(u), _host(res.url)
+        before, after = _host(u), _host(res.canonical)
         if before is not None and after is None:
-            raise RuleSetRejected("not_a_url", f"{u} becomes {res.url[:200]!r}")
+            raise RuleSetRejected("not_a_url", f"{u} becomes {res.canonical[:200]!r}")
         if site and before and after and _within(before, site) and not _within(after, site):
             raise RuleSetRejected("off_site", f"{u} moves to host {after!r}")
 

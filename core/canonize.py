@@ -20,7 +20,7 @@ from .tokens import END, START
 
 @dataclass(frozen=True, slots=True)
 class Canonized:
-    url: str
+    canonical: str  #: the canonical form of the input URL
     iterations: int
     converged: bool  #: an iteration changed nothing (False: stopped by MA)
     applied: tuple[int, ...]  #: indices of the rules that changed the URL, in order
@@ -44,7 +44,7 @@ def canonize(url: str, rules: Sequence[Rule], ma: int = DEFAULT_MA) -> Canonized
 
 
 def canonical(url: str, rules: Sequence[Rule], ma: int = DEFAULT_MA) -> str:
-    return canonize(url, rules, ma).url
+    return canonize(url, rules, ma).canonical
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,7 +118,7 @@ class RuleBook:
         if sr is None:
             return SiteCanonized(url, u, site.lower() if site else None, (), None, ok)
         res = sr.canonizer.canonize(u)
-        return SiteCanonized(url, res.url, sr.site, tuple(sr.texts[i] for i in res.applied), sr.version, ok,
+        return SiteCanonized(url, res.canonical, sr.site, tuple(sr.texts[i] for i in res.applied), sr.version, ok,
                              res.converged)
 
 

@@ -100,6 +100,6 @@ def test_an_admitted_set_never_leaves_the_site_nor_breaks_a_probe(parts, urls):
     canon = Canonizer(list(got[1]))
     for u in probe_urls(SITE, {}, []) + urls:
         c = canon.canonize(u)
-        assert c.converged and "://" in c.url
-        host = c.url.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0].split(":", 1)[0]
-        assert host == SITE or host.endswith("." + SITE), (u, c.url, rules)
+        assert c.converged and "://" in c.canonical
+        host = c.canonical.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0].split(":", 1)[0]
+        assert host == SITE or host.endswith("." + SITE), (u, c.canonical, rules)

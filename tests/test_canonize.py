@@ -63,7 +63,7 @@ def test_start_anchor():
 def test_first_occurrence_per_iteration_and_ma():
     r = [R("//", "/")]
     res = canonize("http://h/a//b//c", r)
-    assert res.url == "http:/h/a/b/c" and res.converged
+    assert res.canonical == "http:/h/a/b/c" and res.converged
     long = "http://h/" + "//" * 30
     res = canonize(long, r, ma=10)
     assert not res.converged and res.iterations == 10  # MA bounds the work (Fig. 5.5)
@@ -159,5 +159,5 @@ def test_canonize_with_engine_rules_terminates_and_is_idempotent(ul):
         res = canonize(u, rules)
         assert res.iterations <= 10
         if res.converged:
-            again = canonize(res.url, rules)
-            assert again.url == res.url and again.iterations == 1 and not again.applied
+            again = canonize(res.canonical, rules)
+            assert again.canonical == res.canonical and again.iterations == 1 and not again.applied

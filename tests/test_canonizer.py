@@ -68,8 +68,8 @@ def test_canonical_url_maps_to_itself_with_engine_rules(ul):
         res = c.canonize(u)
         assert res.iterations <= 10
         if res.converged:
-            again = c.canonize(res.url)
-            assert again.url == res.url and not again.applied
+            again = c.canonize(res.canonical)
+            assert again.canonical == res.canonical and not again.applied
 
 
 # ------------------------------------------------------------------------- normalization

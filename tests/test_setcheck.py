@@ -13,6 +13,7 @@ from dustbuster.core import ParamRule, SubstringRule
 from dustbuster.core.canonize import Canonizer
 from dustbuster.core.setcheck import blame, check_rule_set
 from dustbuster.core.validate import RoundFetcher
+from dustbuster.sim.forum import SITE_HOSTS
 from tests.test_validate import TEST_URLS, forum_site, make_fetch
 
 R = SubstringRule.from_parts
@@ -59,21 +60,7 @@ def test_static_checks_run_first():
 
 # ------------------------------------------------------------------ the simulator's truth
 
-HOSTS = ["www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test"]
-
-
-def page_of(sim, url: str) -> str | None:
-    """The simulator's page for a URL (redirects followed), without serving side effects; None
-    for a failure.  The truth the validated rules are judged against."""
-    for _ in range(5):
-        m = re.match(r"http://([^/]+)(/[^?]*)(?:\?(.*))?$", url)
-        host, path, q = m.group(1), m.group(2), m.group(3) or ""
-        query = dict(p.split("=", 1) if "=" in p else (p, "") for p in q.split("&") if p)
-        status, html, loc = sim.render(host, path, query)
-        if loc is None:
-            return html if status == 200 else None
-        url = f"http://{host}{loc}"
-    return None
+HOSTS = SITE_HOSTS
 
 
 def test_validated_set_on_the_simulator_is_a_correct_canonicalizer(tmp_path):
@@ -106,15 +93,15 @@ def test_validated_set_on_the_simulator_is_a_correct_canonicalizer(tmp_path):
     # canon(canon(u)) = canon(u); nothing appends a parameter
     for u in cand.test_urls:
         c = canon.canonize(u)
-        assert c.converged and canon(c.url) == c.url, (u, c, texts)
-        assert len(c.url) <= len(u) + 3, (u, c.url, texts)   # only www. → '' style moves, never growth
+        assert c.converged and canon(c.canonical) == c.canonical, (u, c, texts)
+        assert len(c.canonical) <= len(u) + 3, (u, c.canonical, texts)   # only www. → '' style moves, never growth
     # 0 false merges against the simulator's own pages (served content, no comment growth)
     groups = defaultdict(set)
     for u in cand.test_urls:
         groups[canon(u)].add(u)
     false_merges = []
     for c, members in groups.items():
-        pages = {page_of(sim, m) for m in members}
+        pages = {sim.page_of(m) for m in members}
         if len(members) > 1 and len(pages - {None}) > 1:
             false_merges.append((c, sorted(members)[:4]))
     assert false_merges == [], (false_merges[:5], texts)
