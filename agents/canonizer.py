@@ -16,7 +16,7 @@ import asyncio
 import logging
 
 from dustbuster.core.rulebook import SiteCanonized
-from dustbuster.core.errors import ParseError
+from dustbuster.core.errors import ERROR_DETAIL_CHARS, ParseError
 from dustbuster.state.seen import SeenStore, signature
 from dustbuster.stream.changelog import SeenChangelog
 from dustbuster.stream.records import CanonicalURL, decode_frontier
@@ -104,8 +104,8 @@ async def canonize_one(ctx: WorkerContext, msg, url: str, site: str | None) -> S
     try:
         return ctx.book.canonize(url, site)
     except Exception as exc:  # noqa: BLE001 - a bug must cost one URL, not the agent
-        log.exception("canonicalizing %r failed", url[:200])
-        await send_reject(ctx, msg, "canonicalize_failed", f"{type(exc).__name__}: {str(exc)[:200]}", url, site)
+        log.exception("canonicalizing %r failed", url[:ERROR_DETAIL_CHARS])
+        await send_reject(ctx, msg, "canonicalize_failed", f"{type(exc).__name__}: {str(exc)[:ERROR_DETAIL_CHARS]}", url, site)
         return None
 
 

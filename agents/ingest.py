@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from dustbuster.core.errors import ParseError
+from dustbuster.core.errors import ERROR_DETAIL_CHARS, ParseError
 from dustbuster.logs.reader import parse_lines
 from dustbuster.state.partitions import PartitionState
 from dustbuster.stream.changelog import Changelog
@@ -79,7 +79,7 @@ def decode(ctx: WorkerContext, value) -> tuple[RawBatch, "BatchResult"]:
 async def reject_message(ctx: WorkerContext, msg, exc: Exception, value) -> None:
     """A message that does not decode: logged, counted and sent to the rejects topic whole."""
     reason, detail = (exc.reason, exc.detail) if isinstance(exc, ParseError) else (
-        "decoder_error", f"{type(exc).__name__}: {str(exc)[:200]}")
+        "decoder_error", f"{type(exc).__name__}: {str(exc)[:ERROR_DETAIL_CHARS]}")
     if not isinstance(exc, ParseError):
         log.exception("decoding message %s/%s@%s failed; sent to %s", msg.topic, msg.partition, msg.offset,
                       ctx.settings.rejects_topic)

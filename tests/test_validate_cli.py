@@ -9,9 +9,10 @@ import sys
 import time
 
 from dustbuster.broker import free_port, port_open
+from dustbuster.sim.forum import SITE_HOSTS
 from tests.conftest import ROOT
 
-HOSTS = ["www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test"]
+HOSTS = SITE_HOSTS
 
 
 def dust(*args, **kw):
