@@ -90,21 +90,35 @@ class Sketch:
     def to_json(self) -> dict:
         return {"kind": self.kind, "minhashes": list(self.minhashes), "digest": self.digest, "words": self.words}
 
+    @classmethod
+    def from_json(cls, d: dict) -> "Sketch":
+        return cls(str(d["kind"]), tuple(int(x) for x in d.get("minhashes") or ()), str(d.get("digest") or ""),
+                   int(d.get("words") or 0))
+
+
+def document_words(body: bytes, content_type: str = "text/html") -> list[str]:
+    """The words a document is sketched by: the visible text of HTML (scripts, styles and head
+    removed), the text of other text types; [] for a document that is not text or has no word
+    (it is then compared by its exact digest)."""
+    ctype = (content_type or "").split(";")[0].strip().lower()
+    if not (ctype.startswith(_TEXT_TYPES) or not ctype):
+        return []
+    text = body.decode("utf-8", "replace")
+    if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in text[:2000].lower()):
+        text = visible_text(text)
+    return words(text)
+
 
 def sketch(body: bytes, content_type: str = "text/html", k: int = K, n: int = SHINGLE_N) -> Sketch:
-    ctype = (content_type or "").split(";")[0].strip().lower()
-    if ctype.startswith(_TEXT_TYPES) or not ctype:
-        text = body.decode("utf-8", "replace")
-        if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in text[:2000].lower()):
-            text = visible_text(text)
-        ws = words(text)
-        if ws:
-            return Sketch("text", minhash(shingles(ws, n), k), "", len(ws))
+    ws = document_words(body, content_type)
+    if ws:
+        return Sketch("text", minhash(shingles(ws, n), k), "", len(ws))
     return Sketch("digest", (), xxh64_hexdigest(body), 0)
 
 
 def resemblance(a: Sketch, b: Sketch) -> float:
-    """Estimated resemblance: the fraction of equal min-hashes; exact digests compare 0 or 1."""
+    """Estimated resemblance (Jaccard of the shingle sets): the fraction of equal min-hashes; exact
+    digests compare 0 or 1; text never resembles a digest."""
     if a.kind != b.kind:
         return 0.0
     if a.kind == "digest":

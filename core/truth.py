@@ -27,70 +27,38 @@ Similarity used for the clusters (our choice, written down in docs/quality.md):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Iterable, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
 from xxhash import xxh64_hexdigest
 
-from .sketch import shingles, visible_text, words
+from .sketch import Sketch, document_words, resemblance, shingles
 
 SIG_K = 256
 BANDS = 32
 THRESHOLD = 0.9
 _DIGITS = re.compile(r"[0-9]+")
-_TEXT_TYPES = ("text/", "application/xhtml", "application/xml", "application/json")
 _rng = np.random.default_rng(20071)  # fixed: signatures must be comparable across runs
 _A = _rng.integers(1, 2**63, SIG_K, dtype=np.uint64) * np.uint64(2) + np.uint64(1)  # odd multipliers
 _B = _rng.integers(0, 2**63, SIG_K, dtype=np.uint64)
 
 
-@dataclass(frozen=True, slots=True)
-class Signature:
-    """A page's content signature: 256 min-hashes of its shingles (text) or a digest (other)."""
-
-    kind: str  #: "text" or "digest"
-    minhashes: tuple[int, ...] = ()
-    digest: str = ""
-    words: int = 0
-
-    def to_json(self) -> dict:
-        return {"kind": self.kind, "minhashes": list(self.minhashes), "digest": self.digest, "words": self.words}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "Signature":
-        return cls(str(d["kind"]), tuple(int(x) for x in d.get("minhashes") or ()), str(d.get("digest") or ""),
-                   int(d.get("words") or 0))
+#: A page's content signature is a :class:`~dustbuster.core.sketch.Sketch` with :data:`SIG_K`
+#: min-hashes (the validator's sketches have 4): same fields, JSON form and resemblance.
+Signature = Sketch
 
 
 def signature(body: bytes, content_type: str = "text/html", k: int = SIG_K) -> Signature:
-    """The page's signature, from the same visible text, words and shingles as dustbuster.core.sketch."""
-    ctype = (content_type or "").split(";")[0].strip().lower()
-    if ctype.startswith(_TEXT_TYPES) or not ctype:
-        text = body.decode("utf-8", "replace")
-        if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in text[:2000].lower()):
-            text = visible_text(text)
-        ws = words(text)
-        if ws:
-            x = np.fromiter(shingles(ws), dtype=np.uint64)
-            with np.errstate(over="ignore"):
-                mins = (x[:, None] * _A[None, :k] + _B[None, :k]).min(axis=0)
-            return Signature("text", tuple(int(v) for v in mins), "", len(ws))
+    """The page's signature, from the same visible text, words and shingles as the validator's
+    sketches (:func:`dustbuster.core.sketch.document_words`), with k universal-hash min-hashes."""
+    ws = document_words(body, content_type)
+    if ws:
+        x = np.fromiter(shingles(ws), dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            mins = (x[:, None] * _A[None, :k] + _B[None, :k]).min(axis=0)
+        return Signature("text", tuple(int(v) for v in mins), "", len(ws))
     return Signature("digest", (), xxh64_hexdigest(body), 0)
-
-
-def resemblance(a: Signature, b: Signature) -> float:
-    """Estimated Jaccard resemblance of the shingle sets (fraction of equal min-hashes); digests
-    compare 1 or 0; text never resembles a digest."""
-    if a.kind != b.kind:
-        return 0.0
-    if a.kind == "digest":
-        return 1.0 if a.digest == b.digest else 0.0
-    n = min(len(a.minhashes), len(b.minhashes))
-    if n == 0:
-        return 0.0
-    return sum(1 for x, y in zip(a.minhashes, b.minhashes) if x == y) / n
 
 
 class _UnionFind:
