@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
@@ -24,11 +23,11 @@ from dustbuster.core import ParamRule, SubstringRule
 from dustbuster.core.rulebook import RuleBook
 from dustbuster.broker import free_port, port_open
 from dustbuster.agents.metrics import Metrics
-from dustbuster.sim.forum import SITE_HOSTS
 from tests.apiserver import ApiThread
 from tests.browser import chrome, open_rule, screenshot, visible_text, wait
 from tests.conftest import ROOT
 from tests.streamtools import Worker, feed, stream_env
+from tests.simsite import start_sim_site, write_sites
 
 R = SubstringRule.from_parts
 TOKEN = "s3cret-token"
@@ -133,24 +132,16 @@ def test_dashboard_in_a_browser_token_rules_evidence_versions(tmp_path):
 
 
 def test_dashboard_of_a_real_worker_shows_rules_after_a_window_and_their_evidence(kafka, tmp_path):
-    port = free_port()
-    sim = subprocess.Popen([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port)], cwd=ROOT,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sim, port = start_sim_site()
     d = None
     w = None
     try:
-        for _ in range(300):
-            if port_open(port):
-                break
-            time.sleep(0.1)
         log = tmp_path / "sim.log"
         subprocess.run([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port), "--write-log", str(log),
                         "--lines", "5000", "-q"], cwd=ROOT, check=True, timeout=120)
         conf = tmp_path / "sites.json"
         # a moderate fetch rate: the round lasts long enough for a person (and the test) to watch it
-        conf.write_text(json.dumps({"forum.test": {"origins": [f"http://{h}:{port}" for h in SITE_HOSTS],
-                                                   "allow_private": True, "resolve": {h: "127.0.0.1" for h in SITE_HOSTS},
-                                                   "rate_per_s": 150, "concurrency": 8}}))
+        write_sites(conf, port, rate_per_s=150)
         env = stream_env(kafka, window=3.0)
         api = free_port()
         env.update({"DUST_VALIDATOR_SITES": str(conf), "DUST_API_PORT": str(api), "DUST_API_TOKEN": TOKEN})

@@ -25,13 +25,12 @@ from dustbuster.agents.api import make_api  # noqa: E402
 from dustbuster.core import ParamRule, SubstringRule  # noqa: E402
 from dustbuster.core.errors import ConfigError, RuleError  # noqa: E402
 from dustbuster.core.rulebook import RuleBook  # noqa: E402
-from dustbuster.broker import free_port, port_open  # noqa: E402
 from dustbuster.rulesource import LiveRules  # noqa: E402
-from dustbuster.sim.forum import SITE_HOSTS  # noqa: E402
 from dustbuster.sim.site import SimSite  # noqa: E402
 from dustbuster.agents.metrics import Metrics  # noqa: E402
 from tests.apiserver import ApiThread  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
+from tests.simsite import start_sim_site, write_sites  # noqa: E402
 
 SEEDS = 1000  #: distinct URLs of the simulator's log crawled
 TOKEN = "crawler-token"
@@ -46,20 +45,12 @@ def dust(*args, timeout=300):
 def sim(tmp_path_factory):
     """The simulator on loopback, its log's first SEEDS distinct URLs, and its validated rule set."""
     tmp = tmp_path_factory.mktemp("scrapy")
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, port = start_sim_site()
     try:
-        for _ in range(300):
-            if port_open(port):
-                break
-            time.sleep(0.1)
         log = tmp / "sim.log"
         assert dust("sim-site", "--port", str(port), "--write-log", str(log), "--lines", "5000", "-q").returncode == 0
         sites = tmp / "sites.json"
-        sites.write_text(json.dumps({"forum.test": {"origins": [f"http://{h}:{port}" for h in SITE_HOSTS],
-                                                    "allow_private": True, "resolve": {h: "127.0.0.1" for h in SITE_HOSTS},
-                                                    "rate_per_s": 2000, "concurrency": 8}}))
+        write_sites(sites, port)
         rules = tmp / "rules.json"
         r = dust("validate", str(log), "--site", "forum.test", "--sites", str(sites), "-o", str(rules), "-q")
         assert r.returncode == 0, r.stderr

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
-from dustbuster.broker import free_port, port_open
 from dustbuster.sim.forum import SITE_HOSTS
 from tests.conftest import ROOT
+from tests.simsite import start_sim_site, write_sites
 
 HOSTS = SITE_HOSTS
 
@@ -22,20 +21,12 @@ def dust(*args, **kw):
 
 
 def test_truth_and_eval_on_the_simulator(tmp_path):
-    port = free_port()
-    sim = subprocess.Popen([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port)], cwd=ROOT,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sim, port = start_sim_site()
     try:
-        for _ in range(100):
-            if port_open(port):
-                break
-            time.sleep(0.1)
         log = tmp_path / "sim.log"
         assert dust("sim-site", "--port", str(port), "--write-log", str(log), "--lines", "1500", "-q").returncode == 0
         sites = tmp_path / "sites.json"
-        sites.write_text(json.dumps({"forum.test": {"origins": [f"http://{h}:{port}" for h in HOSTS],
-                                                    "allow_private": True, "resolve": {h: "127.0.0.1" for h in HOSTS},
-                                                    "rate_per_s": 2000, "concurrency": 8}}))
+        write_sites(sites, port)
         truth = tmp_path / "truth.jsonl"
         r = dust("truth", str(log), "--site", "forum.test", "--sites", str(sites), "-o", str(truth))
         assert r.returncode == 0, r.stderr

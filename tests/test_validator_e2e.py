@@ -10,26 +10,18 @@ import time
 
 from tests.conftest import ROOT
 from tests.streamtools import Worker, feed, latest_candidates, stream_env
-from dustbuster.broker import free_port, port_open
+from dustbuster.broker import free_port
+from tests.simsite import start_sim_site, write_sites
 
 
 def test_simulated_site_end_to_end(kafka, tmp_path):
-    port = free_port()
-    sim = subprocess.Popen([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port)], cwd=ROOT,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sim, port = start_sim_site()
     try:
-        for _ in range(100):
-            if port_open(port):
-                break
-            time.sleep(0.1)
         log = tmp_path / "sim.log"
         subprocess.run([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port), "--write-log", str(log),
                         "--lines", "12000", "-q"], cwd=ROOT, check=True)
-        hosts = ["www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test"]
         conf = tmp_path / "sites.json"
-        conf.write_text(json.dumps({"forum.test": {"origins": [f"http://{h}:{port}" for h in hosts],
-                                                   "allow_private": True, "resolve": {h: "127.0.0.1" for h in hosts},
-                                                   "rate_per_s": 1000, "concurrency": 8}}))
+        write_sites(conf, port, rate_per_s=1000)
         env = stream_env(kafka, window=3.0)
         env["DUST_VALIDATOR_SITES"] = str(conf)
         api = free_port()
