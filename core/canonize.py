@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from .params import DEFAULT_MA
-from .rules import ParamRule, Rule
+from .rules import Rule
 from .tokens import END, START
 
 
@@ -93,8 +93,9 @@ def redundancy(urls: Iterable[str], rules: Sequence[Rule], ma: int = DEFAULT_MA)
 class Canonizer:
     """Figure 5.5 compiled for speed: the same results as :func:`canonize`, for every input.
 
-    An Aho–Corasick automaton (pyahocorasick) over every rule's α (sentinels included) and every
-    parameter rule's ``name=`` finds, in one scan of ``^url$``, the rules that can possibly change
+    An Aho–Corasick automaton (pyahocorasick) over every rule's ``scan_key`` (a substring
+    rule's α with its sentinels, a parameter rule's ``name=``, ``?`` for query rules, a scope, a
+    pattern rule's longest literal part) finds, in one scan of ``^url$``, the rules that can possibly change
     the URL; only those are tried, in rule order.  A rule whose α does not occur cannot change
     the URL, so skipping it changes nothing; after a change the scan is redone for the rules that
     follow in the same iteration.  Rules with an empty α (possible in hand-written sets) are always
@@ -111,7 +112,7 @@ class Canonizer:
         keys: dict[str, list[int]] = {}
         always: list[int] = []
         for i, r in enumerate(self.rules):
-            key = (r.name + "=") if isinstance(r, ParamRule) else r.alpha
+            key = r.scan_key
             if key:
                 keys.setdefault(key, []).append(i)
             else:

@@ -17,15 +17,14 @@ from typing import Any, Mapping, Union
 
 from . import query
 from .errors import RuleError
+from .pattern import PatternRule
+from .rulebase import STATUSES, check_status
+from .scope import check_scope, scope_text, url_in_scope
+from .scopedrules import CaseRule, QueryRule
 from .tokens import END, START, display, find_aligned, shrinks
 
-STATUSES = ("likely", "valid", "invalid")
 SCHEMA_RULESET = "dustbuster/ruleset@1"
-
-
-def _check_status(status: str) -> None:
-    if status not in STATUSES:
-        raise RuleError(f"status must be one of {STATUSES}, not {status!r}")
+_check_status = check_status
 
 
 @dataclass(frozen=True)
@@ -70,6 +69,11 @@ class SubstringRule:
     @property
     def direction(self) -> str:
         return "shrinking" if shrinks(self.alpha, self.beta) else "growing"
+
+    @property
+    def scan_key(self) -> str:
+        """A string that occurs in every wrapped URL the rule can change ("" = any URL)."""
+        return self.alpha
 
     @property
     def text(self) -> str:
@@ -125,6 +129,7 @@ class ParamRule:
     disqualified: int = 0
     status: str = "likely"
     evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    scope: str = ""  #: where it applies (dustbuster.core.scope); "" = every URL, as in the thesis
 
     type = "parameter"
 
@@ -138,6 +143,7 @@ class ParamRule:
             raise RuleError("a replace rule needs a value")
         if self.value is not None and any(c in self.value for c in "&#"):
             raise RuleError(f"bad parameter value {self.value!r}")
+        check_scope(self.scope)
 
     @property
     def direction(self) -> str:
@@ -145,10 +151,17 @@ class ParamRule:
 
     @property
     def text(self) -> str:
-        return f"remove {self.name}=*" if self.action == "remove" else f"{self.name}=* → {self.name}={self.value}"
+        what = f"remove {self.name}=*" if self.action == "remove" else f"{self.name}=* → {self.name}={self.value}"
+        return what + scope_text(self.scope)
+
+    @property
+    def scan_key(self) -> str:
+        return self.name + "="
 
     def apply_internal(self, w: str) -> str:
         url = w[1:-1]
+        if self.scope and not url_in_scope(url, self.scope):
+            return w
         out = query.remove_param(url, self.name) if self.action == "remove" else query.replace_param(url, self.name, self.value or "")
         return w if out == url else START + out + END
 
@@ -158,6 +171,7 @@ class ParamRule:
             "name": self.name,
             "action": self.action,
             "value": self.value,
+            "scope": self.scope,
             "display": self.text,
             "support": self.support,
             "disqualified": self.disqualified,
@@ -167,7 +181,9 @@ class ParamRule:
         }
 
 
-Rule = Union[SubstringRule, ParamRule]
+Rule = Union[SubstringRule, ParamRule, QueryRule, CaseRule, PatternRule]
+#: the rule types of the papers (WWW 2007 substring rules, thesis §5.3 global parameter rules)
+PAPER_TYPES = ("substring", "parameter")
 
 
 def rule_from_json(obj: Mapping[str, Any]) -> Rule:
@@ -202,13 +218,19 @@ def rule_from_json(obj: Mapping[str, Any]) -> Rule:
                 obj.get("value"),
                 support=int(obj.get("support", 0)),
                 disqualified=int(obj.get("disqualified", 0)),
+                scope=obj.get("scope") or "",
                 **common,
             )
+        if kind in _GENERAL:
+            return _GENERAL[kind].from_json(obj, **common)
     except KeyError as exc:
         raise RuleError(f"{kind} rule lacks field {exc.args[0]!r}") from None
     except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(1e400)
         raise RuleError(f"bad {kind} rule: {exc}") from None
     raise RuleError(f"unknown rule type {kind!r}")
+
+
+_GENERAL = {"query": QueryRule, "case": CaseRule, "pattern": PatternRule}
 
 
 def rules_from_document(doc: Mapping[str, Any]) -> list[Rule]:

@@ -296,11 +296,17 @@ async def validate(
     return ValidationResult(canonization_order(valid), verdicts, dropped, rf.fetches, dict(rf.outcomes))
 
 
+#: canonization order of the rule types (docs/rules.md "Canonization order")
+TYPE_ORDER = {"parameter": 0, "query": 1, "case": 2, "substring": 3, "pattern": 4}
+
+
 def canonization_order(rules: Sequence[Rule]) -> list[Rule]:
-    """Parameter rules first (they normalise the query, so the substring rules see canonical
-    queries and a query never ends up in the path with parameters in it), then the substring
-    rules in the order given (rank order)."""
-    return [r for r in rules if isinstance(r, ParamRule)] + [r for r in rules if not isinstance(r, ParamRule)]
+    """Query normalisation first: parameter rules (narrow scopes before wide ones do not matter:
+    each removes or sets its own parameter), then query rules (drop before sort) — so the substring
+    rules see canonical queries and a query never ends up in the path with parameters in it; then
+    case rules (the path's spelling), the substring rules in the order given (rank order), and
+    pattern rules last (they generalise literal substring rules).  Stable within a type."""
+    return sorted(rules, key=lambda r: (TYPE_ORDER.get(r.type, 5), r.type == "query" and r.action == "sort"))
 
 
 __all__ = ["Fetched", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule",

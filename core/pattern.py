@@ -1,0 +1,145 @@
+"""Token-class rules: substring rules with one typed placeholder (beyond the papers; docs/rules.md).
+
+The paper's rules are literal: mining a site whose page size, page number or timestamp takes many
+values yields one rule per pair of values (``"=50&" → "=20&"``, ``"=100&" → "=20&"``).  A pattern
+rule says it once: α holds one placeholder that stands for one URL token (WWW 2007 §3's tokens) of
+a class, and β is literal or copies the value with the same placeholder (the seq2seq paper's
+argument placeholders, SIGIR 2017 §4, in a form people can read):
+
+* ``{digits}`` — a token of digits ``[0-9]+``;
+* ``{hex}`` — a token of hexadecimal digits with at least one digit and one letter, one case;
+* ``{word}`` — any alphanumeric token.
+
+Matching is token-aligned as for substring rules; anchors are shared by α and β (§3).  Applying it
+rewrites the first match whose rewrite differs from the matched text (a match that already reads
+as β is skipped, so ``"={digits}&" → "=20&"`` rewrites ``=20&a=5&`` at ``=5&``): the rule is
+idempotent and a URL has at most as many applications as matches.  A literal ``{`` that is not a
+placeholder is an ordinary character.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Mapping
+
+from .errors import RuleError
+from .rulebase import check_status
+from .tokens import END, START, display, shrinks
+
+CLASSES = {
+    "digits": r"[0-9]+",
+    "hex": r"(?=[a-f]*[0-9])(?=[0-9]*[a-f])[0-9a-f]+|(?=[A-F]*[0-9])(?=[0-9]*[A-F])[0-9A-F]+",
+    "word": r"[A-Za-z0-9]+",
+}
+_PH = re.compile(r"\{(" + "|".join(CLASSES) + r")\}")
+_ALNUM = "A-Za-z0-9"
+
+
+def token_class(token: str) -> str | None:
+    """The narrowest class of an alphanumeric token: digits, hex, word (None: not a token)."""
+    for name, rx in CLASSES.items():
+        if re.fullmatch(rx, token):
+            return name
+    return None
+
+
+def _compile(alpha: str) -> re.Pattern:
+    parts: list[str] = []
+    pos = 0
+    for m in _PH.finditer(alpha):
+        parts.append(re.escape(alpha[pos:m.start()]))
+        parts.append(f"(?<![{_ALNUM}])(?P<v>{CLASSES[m.group(1)]})(?![{_ALNUM}])")
+        pos = m.end()
+    parts.append(re.escape(alpha[pos:]))
+    body = "".join(parts)
+    if alpha[:1].isalnum() and alpha[:1].isascii():
+        body = f"(?<![{_ALNUM}])" + body
+    if alpha[-1:].isalnum() and alpha[-1:].isascii():
+        body += f"(?![{_ALNUM}])"
+    return re.compile(body)
+
+
+@dataclass(frozen=True)
+class PatternRule:
+    alpha: str  #: internal form (anchors as in SubstringRule), one placeholder
+    beta: str  #: literal, or the same placeholder once (the value is copied)
+    support: int = 0
+    members: int = 0  #: literal likely rules of the family it generalises
+    status: str = "likely"
+    evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    type = "pattern"
+
+    def __post_init__(self) -> None:
+        check_status(self.status)
+        found = _PH.findall(self.alpha)
+        if len(found) != 1:
+            raise RuleError(f"a pattern rule's alpha has exactly one placeholder, not {len(found)}: {self.text}")
+        copied = _PH.findall(self.beta)
+        if copied and copied != found:
+            raise RuleError(f"beta may only copy alpha's placeholder {{{found[0]}}}: {self.text}")
+        for s in (self.alpha, self.beta):
+            inner = s[1:] if s.startswith(START) else s
+            inner = inner[:-1] if inner.endswith(END) else inner
+            if START in inner or END in inner:
+                raise RuleError(f"misplaced anchor in {display(s)!r}")
+        if self.alpha.startswith(START) != self.beta.startswith(START) or self.alpha.endswith(END) != self.beta.endswith(END):
+            raise RuleError(f"alpha and beta must share anchors: {self.text}")
+        if self.alpha == self.beta:
+            raise RuleError(f"alpha equals beta: {self.text}")
+
+    @cached_property
+    def _regex(self) -> re.Pattern:
+        return _compile(self.alpha)
+
+    @property
+    def placeholder(self) -> str:
+        return _PH.search(self.alpha).group(1)  # type: ignore[union-attr]
+
+    @property
+    def anchor_start(self) -> bool:
+        return self.alpha.startswith(START)
+
+    @property
+    def anchor_end(self) -> bool:
+        return self.alpha.endswith(END)
+
+    @property
+    def direction(self) -> str:
+        return "shrinking" if shrinks(self.alpha, self.beta) else "growing"
+
+    @property
+    def text(self) -> str:
+        return f'"{display(self.alpha)}" → "{display(self.beta)}"'
+
+    @property
+    def scan_key(self) -> str:
+        return max(_PH.split(self.alpha)[::2], key=len)
+
+    def output(self, value: str) -> str:
+        return _PH.sub(lambda m: value, self.beta)
+
+    def apply_internal(self, w: str) -> str:
+        for m in self._regex.finditer(w):
+            out = self.output(m.group("v"))
+            if out != m.group(0):
+                return w[:m.start()] + out + w[m.end():]
+        return w
+
+    def to_json(self) -> dict:
+        strip = lambda s: s[1 if s.startswith(START) else 0: -1 if s.endswith(END) else None]  # noqa: E731
+        return {"type": "pattern", "alpha": strip(self.alpha), "beta": strip(self.beta),
+                "anchor_start": self.anchor_start, "anchor_end": self.anchor_end, "display": self.text,
+                "support": self.support, "members": self.members, "direction": self.direction,
+                "status": self.status, "evidence": dict(self.evidence)}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "PatternRule":
+        alpha, beta = obj["alpha"], obj["beta"]
+        if not isinstance(alpha, str) or not isinstance(beta, str):
+            raise RuleError("alpha and beta must be strings")
+        pre = START if obj.get("anchor_start") else ""
+        post = END if obj.get("anchor_end") else ""
+        return cls(pre + alpha + post, pre + beta + post, int(obj.get("support", 0)), int(obj.get("members", 0)), **common)

@@ -1,0 +1,139 @@
+"""Generalised query and path rules (beyond the papers; docs/rules.md):
+
+* :class:`QueryRule` — under a path scope the query does not matter: ``drop`` it (keeping only the
+  parameters named in ``keep``), or ``sort`` its items by name when the site ignores their order;
+* :class:`CaseRule` — under a path scope the site case-folds the path: lower-case the part of the
+  path below the scope.
+
+Both are idempotent: a dropped query stays dropped, a sorted query stays sorted, a lower-cased
+path stays lower-case (tests/test_generalrules.py checks it with Hypothesis).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from . import query
+from .errors import RuleError
+from .rulebase import apply_to_url, check_status
+from .scope import check_scope, in_scope, scope_text, split_url
+
+QUERY_ACTIONS = ("drop", "sort")
+
+
+@dataclass(frozen=True)
+class QueryRule:
+    scope: str
+    action: str  #: "drop" or "sort"
+    keep: tuple[str, ...] = ()  #: drop: the parameters that stay (in their order in the URL)
+    support: int = 0
+    disqualified: int = 0
+    status: str = "likely"
+    evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    type = "query"
+
+    def __post_init__(self) -> None:
+        check_status(self.status)
+        check_scope(self.scope)
+        if self.action not in QUERY_ACTIONS:
+            raise RuleError(f"query action must be one of {QUERY_ACTIONS}, not {self.action!r}")
+        if self.action == "sort" and self.keep:
+            raise RuleError("a sort rule keeps every parameter (no 'keep' list)")
+        if any(not isinstance(n, str) or not n or any(c in n for c in "&=?#") for n in self.keep):
+            raise RuleError(f"bad parameter name in keep: {self.keep!r}")
+
+    @property
+    def direction(self) -> str:
+        return "shrinking" if self.action == "drop" else "neutral"
+
+    @property
+    def text(self) -> str:
+        if self.action == "sort":
+            what = "sort the query by name"
+        elif self.keep:
+            what = "drop the query but " + ", ".join(self.keep)
+        else:
+            what = "drop the query"
+        return what + scope_text(self.scope)
+
+    @property
+    def scan_key(self) -> str:
+        return "?"
+
+    def rewrite(self, url: str) -> str:
+        head, path, tail = split_url(url)
+        if not tail or (self.scope and not in_scope(path, self.scope)):
+            return url
+        base, items = query.split(url)
+        if items is None:
+            return url
+        if self.action == "drop":
+            kept = [(n, v) for n, v in items if v is not None and n in self.keep]
+        else:
+            kept = sorted(items, key=lambda it: it[0])
+        return query.join(base, kept)
+
+    def apply_internal(self, w: str) -> str:
+        return apply_to_url(w, self.rewrite)
+
+    def to_json(self) -> dict:
+        return {"type": "query", "scope": self.scope, "action": self.action, "keep": list(self.keep),
+                "display": self.text, "support": self.support, "disqualified": self.disqualified,
+                "direction": self.direction, "status": self.status, "evidence": dict(self.evidence)}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "QueryRule":
+        keep = obj.get("keep") or []
+        if not isinstance(keep, list):
+            raise RuleError("'keep' must be a list of parameter names")
+        return cls(obj.get("scope") or "", str(obj["action"]), tuple(keep),
+                   int(obj.get("support", 0)), int(obj.get("disqualified", 0)), **common)
+
+
+@dataclass(frozen=True)
+class CaseRule:
+    scope: str
+    support: int = 0
+    disqualified: int = 0
+    status: str = "likely"
+    evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    type = "case"
+
+    def __post_init__(self) -> None:
+        check_status(self.status)
+        check_scope(self.scope)
+
+    @property
+    def direction(self) -> str:
+        return "neutral"
+
+    @property
+    def text(self) -> str:
+        return "lower-case the path" + (f" below {self.scope}" if self.scope else "")
+
+    @property
+    def scan_key(self) -> str:
+        return self.scope
+
+    def rewrite(self, url: str) -> str:
+        head, path, tail = split_url(url)
+        if not head or not in_scope(path, self.scope):
+            return url
+        k = len(self.scope)
+        low = path[:k] + path[k:].lower()
+        return url if low == path else head + low + tail
+
+    def apply_internal(self, w: str) -> str:
+        return apply_to_url(w, self.rewrite)
+
+    def to_json(self) -> dict:
+        return {"type": "case", "scope": self.scope, "display": self.text, "support": self.support,
+                "disqualified": self.disqualified, "direction": self.direction, "status": self.status,
+                "evidence": dict(self.evidence)}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "CaseRule":
+        return cls(obj.get("scope") or "", int(obj.get("support", 0)), int(obj.get("disqualified", 0)), **common)
