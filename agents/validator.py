@@ -111,9 +111,10 @@ class RoundProgress:
 
 def candidate_rules(site: str, cand) -> tuple[list[Pair], list[ParamRule]]:
     """The rules of a candidate set (a CandidateSet or its dict): the substring rules as Figure 4's
-    pairs, the parameter rules; a rule that does not decode is logged and skipped."""
+    pairs, and the other rules (parameter, query, case, pattern: docs/rules.md); a rule that does
+    not decode is logged and skipped."""
     pairs, params = [], []
-    for rj in list(cand.rules) + list(cand.param_rules):
+    for rj in [*cand.rules, *cand.param_rules, *(getattr(cand, "general_rules", None) or [])]:
         try:
             r = rule_from_json(rj)
         except RuleError as exc:

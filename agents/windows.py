@@ -36,10 +36,11 @@ async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes
     doc["stats"]["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     doc["stats"]["partition"] = part.partition
     await ctx.topics.candidates.send(key=site.encode(), value=CandidateSet(
-        site=site, window=wid, rules=doc["rules"], param_rules=doc["param_rules"],
+        site=site, window=wid, rules=doc["rules"], param_rules=doc["param_rules"], general_rules=doc["general_rules"],
         stats=doc["stats"], params=doc["params"], test_urls=getattr(result, "test_urls", [])))
     await ctx.stores.run(part.clear_dirty, site, token)
     ctx.metrics.candidate_sets.inc()
-    ctx.metrics.candidates.inc(len(doc["rules"]) + len(doc["param_rules"]))
-    log.info("%s: window %s emitted %s candidate rules and %s parameter rules (%s lines, %s unique URLs so far)",
-             site, wid, len(doc["rules"]), len(doc["param_rules"]), doc["stats"].get("lines"), doc["stats"].get("urls"))
+    ctx.metrics.candidates.inc(len(doc["rules"]) + len(doc["param_rules"]) + len(doc["general_rules"]))
+    log.info("%s: window %s emitted %s candidate rules, %s parameter rules and %s query/case/pattern rules "
+             "(%s lines, %s unique URLs so far)", site, wid, len(doc["rules"]), len(doc["param_rules"]),
+             len(doc["general_rules"]), doc["stats"].get("lines"), doc["stats"].get("urls"))

@@ -349,7 +349,8 @@ def _likely_similar_mask(
     lo = np.fromiter((i.lo if i.lo is not None else 0 for i in infos), dtype=np.int64, count=len(infos))
     hi = np.fromiter((i.hi if i.hi is not None else 0 for i in infos), dtype=np.int64, count=len(infos))
     sig = np.fromiter((bool(i.digests or i.sketches) for i in infos), dtype=bool, count=len(infos))
-    disjoint = has[u1] & has[u2] & ((hi[u1] < lo[u2]) | (hi[u2] < lo[u1]))
+    slack = params.size_slack * np.maximum(hi[u1], hi[u2])  # the same float arithmetic as likely_similar
+    disjoint = has[u1] & has[u2] & ((hi[u1] + slack < lo[u2]) | (hi[u2] + slack < lo[u1]))
     sim = ~disjoint
     both_sig = np.flatnonzero(sig[u1] & sig[u2])
     if len(both_sig):

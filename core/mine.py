@@ -14,7 +14,7 @@ from .detect import Pair, Progress, SupportTable, count_supports, likely_pairs
 from .paramrules import ParamCandidate, detect_param_rules
 from .params import DustParams
 from .refine import eliminate, elimination_order
-from .rules import ParamRule, SubstringRule
+from .rules import ParamRule, Rule, SubstringRule, canonization_order
 from .urllist import URLList
 
 STAGES = ("detect", "eliminate")
@@ -31,6 +31,10 @@ class MineResult:
     stats: dict = field(default_factory=dict)
     eliminated_by: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     test_urls: list[str] = field(default_factory=list)  #: streaming: recent URLs for validation
+    #: language "extended": parameter rules per path scope (core/scoped.py; replace the thesis'
+    #: global ones in param_rules()), then query, case and pattern rules (docs/rules.md)
+    scoped_params: list[ParamRule] | None = None
+    general: list[Rule] = field(default_factory=list)
 
     def substring_rules(self) -> list[SubstringRule]:
         out = []
@@ -40,6 +44,8 @@ class MineResult:
         return out
 
     def param_rules(self) -> list[ParamRule]:
+        if self.scoped_params is not None:
+            return list(self.scoped_params)
         return [
             ParamRule(
                 c.name,
@@ -61,7 +67,12 @@ class MineResult:
             "stats": self.stats,
             "rules": [r.to_json() for r in self.substring_rules()],
             "param_rules": [r.to_json() for r in self.param_rules()],
+            "general_rules": [r.to_json() for r in self.general],
         }
+
+    def likely_rules(self) -> list[Rule]:
+        """Every mined rule, in canonization order (parameter, query, case, substring, pattern)."""
+        return canonization_order([*self.param_rules(), *self.general, *self.substring_rules()])
 
 
 def mine(urllist: URLList, params: DustParams | None = None, stage: str = "eliminate", progress: Progress | None = None) -> MineResult:
@@ -94,4 +105,25 @@ def mine_table(table: SupportTable, urllist: URLList, params: DustParams, stage:
     stats["param_candidates"] = len(pcands)
     stats["param_rules"] = len(pkept)
     stats["param_seconds"] = round(time.perf_counter() - t0, 3)
-    return MineResult(params, stage, detected, kept, pcands, pkept, stats, eliminated_by)
+    result = MineResult(params, stage, detected, kept, pcands, pkept, stats, eliminated_by)
+    if params.language == "extended":
+        t0 = time.perf_counter()
+        mine_general(result, urllist)
+        stats["general_seconds"] = round(time.perf_counter() - t0, 3)
+    return result
+
+
+def mine_general(result: MineResult, urllist: URLList) -> None:
+    """The rules beyond the paper's language (docs/rules.md): scoped parameter rules instead of
+    the global ones, query rules, case rules, and pattern rules generalising the likely pairs."""
+    from .casemine import mine_case_rules
+    from .generalize import generalize_pairs
+    from .scoped import mine_query_rules, mine_scoped_param_rules
+
+    p = result.params
+    result.scoped_params = mine_scoped_param_rules(urllist, p)
+    result.general = [*mine_query_rules(urllist, p), *mine_case_rules(urllist, p), *generalize_pairs(result.detected, p)]
+    counts = {"scoped_param_rules": sum(1 for r in result.scoped_params if r.scope)}
+    for r in result.general:
+        counts[f"{r.type}_rules"] = counts.get(f"{r.type}_rules", 0) + 1
+    result.stats.update(counts)

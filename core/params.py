@@ -27,6 +27,9 @@ from .errors import ConfigError
 DEFAULT_MA = 10
 
 
+LANGUAGES = ("paper", "extended")
+
+
 @dataclass(frozen=True)
 class DustParams:
     S: int = 35
@@ -52,6 +55,12 @@ class DustParams:
     sketch_threshold: float = 1.0
     #: most envelopes per URL in phase 1 (0 = no cap): bounds the work and state of one URL.
     max_envelopes: int = 2048
+    #: LikelySimilar on sizes (ours, core/urllist.py likely_similar): intervals closer than this
+    #: fraction of the larger size overlap (0 = the paper's exact test).
+    size_slack: float = 0.02
+    #: the rule language mined and validated: "paper" (substring rules + global parameter rules,
+    #: WWW 2007 + thesis §5.3) or "extended" (+ scoped parameter, query, case and pattern rules).
+    language: str = "extended"
 
     def __post_init__(self) -> None:
         problems = []
@@ -75,6 +84,10 @@ class DustParams:
             problems.append("n must be >= 1 and epsilon in (0, 1)")
         if not 0.0 <= self.param_min_ratio <= 1.0 or not 0.0 < self.sketch_threshold <= 1.0:
             problems.append("param_min_ratio must be in [0, 1] and sketch_threshold in (0, 1]")
+        if not 0.0 <= self.size_slack < 1.0:
+            problems.append("size_slack must be in [0, 1)")
+        if self.language not in LANGUAGES:
+            problems.append(f"language must be one of {LANGUAGES}")
         if problems:
             raise ConfigError("; ".join(problems))
 

@@ -13,7 +13,7 @@ Two rule types:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Union
+from typing import Any, Mapping, Sequence, Union
 
 from . import query
 from .errors import RuleError
@@ -230,24 +230,40 @@ def rule_from_json(obj: Mapping[str, Any]) -> Rule:
     raise RuleError(f"unknown rule type {kind!r}")
 
 
+#: canonization order of the rule types (docs/rules.md "Canonization order")
+TYPE_ORDER = {"parameter": 0, "query": 1, "case": 2, "substring": 3, "pattern": 4}
+
+
+def canonization_order(rules: Sequence[Rule]) -> list[Rule]:
+    """Query normalisation first: parameter rules (narrow scopes before wide ones do not matter:
+    each removes or sets its own parameter), then query rules (drop before sort) — so the substring
+    rules see canonical queries and a query never ends up in the path with parameters in it; then
+    case rules (the path's spelling), the substring rules in the order given (rank order), and
+    pattern rules last (they generalise literal substring rules).  Stable within a type."""
+    return sorted(rules, key=lambda r: (TYPE_ORDER.get(r.type, 5), r.type == "query" and r.action == "sort"))
+
+
 _GENERAL = {"query": QueryRule, "case": CaseRule, "pattern": PatternRule}
 
 
 def rules_from_document(doc: Mapping[str, Any]) -> list[Rule]:
     """Rules of a RuleSet document or of ``dustbuster mine --json`` output, in canonization order.
 
-    A RuleSet lists them in ``rules``; a mine output lists substring rules in ``rules`` and
-    parameter rules in ``param_rules`` (applied first: they normalise the query, docs/rules.md).
+    A RuleSet lists them in ``rules``; a mine output lists substring rules in ``rules``, parameter
+    rules in ``param_rules`` and the other types in ``general_rules``, put in canonization order
+    (:func:`canonization_order`: parameter and query rules first, they normalise the query).
     """
     if not isinstance(doc, Mapping):
         raise RuleError("a rule document must be a JSON object")
     if "rules" not in doc and "param_rules" not in doc:
         raise RuleError("no 'rules' (or 'param_rules') list in the document")
-    for key in ("param_rules", "rules"):
+    for key in ("param_rules", "general_rules", "rules"):
         if not isinstance(doc.get(key) or [], list):
             raise RuleError(f"'{key}' must be a list")
-    rules_json = list(doc.get("param_rules") or []) + list(doc.get("rules") or [])
-    return [rule_from_json(r) for r in rules_json]
+    if "param_rules" not in doc and "general_rules" not in doc:
+        return [rule_from_json(r) for r in doc.get("rules") or []]  # a RuleSet: its own order
+    rules_json = [*(doc.get("param_rules") or []), *(doc.get("general_rules") or []), *(doc.get("rules") or [])]
+    return canonization_order([rule_from_json(r) for r in rules_json])
 
 
 def ruleset_document(site: str, version: int | None, rules: list, created: float | None = None,

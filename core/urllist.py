@@ -97,6 +97,12 @@ def likely_similar(a: URLInfo, b: URLInfo, params: DustParams | None = None) -> 
 
     Order of evidence: sketches when both URLs have them, else digests when both have them,
     else size intervals when both have them (disjoint intervals → False), else True.
+
+    Beyond the paper: intervals closer than ``params.size_slack`` times the larger size count as
+    overlapping (default 2 %).  Logs record bytes sent, and the same document travels with
+    headers or links that differ by a few dozen bytes between URLs (Apache's ``%O`` with
+    MultiViews' ``Content-Location``; a page that prints its own URL); the paper's exact overlap
+    then hides real DUST from every later phase.  ``size_slack=0`` is the paper's test.
     With ``params.similarity`` off, always True (``--no-similarity``).
     """
     p = params or _DEFAULT
@@ -107,7 +113,8 @@ def likely_similar(a: URLInfo, b: URLInfo, params: DustParams | None = None) -> 
     if a.digests and b.digests:
         return not a.digests.isdisjoint(b.digests)
     if a.lo is not None and b.lo is not None:
-        return not (a.hi < b.lo or b.hi < a.lo)  # type: ignore[operator]
+        slack = p.size_slack * max(a.hi, b.hi)  # type: ignore[type-var]
+        return not (a.hi + slack < b.lo or b.hi + slack < a.lo)  # type: ignore[operator]
     return True
 
 

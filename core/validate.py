@@ -24,17 +24,25 @@ Choices (docs/validation.md):
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Protocol, Sequence
 
-from .canonize import canonical
+from .canonize import Canonizer, canonical
 from .detect import Pair
 from .params import DustParams
 from .refine import pair_refines
-from .rules import ParamRule, Rule, SubstringRule
+from .rules import ParamRule, Rule, SubstringRule, canonization_order
 from .rulecheck import self_feeding, unobserved_output
 from .sketch import Sketch, similar
+
+
+#: a rule is published only when its positives show at least this many different pages on the
+#: u side (ours, issue 12): URLs that all show one page prove nothing about the rule ("equal today":
+#: /report?sort=a ≡ /report?sort=b while the report is empty), so such a rule stays undecided
+#: ("uninformative") and is tried again in a later round.
+MIN_DISTINCT_PAGES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +88,12 @@ class Verdict:
     applicable: int = 0  #: test URLs the rule changes
     reason: str = ""
     samples: list[tuple[str, str, str]] = field(default_factory=list)  #: (u, v, outcome), first few
+    distinct_pages: int = 0  #: different pages among the positives' u side
 
     def evidence(self) -> dict:
         return {"positives": self.positives, "negatives": self.negatives, "skipped": self.skipped,
                 "fetches": self.fetches, "applicable": self.applicable, "reason": self.reason,
+                "distinct_pages": self.distinct_pages,
                 "samples": [list(s) for s in self.samples[:5]]}
 
 
@@ -103,7 +113,7 @@ async def validate_rule(
 ) -> Verdict:
     """Figure 3 for one rule."""
     return await validate_rewrite(rule, lambda u: apply_rule(rule, u), test_urls, fetch, params, seed, threshold,
-                                  min_samples, max_fetch_factor)
+                                  min_samples, max_fetch_factor, min_distinct=MIN_DISTINCT_PAGES)
 
 
 async def validate_rewrite(
@@ -117,6 +127,7 @@ async def validate_rewrite(
     min_samples: int = 10,
     max_fetch_factor: int = 4,
     failures: list[str] | None = None,
+    min_distinct: int = 0,
 ) -> Verdict:
     """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the
     set-level check of :mod:`dustbuster.core.setcheck`).  The URLs u of ``failures`` (if given) are those
@@ -127,9 +138,9 @@ async def validate_rewrite(
     the page (``/story?id=5`` → ``/old/story_5`` → 301 → ``/story_5``)."""
     p = params or DustParams()
     need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
-    cands = [u for u in dict.fromkeys(test_urls) if rewrite(u) != u]
-    random.Random(seed).shuffle(cands)
+    cands = sample_order([u for u in dict.fromkeys(test_urls) if rewrite(u) != u], rewrite, fetch, seed)
     v_ = Verdict(rule, None, applicable=len(cands))  # type: ignore[arg-type]
+    pages: set = set()  #: the distinct pages (sketches) of the positives' u side
     start = fetch.fetches
     for u in cands:
         if v_.positives >= need_pos or v_.negatives >= max_neg:
@@ -148,6 +159,7 @@ async def validate_rewrite(
         outcome = compare_pages(fu, await fetch(v), threshold)
         if outcome == "similar":
             v_.positives += 1
+            pages.add(fu.sketch)
         else:
             v_.negatives += 1
             if failures is not None:
@@ -155,8 +167,20 @@ async def validate_rewrite(
         if len(v_.samples) < 10:
             v_.samples.append((u, v, outcome))
     v_.fetches = fetch.fetches - start
+    v_.distinct_pages = len(pages)
     _decide(v_, p, bool(cands), min_samples)
+    if v_.valid and len(pages) < min_distinct:
+        v_.valid, v_.reason = None, "uninformative"
     return v_
+
+
+def sample_order(cands: list[str], rewrite: Callable[[str], str], fetch: RoundFetcher, seed: int) -> list[str]:
+    """Figure 3's random draw (fixed by ``seed``), with the URLs whose pages this round has
+    fetched already first (both u and R(u), then one of them): the same evidence for fewer
+    fetches.  Ours; the draw stays random within each group."""
+    random.Random(seed).shuffle(cands)
+    have = fetch.cache
+    return sorted(cands, key=lambda u: (u not in have) + (rewrite(u) not in have))
 
 
 def compare_pages(fu: Fetched, fv: Fetched, threshold: float) -> str:
@@ -193,6 +217,7 @@ class ValidationResult:
     dropped_refinements: list[tuple[Pair, Rule]]  #: (pair, the valid rule it refines)
     fetches: int
     outcomes: dict[str, int]
+    covered: list[Rule] = field(default_factory=list)  #: dropped unfetched: the valid rules cover them
 
 
 class VerdictCache(Protocol):
@@ -242,7 +267,7 @@ def _cached_verdict(rule: Rule, hit: dict) -> Verdict:
 
 
 async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair], seed: int, valid: list[Rule],
-                          verdicts: list[Verdict]) -> list[tuple[Pair, Rule]]:
+                          verdicts: list[Verdict], covered: list[Rule]) -> list[tuple[Pair, Rule]]:
     """Figure 4 over the likely pairs: each pair's shrinking direction, then its reverse when that
     was refuted; a pair that refines a valid rule is dropped (returned with that rule)."""
     valid_pairs: list[tuple[tuple[str, str], Rule]] = []
@@ -251,6 +276,10 @@ async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair], seed: int, va
         refined = next((r for vp, r in valid_pairs if pair_refines((pair.alpha, pair.beta), vp)), None)
         if refined is not None:
             dropped.append((pair, refined))
+            continue
+        shrinking = SubstringRule(pair.alpha, pair.beta, pair.support, pair.support_high)
+        if covered_by(shrinking, valid, decide.test_urls):
+            covered.append(shrinking)
             continue
         for expanding, (a, b) in enumerate(((pair.alpha, pair.beta), (pair.beta, pair.alpha))):
             rule = SubstringRule(a, b, pair.support, pair.support_high)
@@ -271,7 +300,7 @@ async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair], seed: int, va
 
 async def validate(
     pairs: Sequence[Pair],
-    param_rules: Sequence[ParamRule],
+    param_rules: Sequence[Rule],
     test_urls: Sequence[str],
     fetch: Fetch,
     params: DustParams | None = None,
@@ -280,33 +309,54 @@ async def validate(
     cache: VerdictCache | None = None,
     on_verdict: Callable[[Verdict], None] | None = None,
 ) -> ValidationResult:
-    """Figure 4 over the likely pairs (in rank order, oriented α > β), then parameter rules.
-    With a ``cache``, a rule decided before (valid or invalid, within its TTL) is not fetched again;
-    undecided verdicts are not cached.  ``on_verdict`` is called after each decision (progress)."""
+    """Figure 4 over every candidate.  ``param_rules`` are the rules that are not pairs: parameter,
+    query and case rules are decided first (they normalise the query and the path, so one of them
+    stands for many literal pairs), then the likely pairs in rank order (oriented α > β), then
+    pattern rules.  Beyond the paper: a candidate that the rules found valid so far already cover
+    (on every test URL it changes, u and R(u) get one canonical form) is dropped before any fetch
+    (``ValidationResult.covered``).  With a ``cache``, a rule decided before (valid or invalid,
+    within its TTL) is not fetched again; undecided verdicts are not cached.  ``on_verdict`` is
+    called after each decision (progress)."""
     rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
     decide = _Decider(test_urls, rf, params or DustParams(), threshold, cache, on_verdict, frozenset(test_urls))
     valid: list[Rule] = []
     verdicts: list[Verdict] = []
-    dropped = await _validate_pairs(decide, pairs, seed, valid, verdicts)
-    for k, pr in enumerate(param_rules):
-        v = await decide(pr, seed + 10_000 + k)
+    covered: list[Rule] = []
+    early = [r for r in param_rules if r.type != "pattern"]
+    late = [r for r in param_rules if r.type == "pattern"]
+    await _validate_rules(decide, early, seed + 10_000, valid, verdicts, covered)
+    dropped = await _validate_pairs(decide, pairs, seed, valid, verdicts, covered)
+    await _validate_rules(decide, late, seed + 20_000, valid, verdicts, covered)
+    return ValidationResult(canonization_order(valid), verdicts, dropped, rf.fetches, dict(rf.outcomes), covered)
+
+
+async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, valid: list[Rule],
+                          verdicts: list[Verdict], covered: list[Rule]) -> None:
+    """Figure 3 for each rule that is not a pair, in order; covered ones are dropped unfetched."""
+    for k, rule in enumerate(rules):
+        if covered_by(rule, valid, decide.test_urls):
+            covered.append(rule)
+            continue
+        v = await decide(rule, seed + k)
         verdicts.append(v)
         if v.valid:
-            valid.append(ParamRule(pr.name, pr.action, pr.value, pr.support, pr.disqualified, "valid", v.evidence()))
-    return ValidationResult(canonization_order(valid), verdicts, dropped, rf.fetches, dict(rf.outcomes))
+            valid.append(dataclasses.replace(rule, status="valid", evidence=v.evidence()))
 
 
-#: canonization order of the rule types (docs/rules.md "Canonization order")
-TYPE_ORDER = {"parameter": 0, "query": 1, "case": 2, "substring": 3, "pattern": 4}
-
-
-def canonization_order(rules: Sequence[Rule]) -> list[Rule]:
-    """Query normalisation first: parameter rules (narrow scopes before wide ones do not matter:
-    each removes or sets its own parameter), then query rules (drop before sort) — so the substring
-    rules see canonical queries and a query never ends up in the path with parameters in it; then
-    case rules (the path's spelling), the substring rules in the order given (rank order), and
-    pattern rules last (they generalise literal substring rules).  Stable within a type."""
-    return sorted(rules, key=lambda r: (TYPE_ORDER.get(r.type, 5), r.type == "query" and r.action == "sort"))
+def covered_by(rule: Rule, valid: Sequence[Rule], test_urls: Sequence[str]) -> bool:
+    """True when ``valid`` already gives u and R(u) one canonical form for every test URL u that
+    ``rule`` changes (there is at least one): the rule would add nothing to the set."""
+    if not valid:
+        return False
+    canon = Canonizer(canonization_order(valid))
+    changed = False
+    for u in dict.fromkeys(test_urls):
+        v = apply_rule(rule, u)
+        if v != u:
+            changed = True
+            if canon(u) != canon(v):
+                return False
+    return changed
 
 
 __all__ = ["Fetched", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule",

@@ -103,6 +103,7 @@ class SiteValidation:
                 "cached": sum(1 for v in self.result.verdicts if v.reason == "cached"),
                 "fetches_per_decided_rule": round(self.fetches / decided, 1) if decided else None,
                 "fetch_outcomes": self.fetch_outcomes, "dropped_refinements": len(self.result.dropped_refinements),
+                "covered": len(self.result.covered),
                 "undecided": sum(1 for v in self.result.verdicts if v.valid is None),
                 "set_check": self.setcheck.stats(), "seconds": round(self.seconds, 3)}
 

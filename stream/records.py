@@ -40,6 +40,7 @@ class CandidateSet(faust.Record, namespace="dustbuster.candidates.v1", serialize
     stats: Any
     params: Any
     test_urls: List[str] = []  #: recent URLs of the site, for validation (Figure 3's test list)
+    general_rules: List[Any] = []  #: query, case and pattern rules (docs/rules.md), language "extended"
 
 
 class RuleSet(faust.Record, namespace="dustbuster.ruleset.v1", serializer="json"):
@@ -208,16 +209,16 @@ def decode_candidates(data: bytes | None) -> CandidateSet:
     window = obj.get("window", 0)
     if not isinstance(window, int) or isinstance(window, bool):
         raise ParseError("bad_record", "'window' must be an integer")
-    rules, params = obj.get("rules", []), obj.get("param_rules", [])
+    rules, params, general = obj.get("rules", []), obj.get("param_rules", []), obj.get("general_rules", [])
     tests = obj.get("test_urls", [])
-    if not isinstance(rules, list) or not isinstance(params, list):
-        raise ParseError("bad_record", "'rules' and 'param_rules' must be lists")
-    if not all(isinstance(r, dict) for r in rules) or not all(isinstance(r, dict) for r in params):
+    if not all(isinstance(x, list) for x in (rules, params, general)):
+        raise ParseError("bad_record", "'rules', 'param_rules' and 'general_rules' must be lists")
+    if not all(isinstance(r, dict) for r in [*rules, *params, *general]):
         raise ParseError("bad_record", "every rule must be a JSON object")
     if not isinstance(tests, list):
         raise ParseError("bad_record", "'test_urls' must be a list of strings")
     return CandidateSet(site=site.lower(), window=window, rules=rules, param_rules=params, stats=obj.get("stats"),
-                        params=obj.get("params"), test_urls=[u for u in tests if isinstance(u, str) and url_problem(u) is None])
+                        params=obj.get("params"), general_rules=general, test_urls=[u for u in tests if isinstance(u, str) and url_problem(u) is None])
 
 
 def encode(record: faust.Record) -> bytes:

@@ -53,6 +53,7 @@ def run(name: str) -> dict:
         "after_elimination": r.stats["after_elimination"],
         "rules": [[x.text, x.support, x.support_high] for x in r.substring_rules()],
         "param_rules": [[x.text, x.support, x.disqualified] for x in r.param_rules()],
+        "general_rules": [[x.text, x.support] for x in r.general],
     }
 
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from dustbuster.core.errors import DustError
-from dustbuster.core.params import DustParams
+from dustbuster.core.params import LANGUAGES, DustParams
 
 VERBOSE_HELP = "more logging (-vv: debug)"
 QUIET_HELP = "no progress bar, no summary"
@@ -46,6 +46,12 @@ def add_params(p: argparse.ArgumentParser) -> None:
     g.add_argument("--param-min-ratio", type=float, default=d.param_min_ratio, help="parameter rules: min likely-similar fraction (default %(default)s)")
     g.add_argument("--sketch-threshold", type=float, default=d.sketch_threshold, help="sketches: fraction of equal min-hashes (default %(default)s = all)")
     g.add_argument("--no-similarity", action="store_true", help="disable the LikelySimilar filter (sizes/digests)")
+    g.add_argument("--size-slack", type=float, default=d.size_slack,
+                   help="LikelySimilar on sizes: intervals closer than this fraction of the larger size overlap "
+                        "(default %(default)s; 0 = the paper's exact test)")
+    g.add_argument("--language", choices=LANGUAGES, default=d.language,
+                   help="rule language: 'paper' = substring rules + global parameter rules (WWW 2007, thesis §5.3); "
+                        "'extended' adds scoped parameter, query, case and pattern rules (docs/rules.md; default %(default)s)")
 
 
 def params(a: argparse.Namespace) -> DustParams:
@@ -53,7 +59,7 @@ def params(a: argparse.Namespace) -> DustParams:
     return DustParams(
         S=a.S, t_low=a.t_low, t_high=a.t_high, ms=a.ms, mrd=a.mrd, mad=a.mad, mw=a.mw,
         param_min_ratio=a.param_min_ratio, sketch_threshold=a.sketch_threshold,
-        similarity=not a.no_similarity,
+        similarity=not a.no_similarity, size_slack=a.size_slack, language=a.language,
     )
 
 

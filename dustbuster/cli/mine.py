@@ -99,7 +99,7 @@ def _read(a: argparse.Namespace, show: bool):
 
 def _write_json(result, unsafe: dict[str, str], out) -> None:
     doc = result.to_json()
-    for r in doc["param_rules"] + doc["rules"]:
+    for r in doc["param_rules"] + doc["general_rules"] + doc["rules"]:
         if r["display"] in unsafe:
             r["unsafe"] = unsafe[r["display"]]
     json.dump(doc, out, indent=1, ensure_ascii=False)
@@ -118,7 +118,7 @@ def _unsafe_flags(result, ul, sample: int = 5000) -> dict[str, str]:
     if len(urls) > sample:
         urls = random.Random(0).sample(urls, sample)
     pairs = result.kept if result.stage == "eliminate" else result.detected
-    rules = [SubstringRule(p.alpha, p.beta) for p in pairs] + result.param_rules()
+    rules = [SubstringRule(p.alpha, p.beta) for p in pairs] + result.param_rules() + result.general
     return {r.text: why for r in rules if (why := unsafe_candidate(r, urls))}
 
 
@@ -135,13 +135,30 @@ def _print_table(result, limit: int, unsafe: dict[str, str] | None = None, out=N
         text = SubstringRule(p.alpha, p.beta).text
         note = f"   UNSAFE: {unsafe[text]}" if text in unsafe else ""
         out.write(f"{rank:>5} {p.support:>7} {p.support_high:>6}  {text}{note}\n")
-    out.write(f"# parameter rules: {len(result.param_kept)} kept of {len(result.param_candidates)} candidates\n")
-    if result.param_kept:
-        out.write(f"{'support':>7} {'disq':>6}  rule\n")
-        for r in result.param_rules():
-            out.write(f"{r.support:>7} {r.disqualified:>6}  {r.text}\n")
+    prules = result.param_rules()
+    if result.scoped_params is None:
+        out.write(f"# parameter rules: {len(result.param_kept)} kept of {len(result.param_candidates)} candidates\n")
+    else:
+        scoped = sum(1 for r in prules if r.scope)
+        out.write(f"# parameter rules: {len(prules)} ({scoped} under a path scope, {len(prules) - scoped} for the "
+                  f"whole site; the thesis' global test keeps {len(result.param_kept)} of {len(result.param_candidates)})\n")
+    _print_rules(prules, unsafe, out)
+    if result.scoped_params is not None:
+        out.write(f"# query, case and pattern rules (beyond the paper, docs/rules.md): {len(result.general)}\n")
+        _print_rules(result.general, unsafe, out)
     out.write("# these are candidates, not validated: `dustbuster validate` fetches pages to decide them"
               + (f"; {len(unsafe)} flagged UNSAFE would mangle URLs if applied" if unsafe else "") + "\n")
+
+
+def _print_rules(rules, unsafe: dict[str, str], out) -> None:
+    """support / disqualified (or the family size of a pattern rule) and the readable rule."""
+    if not rules:
+        return
+    out.write(f"{'support':>7} {'disq':>6}  rule\n")
+    for r in rules:
+        other = f"{r.members} lit" if r.type == "pattern" else str(r.disqualified)
+        note = f"   UNSAFE: {unsafe[r.text]}" if r.text in unsafe else ""
+        out.write(f"{r.support:>7} {other:>6}  {r.text}{note}\n")
 
 
 def _print_summary(stats: dict) -> None:

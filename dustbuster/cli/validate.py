@@ -66,7 +66,7 @@ def run(a: argparse.Namespace) -> int:
     if not len(ul):
         raise DustError(nothing_read_hint(a.logs, stats.to_dict()))
     result = mine(ul, params)
-    pairs, prules = result.kept, result.param_rules()
+    pairs, prules = result.kept, [*result.param_rules(), *result.general]
     bar = _VerdictBar(len(pairs) + len(prules), show)
     try:
         sv = asyncio.run(validate_site(pairs, prules, list(ul), policy, settings, on_verdict=bar))

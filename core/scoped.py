@@ -1,0 +1,194 @@
+"""Mining the scoped rules: parameter rules per path scope, whole-query rules and parameter order
+(beyond the papers; docs/rules.md).  The likely-similar test is the thesis' (§5.3): a comparison of
+two URLs of the list counts as support when LikelySimilar (core/urllist.py), else as disqualified.
+
+Evidence, per comparison (u, v), is attributed to every scope that covers u's path
+(:func:`dustbuster.core.scope.scopes_of`): the whole site ``""``, ``/a``, ``/a/b``, ...
+
+* parameter ``p``, remove: u carries p and its p-less form v is in the list (as the thesis);
+* parameter ``p``, replace with v_p: u and v differ only in p's value, v has the scope's most
+  common value v_p (as core/paramrules.py, the value chosen per scope);
+* whole query: u and v have the same scheme, host and path and different queries (v is the
+  query-less URL when listed, else the member with the shortest query);
+* order: u and v have the same path and the same query items in another order.
+
+A scope **holds** when support >= MS and support / (support + disqualified) >= ``param_min_ratio``
+and no narrower scope inside it with at least MS comparisons falls below that ratio (a parameter
+that is a no-op under ``/wiki`` and meaningful under ``/wiki/History`` does not hold at ``/wiki``).
+The rules are the widest holding scopes (a scope inside a holding one is not listed), each
+narrowed to the common scope of the paths of its supporting comparisons (evidence seen only under
+``/report/1`` gives a rule for ``/report/1``, not for the whole site).  A query
+rule is only listed when its evidence involves at least two parameter names (otherwise the
+parameter rule says the same, and says it more narrowly).  Choices are ours; the validator
+decides every rule by fetching.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from . import query
+from .params import DustParams
+from .rules import ParamRule
+from .scope import scopes_of, split_url
+from .scopedrules import QueryRule
+from .urllist import URLList
+
+Tally = dict[str, list[int]]  #: scope -> [support, disqualified]
+
+
+@dataclass
+class _Evidence:
+    tally: Tally = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    names: dict[str, set] = field(default_factory=lambda: defaultdict(set))
+    spread: dict[str, list[str]] = field(default_factory=dict)  #: scope -> scopes_of its evidence's LCA
+
+    def add(self, path: str, similar: bool, names: tuple[str, ...] = ()) -> None:
+        mine = scopes_of(path)
+        for s in mine:
+            self.count(s, similar, mine)
+            if names:
+                self.names[s].update(names)
+
+    def count(self, scope: str, similar: bool, path_scopes: list[str]) -> None:
+        self.tally[scope][0 if similar else 1] += 1
+        if similar:
+            old = self.spread.get(scope)
+            self.spread[scope] = path_scopes if old is None else _common(old, path_scopes)
+
+    def narrowed(self, scope: str) -> str:
+        """The narrowest scope around ``scope``'s supporting comparisons (their paths' common
+        scope): a rule seen only under ``/report/1`` is not stated for the whole site."""
+        return self.spread[scope][-1] if scope in self.spread else scope
+
+
+def _common(a: list[str], b: list[str]) -> list[str]:
+    k = 0
+    while k < len(a) and k < len(b) and a[k] == b[k]:
+        k += 1
+    return a[:k]
+
+
+def holding_scopes(tally: Tally, params: DustParams) -> list[str]:
+    """The widest scopes that hold (module docstring), sorted."""
+    ms, ratio = params.ms, params.param_min_ratio
+
+    def ok(s: str) -> bool:
+        sup, dis = tally[s]
+        return sup >= ms and sup >= ratio * (sup + dis)
+
+    bad = [s for s, (sup, dis) in tally.items() if sup + dis >= ms and not ok(s)]
+    holds = sorted(s for s in tally if ok(s) and not any(_within(b, s) for b in bad))
+    return [s for s in holds if not any(w != s and _within(s, w) for w in holds)]
+
+
+def _within(inner: str, outer: str) -> bool:
+    return not outer or inner == outer or inner.startswith(outer + "/")
+
+
+def _param_rows(urllist: URLList, min_urls: int) -> dict[str, list[tuple[str, str, int, str, list]]]:
+    occ: dict[str, list] = defaultdict(list)
+    for url in urllist:
+        base, items = query.split(url)
+        if not items:
+            continue
+        seen: set[str] = set()
+        for idx, (name, value) in enumerate(items):
+            if value is None or not name or name in seen:
+                continue
+            seen.add(name)
+            occ[name].append((url, value, idx, base, items))
+    return {n: rows for n, rows in occ.items() if len(rows) >= min_urls}
+
+
+def _remove_evidence(urllist: URLList, name: str, rows: list, params: DustParams) -> _Evidence:
+    ev = _Evidence()
+    for url, *_ in rows:
+        v = query.remove_param(url, name)
+        if v != url and v in urllist:
+            ev.add(split_url(url)[1], urllist.similar(url, v, params))
+    return ev
+
+
+def _replace_evidence(urllist: URLList, name: str, rows: list, params: DustParams) -> tuple[_Evidence, dict[str, str]]:
+    """Comparisons with the most common value of each group's widest scope; returns the evidence
+    and each scope's value (its most common value, ties to the smallest)."""
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for url, value, *_ in rows:
+        for s in scopes_of(split_url(url)[1]):
+            counts[s][value] += 1
+    default = {s: min(c, key=lambda v: (-c[v], v)) for s, c in counts.items()}
+    groups: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for url, value, idx, base, items in rows:
+        ctx = list(items)
+        ctx[idx] = (name, "\x00")
+        groups[query.join(base, ctx)].append((value, url))
+    ev = _Evidence()
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        mine = scopes_of(split_url(members[0][1])[1])
+        for s in mine:
+            rep = next((u for v, u in members if v == default[s]), None) or min(members)[1]
+            for _, u in members:
+                if u != rep:
+                    ev.count(s, urllist.similar(u, rep, params), mine)
+    return ev, default
+
+
+def mine_scoped_param_rules(urllist: URLList, params: DustParams) -> list[ParamRule]:
+    """Scoped parameter rules (remove, replace) at their widest holding scopes; a rule whose
+    scope is the whole site is the thesis' global rule."""
+    out: list[ParamRule] = []
+    for name, rows in sorted(_param_rows(urllist, params.param_min_urls).items()):
+        ev = _remove_evidence(urllist, name, rows, params)
+        removed = holding_scopes(ev.tally, params)
+        for s in removed:
+            sup, dis = ev.tally[s]
+            out.append(ParamRule(name, "remove", None, sup, dis, "likely", _ev(len(rows), sup, dis), ev.narrowed(s)))
+        rev, default = _replace_evidence(urllist, name, rows, params)
+        for s in holding_scopes(rev.tally, params):
+            if any(_within(s, r) for r in removed):
+                continue  # removing it there says more
+            sup, dis = rev.tally[s]
+            out.append(ParamRule(name, "replace", default[s], sup, dis, "likely", _ev(len(rows), sup, dis), rev.narrowed(s)))
+    out.sort(key=lambda r: (-r.support, r.name, r.scope, r.action != "remove"))
+    return out
+
+
+def _ev(urls: int, sup: int, dis: int) -> dict:
+    return {"urls_with_param": urls, "similar_ratio": round(sup / (sup + dis), 4) if sup + dis else 0.0}
+
+
+def mine_query_rules(urllist: URLList, params: DustParams) -> list[QueryRule]:
+    """Whole-query (drop) and order (sort) rules at their widest holding scopes."""
+    by_path: dict[str, list[str]] = defaultdict(list)
+    for url in urllist:
+        by_path[url.split("?", 1)[0]].append(url)
+    drop, order = _Evidence(), _Evidence()
+    for base, urls in by_path.items():
+        if len(urls) < 2:
+            continue
+        path = split_url(base)[1]
+        rep = min(urls, key=lambda u: (len(u), u))
+        sorted_forms: dict[tuple, str] = {}
+        for u in urls:
+            items = query.split(u)[1] or []
+            key = tuple(sorted(items))
+            first = sorted_forms.setdefault(key, u)
+            if first != u:
+                order.add(path, urllist.similar(u, first, params), tuple(n for n, _ in items))
+            elif u != rep:
+                names = {n for n, _ in items} ^ {n for n, _ in (query.split(rep)[1] or [])}
+                drop.add(path, urllist.similar(u, rep, params), tuple(sorted(names)))
+    out = [_query_rule(drop, s, "drop") for s in holding_scopes(drop.tally, params) if len(drop.names[s]) >= 2]
+    out += [_query_rule(order, s, "sort") for s in holding_scopes(order.tally, params)]
+    return out
+
+
+def _query_rule(ev: _Evidence, scope: str, action: str) -> QueryRule:
+    sup, dis = ev.tally[scope]
+    names = sorted(ev.names[scope])
+    return QueryRule(ev.narrowed(scope), action, (), sup, dis, "likely",
+                     {"comparisons": sup + dis, "parameters": names[:10], "similar_ratio": round(sup / (sup + dis), 4)})
