@@ -104,8 +104,11 @@ def _keys(pair: Pair) -> Iterator[tuple[tuple, str]]:
         yield (left, right, (pair.beta,)), tok
         if ta.count(tok) == 1 and tb.count(tok) == 1:
             j = tb.index(tok)
-            if ob[j] >= host_b:
-                yield (left, right, ("".join(tb[:j]), "".join(tb[j + 1:]))), tok
+            # a copied token with the same text on one side in α and β only narrows the literal
+            # rule without it and that side (it refines that rule, WWW 2007 §5.2): no family
+            lb, rb = "".join(tb[:j]), "".join(tb[j + 1:])
+            if ob[j] >= host_b and left != lb and right != rb:
+                yield (left, right, (lb, rb)), tok
 
 
 def _has_context(left: str, right: str) -> bool:
