@@ -15,10 +15,13 @@ the results of the dustbuster service (thesis Figure 5.5; docs/rules.md):
 The service first applies an RFC 3986 normalization (lower-case scheme and host, no default port,
 no dot segments, no fragment...).  This file does not (it has no dependencies); pass
 ``normalize=`` a function to get it, e.g. ``dustbuster.core.normalize.normalize``, or canonicalize URLs
-that are already normalized.  Tested against the service's canonizer (tests/test_dustcanon.py).
+that are already normalized.  Every rule type of docs/rules.md is applied as the service applies
+it (substring, parameter with its path scope, query drop/keep/sort, case, pattern); a rule of any
+other type is refused (``Rejected("bad_rule")``).  Tested against the service (tests/test_dustcanon.py).
 """
 
 import json
+import re
 
 __all__ = ["RuleSet", "RuleBook", "Rejected", "load", "canonize", "canonicalize"]
 
@@ -45,30 +48,71 @@ def _find_aligned(h, n, start):
 
 
 def _split(url):
+    """(base, items) of a URL's query as dustbuster.core.query.split: items None without a "?"."""
     q = url.find("?")
     if q < 0:
         return url, None
-    items = []
-    if url[q + 1:]:
-        for part in url[q + 1:].split("&"):
-            eq = part.find("=")
-            items.append((part, None) if eq < 0 else (part[:eq], part[eq + 1:]))
-    return url[:q], items
+    parts = url[q + 1:].split("&") if url[q + 1:] else []
+    return url[:q], [tuple(p.split("=", 1)) if "=" in p else (p, None) for p in parts]
 
 
 def _join(base, items):
-    if not items:
-        return base
-    return base + "?" + "&".join(n if v is None else n + "=" + v for n, v in items)
+    return base + "?" + "&".join(n if v is None else n + "=" + v for n, v in items) if items else base
 
 
-class _Substring:
+def _split_url(url):
+    """(head, path, tail) as dustbuster.core.scope.split_url: scheme://authority, path, ?query."""
+    q = url.find("?")
+    body, tail = (url, "") if q < 0 else (url[:q], url[q:])
+    sep = body.find("://")
+    if sep < 0:
+        return "", body, tail
+    slash = body.find("/", sep + 3)
+    return (body, "", tail) if slash < 0 else (body[:slash], body[slash:], tail)
+
+
+def _in_scope(path, scope):
+    """A path lies in scope S when it is S or continues it at a "/" ("" covers every path)."""
+    return not scope or (path.startswith(scope) and (len(path) == len(scope) or path[len(scope)] == "/"))
+
+
+def _scope(r):
+    s = r.get("scope") or ""
+    if s and not (isinstance(s, str) and s[0] == "/" != s[-1] and not any(c in s for c in "?#") and min(s) >= " "):
+        raise ValueError("a scope is '' or a path like /wiki (no trailing /), not %r" % (s,))
+    return s
+
+
+def _name(n):
+    if not isinstance(n, str) or not n or any(c in n for c in "&=?#"):
+        raise ValueError("bad parameter name %r" % (n,))
+    return n
+
+
+class _Rule:
+    """What the rule types share: a display text, no self-feeding, a rewrite of the plain URL."""
+
     def __init__(self, r):
-        pre = _START if r.get("anchor_start") else ""
-        post = _END if r.get("anchor_end") else ""
-        self.alpha = pre + r["alpha"] + post
-        self.beta = pre + r["beta"] + post
         self.display = r.get("display") or ""
+
+    def feeds(self):
+        return False
+
+    def apply(self, w):  # w is the wrapped URL ^url$ (sentinels \x02, \x03)
+        out = self.rewrite(w[1:-1])
+        return w if out == w[1:-1] else w[0] + out + w[-1]
+
+
+class _Substring(_Rule):
+    """alpha -> beta: the first token-aligned occurrence of alpha becomes beta (WWW 2007 Def. 3.1)."""
+
+    def __init__(self, r):
+        _Rule.__init__(self, r)
+        pre, post = _START if r.get("anchor_start") else "", _END if r.get("anchor_end") else ""
+        self.alpha, self.beta = pre + r["alpha"] + post, pre + r["beta"] + post
+
+    def feeds(self):
+        return self.alpha.strip(_START + _END) == "" or self.alpha in self.beta
 
     def apply(self, w):
         a = self.alpha
@@ -80,22 +124,114 @@ class _Substring:
         return w[:k] + self.beta + w[k + len(a):]
 
 
-class _Param:
+class _Param(_Rule):
+    """Remove parameter ``name`` or set its value (thesis 5.3), on URLs whose path is in ``scope``."""
+
     def __init__(self, r):
-        self.name, self.action, self.value = r["name"], r["action"], r.get("value")
-        if self.action not in ("remove", "replace"):
-            raise ValueError("parameter action must be remove or replace")
-        self.display = r.get("display") or ""
+        _Rule.__init__(self, r)
+        self.name, self.action, self.value, self.scope = _name(r["name"]), r["action"], r.get("value"), _scope(r)
+        if self.action not in ("remove", "replace") or (self.action == "replace" and not isinstance(self.value, str)):
+            raise ValueError("a parameter rule removes or replaces (with a value)")
+
+    def rewrite(self, url):
+        base, items = _split(url)
+        if not items or not _in_scope(_split_url(url)[1], self.scope):
+            return url
+        if self.action == "remove":
+            return _join(base, [(n, v) for n, v in items if not (n == self.name and v is not None)])
+        return _join(base, [(n, self.value) if (n == self.name and v is not None) else (n, v) for n, v in items])
+
+
+class _Query(_Rule):
+    """Under ``scope``: drop the query but the ``keep`` parameters, or sort its items by name."""
+
+    def __init__(self, r):
+        _Rule.__init__(self, r)
+        self.scope, self.action, keep = _scope(r), r["action"], r.get("keep") or []
+        if self.action not in ("drop", "sort") or not isinstance(keep, list) or (self.action == "sort" and keep):
+            raise ValueError("a query rule drops (keeping 'keep') or sorts the query")
+        self.keep = [_name(n) for n in keep]
+
+    def rewrite(self, url):
+        head, path, tail = _split_url(url)
+        if not tail or not _in_scope(path, self.scope):
+            return url
+        base, items = _split(url)
+        if self.action == "drop":
+            return _join(base, [(n, v) for n, v in items if v is not None and n in self.keep])
+        return _join(base, sorted(items, key=lambda it: it[0]))
+
+
+class _Case(_Rule):
+    """Under ``scope`` the site case-folds paths: lower-case the path below the scope."""
+
+    def __init__(self, r):
+        _Rule.__init__(self, r)
+        self.scope = _scope(r)
+
+    def rewrite(self, url):
+        head, path, tail = _split_url(url)
+        if not head or not _in_scope(path, self.scope):
+            return url
+        return head + path[:len(self.scope)] + path[len(self.scope):].lower() + tail
+
+
+_CLASSES = {"digits": r"[0-9]+",
+            "hex": r"(?=[a-f]*[0-9])(?=[0-9]*[a-f])[0-9a-f]+|(?=[A-F]*[0-9])(?=[0-9]*[A-F])[0-9A-F]+",
+            "word": r"[A-Za-z0-9]+"}
+_PH = re.compile(r"\{(" + "|".join(_CLASSES) + r")\}")
+_SAMPLES = {"digits": ("7", "20"), "hex": ("0a", "3F"), "word": ("x", "7", "a1")}
+
+
+class _Pattern(_Substring):
+    """A substring rule with one typed placeholder {digits}/{hex}/{word} (dustbuster.core.pattern):
+    the first token-aligned match whose rewrite differs from the matched text is rewritten."""
+
+    def __init__(self, r):
+        _Substring.__init__(self, r)
+        found, copied, ph = _PH.findall(self.alpha), _PH.findall(self.beta), _PH.search(self.alpha)
+        if len(found) != 1 or (copied and copied != found) or self.alpha == self.beta:
+            raise ValueError("a pattern rule has one placeholder in alpha, beta copies it or none")
+        self.cls, edge = found[0], "(?<![A-Za-z0-9])(?P<v>%s)(?![A-Za-z0-9])" % _CLASSES[found[0]]
+        body = re.escape(self.alpha[:ph.start()]) + edge + re.escape(self.alpha[ph.end():])
+        self.regex = re.compile(("(?<![A-Za-z0-9])" if self.alpha[:1] in _ALNUM else "") + body
+                                + ("(?![A-Za-z0-9])" if self.alpha[-1:] in _ALNUM else ""))
+
+    def feeds(self):
+        """As dustbuster.core.rulecheck: an output holds a new match that rewrites differently."""
+        return any(self.apply(o) != o for o in (_PH.sub(v, self.beta) for v in _SAMPLES[self.cls]))
 
     def apply(self, w):
-        base, items = _split(w[1:-1])
-        if not items:
-            return w
-        if self.action == "remove":
-            kept = [(n, v) for n, v in items if not (n == self.name and v is not None)]
-            return w if len(kept) == len(items) else _START + _join(base, kept) + _END
-        out = [(n, self.value) if (n == self.name and v is not None and v != self.value) else (n, v) for n, v in items]
-        return w if out == items else _START + _join(base, out) + _END
+        for m in self.regex.finditer(w):
+            out = _PH.sub(lambda _: m.group("v"), self.beta)
+            if out != m.group(0):
+                return w[:m.start()] + out + w[m.end():]
+        return w
+
+
+_TYPES = {"substring": _Substring, "parameter": _Param, "query": _Query, "case": _Case, "pattern": _Pattern}
+#: canonization order of a mine document's rules (dustbuster.core.rules.TYPE_ORDER)
+_ORDER = {_Param: 0, _Query: 1, _Case: 2, _Substring: 3, _Pattern: 4}
+
+
+def _rule(r):
+    """The rule of one JSON object; ValueError (KeyError, TypeError) when it is not one."""
+    kind = r.get("type", "substring")
+    if kind not in _TYPES:
+        raise ValueError("unknown rule type %r" % (kind,))
+    return _TYPES[kind](r)
+
+
+def _run(rules, url, ma):
+    """Thesis Figure 5.5: apply the rules in order until an iteration changes nothing or MA ran."""
+    w = _START + url + _END
+    for _ in range(ma):
+        prev = w
+        for r in rules:
+            w = r.apply(w)
+        if w == prev:
+            return w[1:-1], True
+    return w[1:-1], False
 
 
 class Rejected(ValueError):
@@ -114,9 +250,8 @@ def _version(doc):
     v = doc.get("version", 0)
     if v is None:
         return 0
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
-        raise Rejected("bad_version", "'version' must be a non-negative integer")
-    if v != int(v) or not 0 <= v < 2 ** 53:
+    if (isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf"))
+            or v != int(v) or not 0 <= v < 2 ** 53):
         raise Rejected("bad_version", "'version' must be a non-negative integer below 2^53")
     return int(v)
 
@@ -133,29 +268,33 @@ class RuleSet:
     def __init__(self, doc, ma=10, normalize=None, unvalidated=False, site=None):
         if not isinstance(doc, dict):
             raise Rejected("bad_record", "a rule set must be a JSON object")
-        lists = [doc.get("param_rules") or [], doc.get("rules") or []]
+        lists = [doc.get(key) or [] for key in ("param_rules", "general_rules", "rules")]
         if not all(isinstance(x, list) for x in lists):
-            raise Rejected("bad_record", "'rules' and 'param_rules' must be lists")
+            raise Rejected("bad_record", "'rules', 'param_rules' and 'general_rules' must be lists")
         if sum(map(len, lists)) > 5000:
             raise Rejected("too_many_rules", "more than 5000")
         self.site = doc.get("site") if site is None else site
         self.version = _version(doc)
         self.ma = ma
         self.normalize = normalize
-        self.rules = []
-        for r in lists[0] + lists[1]:
-            if not isinstance(r, dict):
-                raise Rejected("bad_rule", "a rule must be a JSON object")
-            if r.get("status", "likely") != "valid" and not unvalidated:
-                raise Rejected("unvalidated_rule", "%s has status %r" % (r.get("display"), r.get("status", "likely")))
-            try:
-                rule = _Param(r) if r.get("type") == "parameter" else _Substring(r)
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                raise Rejected("bad_rule", str(exc)) from None
-            if isinstance(rule, _Substring) and (rule.alpha.strip(_START + _END) == "" or rule.alpha in rule.beta):
-                raise Rejected("self_feeding", rule.display)
-            self.rules.append(rule)
-        self._check(lists[0] + lists[1])
+        self.rules = [self._admit(r, unvalidated) for r in lists[0] + lists[1] + lists[2]]
+        if "param_rules" in doc or "general_rules" in doc:  # a mine document: canonization order by type
+            self.rules.sort(key=lambda r: (_ORDER[type(r)], getattr(r, "action", "") == "sort"))
+        self._check(lists[0] + lists[1] + lists[2])
+
+    @staticmethod
+    def _admit(r, unvalidated):
+        if not isinstance(r, dict):
+            raise Rejected("bad_rule", "a rule must be a JSON object")
+        if r.get("status", "likely") != "valid" and not unvalidated:
+            raise Rejected("unvalidated_rule", "%s has status %r" % (r.get("display"), r.get("status", "likely")))
+        try:
+            rule = _rule(r)
+        except (KeyError, TypeError, ValueError, AttributeError, re.error) as exc:
+            raise Rejected("bad_rule", str(exc)) from None
+        if rule.feeds():
+            raise Rejected("self_feeding", rule.display)
+        return rule
 
     def _check(self, raw):
         site = (self.site or "").lower() if isinstance(self.site, str) else ""
@@ -167,7 +306,7 @@ class RuleSet:
                 if isinstance(sample, list) and sample and isinstance(sample[0], str):
                     urls.append(sample[0])
         for u in dict.fromkeys(urls):
-            out, converged = self._run(u)
+            out, converged = _run(self.rules, u, self.ma)
             if not converged:
                 raise Rejected("non_converging", u)
             before, after = _abs_host(u), _abs_host(out)
@@ -175,16 +314,6 @@ class RuleSet:
                 raise Rejected("not_a_url", u + " becomes " + out[:200])
             if site and before and after and _within(before, site) and not _within(after, site):
                 raise Rejected("off_site", u + " moves to host " + after)
-
-    def _run(self, url):
-        w = _START + url + _END
-        for _ in range(self.ma):
-            prev = w
-            for r in self.rules:
-                w = r.apply(w)
-            if w == prev:
-                return w[1:-1], True
-        return w[1:-1], False
 
     def canonize(self, url):
         """The canonical form of ``url`` (thesis Figure 5.5; at most ``ma`` iterations)."""
@@ -195,18 +324,14 @@ class RuleSet:
                 pass
         if _START in url or _END in url or not self.rules:
             return url
-        return self._run(url)[0]
+        return _run(self.rules, url, self.ma)[0]
 
     __call__ = canonize
 
 
 def _abs_host(url):
-    scheme, sep, rest = url.partition("://")
-    if not sep or scheme.lower() not in ("http", "https"):
-        return None
-    auth = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
-    host = auth[: auth.find("]") + 1] if auth.startswith("[") else auth.split(":", 1)[0]
-    return host.lower() or None
+    """The host of an absolute http(s) URL, lower case; None when ``url`` is not one."""
+    return (_host(url) or None) if url.partition("://")[0].lower() in ("http", "https") else None
 
 
 def _within(host, site):
@@ -252,15 +377,10 @@ class RuleBook:
 
 
 def _host(url):
-    s = url.find("://")
-    if s < 0:
-        return ""
-    rest = url[s + 3:]
-    end = min([k for k in (rest.find(c) for c in "/?#") if k >= 0] or [len(rest)])
-    auth = rest[:end].rpartition("@")[2]
-    if auth.startswith("["):
-        return auth[: auth.find("]") + 1].lower()
-    return auth.split(":", 1)[0].lower()
+    """The host of ``url`` (after ``scheme://``, without user and port), lower case; "" if none."""
+    scheme, sep, rest = url.partition("://")
+    auth = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
+    return (auth[: auth.find("]") + 1] if auth.startswith("[") else auth.split(":", 1)[0]).lower() if sep else ""
 
 
 def load(path, ma=10, normalize=None, unvalidated=False):

@@ -9,11 +9,17 @@ dustcanon.py) therefore admits a set only if
 * it is a JSON object whose ``version`` is an integer in [0, 2^53) and newer than the one held
   (an equal version is the same set read again: kept, not an error), whose ``rules`` is a list of
   at most :data:`MAX_RULES` rules, each under :data:`MAX_RULE_CHARS`;
-* every rule's status is ``valid`` (a file's ``likely`` candidates only with an explicit
-  ``unvalidated`` switch) and no rule feeds itself (dustbuster.core.rulecheck);
+* every rule parses as one of the rule types of docs/rules.md (substring, parameter with its scope,
+  query, case, pattern; any other type is refused as ``bad_rule``), its status is ``valid`` (a
+  file's ``likely`` candidates only with an explicit ``unvalidated`` switch) and it does not feed
+  itself (dustbuster.core.rulecheck: for a pattern rule, α matching its own output again);
 * on a built-in probe list for the site plus the set's own sample URLs, canonization reaches a
   fixed point within MA iterations, produces an absolute http(s) URL, and never moves a URL of the
-  site to a host outside it (a host that is the site or one of its subdomains stays so).
+  site to a host outside it (a host that is the site or one of its subdomains stays so).  These
+  checks see every type alike, through the canonizer: a pattern rule that rewrites the host away
+  from the site, or two pattern rules that undo each other, are caught like substring rules; case
+  and query rules never change the host nor break a URL (alone they fail only by not parsing; with
+  other rules they can still take part in a cycle).
 
 Otherwise :func:`admit_rules` raises :class:`~dustbuster.core.errors.RuleSetRejected` with a one-word reason
 (or RuleError, reason ``bad_rule``, for a rule that does not parse); the
@@ -116,9 +122,9 @@ def admit_rules(site: str, doc: Mapping[str, Any], held_version: int | None = No
         if version == held_version:
             return None
         raise RuleSetRejected("stale_version", f"v{version} is older than the held v{held_version}")
-    lists = [doc.get(key) or [] for key in ("rules", "param_rules")]
+    lists = [doc.get(key) or [] for key in ("rules", "param_rules", "general_rules")]
     if not all(isinstance(x, list) for x in lists):
-        raise RuleSetRejected("bad_record", "'rules' and 'param_rules' must be lists")
+        raise RuleSetRejected("bad_record", "'rules', 'param_rules' and 'general_rules' must be lists")
     if sum(map(len, lists)) > MAX_RULES:
         raise RuleSetRejected("too_many_rules", f"more than {MAX_RULES}")
     rules = rules_from_document(doc)

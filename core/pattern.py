@@ -4,7 +4,7 @@ The paper's rules are literal: mining a site whose page size, page number or tim
 values yields one rule per pair of values (``"=50&" → "=20&"``, ``"=100&" → "=20&"``).  A pattern
 rule says it once: α holds one placeholder that stands for one URL token (WWW 2007 §3's tokens) of
 a class, and β is literal or copies the value with the same placeholder (the seq2seq paper's
-argument placeholders, SIGIR 2017 §4, in a form people can read):
+argument placeholders, SIGIR 2017 §2.1, in a form people can read):
 
 * ``{digits}`` — a token of digits ``[0-9]+``;
 * ``{hex}`` — a token of hexadecimal digits with at least one digit and one letter, one case;
@@ -122,10 +122,12 @@ class PatternRule:
         return _PH.sub(lambda m: value, self.beta)
 
     def apply_internal(self, w: str) -> str:
-        for m in self._regex.finditer(w):
+        pos = 0  # matches may overlap ("/5/5/" for "/{digits}/"): search again one character on
+        while (m := self._regex.search(w, pos)) is not None:
             out = self.output(m.group("v"))
             if out != m.group(0):
                 return w[:m.start()] + out + w[m.end():]
+            pos = m.start() + 1
         return w
 
     def to_json(self) -> dict:

@@ -7,7 +7,7 @@ wrong canonicalizer: ``"$" → "?utm_source=feed0$"`` never changes a page, yet 
 at every iteration and are forms no crawler meets.  These checks close that gap:
 
 * :func:`self_feeding`: a rule whose α is empty (or only an anchor) or occurs in its own β fires
-  again on its output; :func:`breaks_urls`: a rule turns an absolute URL into a non-URL;
+  again on its output (a pattern rule: α matches an output of its own and rewrites it again); :func:`breaks_urls`: a rule turns an absolute URL into a non-URL;
 * :func:`unobserved_output`: an expanding rule must map the test URLs mostly to URLs observed in
   the log (share ≥ :data:`MIN_OBSERVED_SHARE`): a canonical form should be a URL the site serves
   and crawlers meet, not an invention;
@@ -17,7 +17,7 @@ at every iteration and are forms no crawler meets.  These checks close that gap:
 * :func:`drop_url_breaking`: canonization by the whole set must keep absolute URLs absolute;
 * :func:`drop_unused`: a rule that never changes a test URL once the rules before it (in
   canonization order) have run is subsumed, and a parameter *replace* rule goes when removing the
-  same parameter is valid (``sid=* → sid=02ec4e`` next to ``remove sid=*``).
+  same parameter is valid in a scope that covers it (``sid=* → sid=02ec4e`` next to ``remove sid=*``).
 
 :func:`check_static` runs them in that order; :mod:`dustbuster.core.setcheck` adds the fetching check of the
 composed canonicalizer.  Every function is pure and deterministic.
@@ -30,8 +30,10 @@ from typing import Collection, Iterable, Sequence
 
 from .canonize import Canonizer, canonical
 from .params import DEFAULT_MA
+from .pattern import PatternRule
 from .rules import ParamRule, Rule, SubstringRule
-from .tokens import END, START
+from .scope import in_scope
+from .tokens import END, START, display
 
 #: an expanding rule must turn at least this share of the test URLs it changes into URLs observed
 #: in the log.  Its support counts pairs (u, R(u)) that were both observed, so a real expanding
@@ -43,9 +45,23 @@ MIN_OBSERVED_SHARE = 0.5
 Dropped = list[tuple[Rule, str]]
 
 
+#: values a pattern rule's placeholder is tried with when its outputs are checked for new matches
+PATTERN_SAMPLES = {"digits": ("7", "20"), "hex": ("0a", "3F"), "word": ("x", "7", "a1")}
+
+
 def self_feeding(rule: Rule) -> str | None:
-    """Why ``rule`` can fire again on its own output (None: it cannot by itself).  Parameter
-    rules are idempotent (the parameter is gone, or has the value already)."""
+    """Why ``rule`` can fire again on its own output (None: it cannot by itself).  Parameter,
+    query and case rules are idempotent (the parameter is gone or has the value already, the query
+    is dropped or sorted, the path lower-case).  A pattern rule feeds itself when an output β(v)
+    holds a match of α that rewrites to something else (``"/{digits}/" → "/{digits}/x/"``); a match
+    that already reads as β is skipped by the rule (dustbuster.core.pattern), so a literal β that
+    matches α (``"={digits}&" → "=20&"``) is fine."""
+    if isinstance(rule, PatternRule):
+        for v in PATTERN_SAMPLES[rule.placeholder]:
+            out = rule.output(v)
+            if rule.apply_internal(out) != out:
+                return f"self_feeding: alpha matches its output {display(out)!r} again"
+        return None
     if not isinstance(rule, SubstringRule):
         return None
     if not rule.alpha_text:  # "", "^", "$", "^$": occurs in every URL, whatever it became
@@ -102,8 +118,9 @@ def _absolute(url: str) -> bool:
 
 
 def _inverse(a: Rule, b: Rule) -> bool:
-    return (isinstance(a, SubstringRule) and isinstance(b, SubstringRule)
-            and a.alpha == b.beta and a.beta == b.alpha)
+    """α→β and β→α of one type (substring rules; pattern rules whose β copies the placeholder)."""
+    return (isinstance(a, (SubstringRule, PatternRule)) and type(a) is type(b)
+            and a.alpha == b.beta and a.beta == b.alpha)  # type: ignore[union-attr]
 
 
 def drop_inverses(rules: Sequence[Rule]) -> tuple[list[Rule], Dropped]:
@@ -161,14 +178,17 @@ def drop_non_converging(rules: Sequence[Rule], urls: Iterable[str], ma: int = DE
 
 
 def drop_unused(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_MA) -> tuple[list[Rule], Dropped]:
-    """Drop replace rules of parameters whose removal is in the set, then, until nothing changes,
-    the rules that change no test URL once the rules before them have run."""
-    removed = {r.name for r in rules if isinstance(r, ParamRule) and r.action == "remove"}
+    """Drop replace rules of parameters whose removal is in the set with a scope that covers the
+    replace rule's (dustbuster.core.scope: ``""`` covers every scope, ``/a`` covers ``/a/b``), then,
+    until nothing changes, the rules that change no test URL once the rules before them have run."""
+    removes = [r for r in rules if isinstance(r, ParamRule) and r.action == "remove"]
     kept: list[Rule] = []
     dropped: Dropped = []
     for r in rules:
-        if isinstance(r, ParamRule) and r.action == "replace" and r.name in removed:
-            dropped.append((r, f"subsumed: remove {r.name}=* is in the set"))
+        by = next((x for x in removes if x.name == r.name and in_scope(r.scope, x.scope)), None) \
+            if isinstance(r, ParamRule) and r.action == "replace" else None
+        if by is not None:
+            dropped.append((r, f"subsumed: {by.text} is in the set"))
         else:
             kept.append(r)
     urls = list(dict.fromkeys(urls))
@@ -250,6 +270,6 @@ def check_static(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_M
     return kept, dropped + d
 
 
-__all__ = ["MIN_OBSERVED_SHARE", "UNSAFE_CHANGED_SHARE", "UNSAFE_OBSERVED_SHARE", "breaks_urls", "unsafe_candidate",
+__all__ = ["MIN_OBSERVED_SHARE", "PATTERN_SAMPLES", "UNSAFE_CHANGED_SHARE", "UNSAFE_OBSERVED_SHARE", "breaks_urls", "unsafe_candidate",
            "check_static", "cycle_culprit", "drop_url_breaking", "drop_inverses", "drop_non_converging",
            "drop_unused", "non_converging", "self_feeding", "unobserved_output"]

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 import dustcanon
 from dustbuster.core import ParamRule, SubstringRule
+from dustbuster.core.pattern import PatternRule
+from dustbuster.core.scopedrules import CaseRule, QueryRule
 from dustbuster.core.admission import MAX_RULES, admit_rules, probe_urls
 from dustbuster.core.errors import RuleError
 from dustbuster.core.rulebook import RuleBook
@@ -103,3 +105,71 @@ def test_an_admitted_set_never_leaves_the_site_nor_breaks_a_probe(parts, urls):
         assert c.converged and "://" in c.canonical
         host = c.canonical.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0].split(":", 1)[0]
         assert host == SITE or host.endswith("." + SITE), (u, c.canonical, rules)
+
+
+# ------------------------------------------------------------------ the rule types beyond the papers
+
+def pat(alpha, beta, start=False, end=False, status="valid"):
+    return PatternRule(("\x02" if start else "") + alpha + ("\x03" if end else ""),
+                       ("\x02" if start else "") + beta + ("\x03" if end else ""), status=status).to_json()
+
+
+MIXED = {"site": SITE, "version": 3, "rules": [
+    ParamRule("sid", "remove", status="valid", scope="/forum").to_json(),
+    QueryRule("/static", "drop", status="valid").to_json(),
+    QueryRule("/search", "drop", ("q",), status="valid").to_json(),
+    QueryRule("/list", "sort", status="valid").to_json(),
+    CaseRule("/wiki", status="valid").to_json(),
+    R("http://www.", "http://", True, status="valid").to_json(),
+    pat("page={digits}&", "page=1&"),
+    pat("/story/{digits}/print", "/story/{digits}")]}
+
+
+def test_a_good_mixed_set_with_every_type_is_admitted_alike():
+    got = admit_rules(SITE, MIXED)
+    assert got is not None and [r.type for r in got[1]] == ["parameter", "query", "query", "query", "case", "substring",
+                                                            "pattern", "pattern"]
+    book, mod = RuleBook(normalize=False), dustcanon.RuleBook()
+    book.update(SITE, MIXED)
+    mod.update(SITE, json.loads(json.dumps(MIXED)))
+    for u, want in [("http://www.d4.test/forum/t?sid=1&p=2", "http://d4.test/forum/t?p=2"),
+                    ("http://d4.test/forumx?sid=1", "http://d4.test/forumx?sid=1"),
+                    ("http://d4.test/static/a.css?v=9", "http://d4.test/static/a.css"),
+                    ("http://d4.test/search?x=1&q=dust&page=5&y", "http://d4.test/search?q=dust"),
+                    ("http://d4.test/list?page=7&b=2&a=1", "http://d4.test/list?a=1&b=2&page=7"),  # no & after 7
+                    ("http://d4.test/list?page=7&a=1", "http://d4.test/list?a=1&page=7"),
+                    ("http://d4.test/x?page=7&a=1", "http://d4.test/x?page=1&a=1"),
+                    ("http://d4.test/wiki/Main_Page", "http://d4.test/wiki/main_page"),
+                    ("http://d4.test/Wiki/Main_Page", "http://d4.test/Wiki/Main_Page"),
+                    ("http://d4.test/story/12/print", "http://d4.test/story/12")]:
+        assert book.canonize(u).canonical == want and mod.canonize(u) == want, u
+
+
+HARMFUL_NEW = [
+    # a pattern rule that rewrites the host away from the site: the probe check catches it as for substrings
+    ("off_site", {"version": 4, "rules": [pat("http://{word}.test/", "http://evil.example/", start=True)]}),
+    ("not_a_url", {"version": 4, "rules": [pat("{word}://", "", start=True)]}),          # drops the scheme
+    ("self_feeding", {"version": 4, "rules": [pat("/{digits}/", "/{digits}/x/")]}),       # /1/ → /1/x/ → /1/x/x/ …
+    # /1/ → /1_/ → /1/a/ → /1_/a/ → /1/a/a/ …: each rule alone is fine, together they grow the URL forever
+    ("non_converging", {"version": 4, "rules": [pat("/{digits}/", "/{digits}_/"), pat("/{digits}_/", "/{digits}/a/")]}),
+    ("unvalidated_rule", {"version": 4, "rules": [QueryRule("/a", "drop").to_json()]}),   # status likely
+    ("bad_rule", {"version": 4, "rules": [{"type": "query", "scope": "/a/", "action": "drop", "status": "valid"}]}),
+    ("bad_rule", {"version": 4, "rules": [{"type": "regex", "pattern": ".*", "status": "valid"}]}),  # unknown type
+    ("bad_rule", {"version": 4, "rules": [{"type": "pattern", "alpha": "/a/", "beta": "/b/", "status": "valid"}]}),
+]
+
+
+@pytest.mark.parametrize("reason, doc", HARMFUL_NEW, ids=[f"{r}-{i}" for i, (r, _) in enumerate(HARMFUL_NEW)])
+def test_a_harmful_set_of_the_new_types_is_refused_alike(reason, doc):
+    book = RuleBook()
+    book.update(SITE, MIXED)
+    with pytest.raises(RuleError) as got:
+        book.update(SITE, doc)
+    assert got.value.reason == reason, got.value
+    assert book.sites[SITE].version == 3
+    mod = dustcanon.RuleBook()
+    mod.update(SITE, json.loads(json.dumps(MIXED)))
+    with pytest.raises(dustcanon.Rejected) as also:
+        mod.update(SITE, json.loads(json.dumps(doc)))
+    assert also.value.reason == reason, also.value
+    assert mod.sites[SITE].version == 3

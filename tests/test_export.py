@@ -31,9 +31,9 @@ def java_replace_all(pattern: str, replacement: str, s: str) -> str:
             if c == "\\":
                 out.append(replacement[i + 1])
                 i += 2
-            elif c == "$":
-                j = i + 1
-                while j < len(replacement) and replacement[j].isdigit():
+            elif c == "$":  # Java: the first digit always, more only while the number is a group
+                j = i + 2
+                while j < len(replacement) and replacement[j].isdigit() and int(replacement[i + 1:j + 1]) <= m.re.groups:
                     j += 1
                 out.append(m.group(int(replacement[i + 1:j])) or "")
                 i = j
@@ -152,8 +152,8 @@ def test_exports_on_real_log_urls(name):
     assert changed > 0
     removes = [p for p in r.param_rules() if p.action == "remove"]
     doc = to_clearurls(site, rules, 3)
-    prov = doc["providers"][f"dustbuster:{site}"]
-    assert prov["rules"] == [re.escape(p.name) for p in removes]
+    for p in removes:  # a scoped removal goes to the provider of its scope
+        assert re.escape(p.name) in doc["providers"][f"dustbuster:{site}{p.scope}"]["rules"]
     cr = Canonizer(removes)
     for u in ul:
         assert clearurls_apply(doc, u) == cr(u)
@@ -165,6 +165,8 @@ def clearurls_apply(doc: dict, url: str) -> str:
     for prov in doc["providers"].values():
         if not re.match(prov["urlPattern"], url, re.I):
             continue
+        for raw in prov["rawRules"]:
+            url = re.sub(raw, "", url, flags=re.I)
         base, q, query = url.partition("?")
         if not q or not query:
             continue
@@ -189,3 +191,108 @@ def test_clearurls_skips_what_it_cannot_say():
     pat = doc["providers"]["dustbuster:h.com"]["urlPattern"]
     assert re.match(pat, "https://www.h.com:8080/x") and re.match(pat, "http://h.com")
     assert not re.match(pat, "http://h.com.evil.org/") and not re.match(pat, "http://xh.com/")
+
+
+# ------------------------------------------------------------------ the rule types beyond the papers
+
+from dustbuster.core.export import nutch_regexes, unexported  # noqa: E402
+from dustbuster.core.pattern import PatternRule  # noqa: E402
+from dustbuster.core.scopedrules import CaseRule, QueryRule  # noqa: E402
+from tests.test_dustcanon import FRAG2, SCOPES, pattern_rules, url2  # noqa: E402
+
+P = PatternRule
+exportable = st.one_of(
+    substring_rule(), remove_rule,
+    st.builds(lambda n, s: ParamRule(n, "remove", scope=s), st.sampled_from(["id", "sid", "a", "x"]), SCOPES),
+    st.builds(lambda s, k: QueryRule(s, "drop", tuple(dict.fromkeys(k))), SCOPES,
+              st.lists(st.sampled_from(["id", "sid", "a", "s.d"]), max_size=2)),
+    pattern_rules.filter(lambda r: not unexported([r], "nutch")))
+urls_new = st.one_of(url2, FRAG2.map(lambda p: "http://www.h.com/a/b" + p), FRAG2.map(lambda p: "/a" + p))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(exportable, max_size=8), st.lists(urls_new, max_size=6))
+def test_nutch_export_of_the_new_types_rewrites_exactly_as_canonizer(rules, us):
+    c, rx = Canonizer(rules), nutch(rules)
+    for u in us:
+        if "\x02" in u or "\x03" in u or "\n" in u:
+            continue
+        assert nutch_apply(rx, u) == c(u), (u, [r.text for r in rules])
+
+
+NEW_CASES = [
+    (ParamRule("sid", "remove", scope="/a"), ["http://h.com/a?sid=1&x=2&sid=3", "http://h.com/a/b?x=1&sid=2",
+                                              "http://h.com/ab?sid=1", "http://h.com/b/a?x=1&sid=2", "/a?sid=1",
+                                              "http://h.com?q=/a&sid=1", "http://h.com/x&sid=1/a?sid=2"]),
+    (QueryRule("/s", "drop"), ["http://h.com/s?a=1&b", "http://h.com/s/x?", "http://h.com/sx?a=1", "http://h.com/s"]),
+    (QueryRule("", "drop", ("q", "p")), ["http://h.com/x?z=1&p=2&q&q=3", "http://h.com/x?z=1", "http://h.com/x?p=",
+                                         "http://h.com/x?p=1&", "http://h.com/x?&&p=1&z", "http://h.com/x?pp=1&q=?&z"]),
+    (P("={digits}&", "=20&"), ["http://h.com/x?n=20&m=5&", "http://h.com/x?n=20&m=20&k=7&", "http://h.com/x?n=a5&"]),
+    (P("/{digits}/", "/1/"), ["http://h.com/1/2/3/", "http://h.com/1/1/"]),   # overlapping matches: finditer's walk
+    (P("/item/{hex}/print", "/item/{hex}"), ["http://h.com/item/0a1b/print", "http://h.com/item/0A1b/print"]),
+    (P("page{digits}", "p{digits}0"), ["http://h.com/page12?x", "http://h.com/apage1"]),   # a digit after $2
+    (P("\x02http://{word}.h.com/", "\x02http://h.com/"), ["http://www.h.com/a", "http://h.com/a"]),
+]
+
+
+@pytest.mark.parametrize("rule, us", NEW_CASES, ids=[r.text for r, _ in NEW_CASES])
+def test_nutch_export_new_type_cases(rule, us):
+    rx = nutch([rule])
+    for u in us:
+        assert nutch_apply(rx, u) == Canonizer([rule])(u), u
+
+
+def test_query_drop_with_keep_is_two_consecutive_regexes():
+    assert len(nutch_regexes(QueryRule("", "drop", ("q",)))) == 2 and len(nutch([QueryRule("", "drop", ("q",))])) == 2
+
+
+def test_what_each_export_skips_is_said_with_the_reason(caplog):
+    rules = [CaseRule("/w"), QueryRule("/l", "sort"), ParamRule("o", "replace", "1", scope="/a"),
+             P("/{digits}0/", "/0{digits}/"), ParamRule("sid", "remove", scope="/a"), QueryRule("/s", "drop")]
+    skipped = unexported(rules, "nutch")
+    assert [r for r, _ in skipped] == rules[:4]
+    why = dict((r.text, w) for r, w in skipped)
+    assert "letter case" in why[rules[0].text] and "sorting" in why[rules[1].text]
+    assert "scoped value replacement" in why[rules[2].text] and "may equal" in why[rules[3].text]
+    with caplog.at_level("WARNING", logger="dustbuster.core.export"):
+        xml = to_nutch_xml("h.com", rules)
+    assert xml.count("<!-- skipped: ") == 4 and len(parse_nutch_xml(xml)) == 2
+    assert sum("skipped" in m for m in caplog.messages) == 4
+    doc = to_clearurls("h.com", rules)
+    xd = doc["x-dustbuster"]
+    assert xd["skipped"] == [r.text for r in rules[:4]] and [x["rule"] for x in xd["skipped_why"]] == xd["skipped"]
+    assert all(x["why"] for x in xd["skipped_why"])
+
+
+def test_clearurls_scoped_providers_and_query_drops():
+    rules = [ParamRule("sid", "remove"), ParamRule("ref", "remove", scope="/a"), QueryRule("/s", "drop"),
+             QueryRule("/k", "drop", ("q", "p"))]
+    doc = json.loads(json.dumps(to_clearurls("h.com", rules)))
+    provs = doc["providers"]
+    assert provs["dustbuster:h.com/a"]["rules"] == ["ref"] and provs["dustbuster:h.com/s"]["rawRules"] == [r"\?.*"]
+    assert not doc["x-dustbuster"]["skipped"]
+    pat = provs["dustbuster:h.com/a"]["urlPattern"]
+    assert re.match(pat, "http://www.h.com/a/b?x") and re.match(pat, "https://h.com:81/a")
+    assert not re.match(pat, "http://h.com/ab") and not re.match(pat, "http://h.com/b/a")
+    c = Canonizer(rules)
+    for u in ["http://h.com/a/x?ref=1&sid=2&y=3", "http://h.com/ab?ref=1", "http://h.com/s/x?a=1&b=2",
+              "http://h.com/k?z=1&q=2&p=3&sid=4", "http://h.com/k/x?z=1", "http://h.com/sx?a=1"]:
+        assert clearurls_apply(doc, u) == c(u), u
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.builds(lambda n, s: ParamRule(n, "remove", scope=s), st.sampled_from(["id", "sid", "a"]),
+                                    st.sampled_from(["", "/p", "/p/a", "/q"])),
+                          st.builds(lambda s, k: QueryRule(s, "drop", tuple(dict.fromkeys(k))),
+                                    st.sampled_from(["", "/p", "/p/a", "/q"]), st.lists(st.sampled_from(["id", "a"]), max_size=2))),
+                max_size=4),
+       st.lists(st.tuples(st.sampled_from(["/p", "/p/a", "/pa", "/q/x", "/"]),
+                          st.lists(st.tuples(st.sampled_from(["id", "sid", "a", "b"]), st.sampled_from(["1", "", "x"])),
+                                   max_size=4)), max_size=5))
+def test_clearurls_export_of_scopes_and_query_drops_as_canonizer(rules, parts):
+    """On URLs whose query fields all have a value and whose spelling is lower-case (module docstring)."""
+    doc = json.loads(json.dumps(to_clearurls("h.com", rules)))
+    c = Canonizer(rules)
+    for path, items in parts:
+        u = "http://www.h.com" + path + ("?" + "&".join(f"{n}={v}" for n, v in items) if items else "")
+        assert clearurls_apply(doc, u) == c(u), (u, [r.text for r in rules])

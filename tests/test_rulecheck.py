@@ -174,3 +174,74 @@ def test_real_log_candidates_as_a_set_pass_checks_after_the_static_checks(name):
     everything = Canonizer(rules)
     if all("://" in everything(u) for u in urls):  # the whole list broke no URL: nothing of its reach is lost
         assert redundancy(urls, kept).discovered_redundancy >= redundancy(urls, rules).discovered_redundancy
+
+
+# ------------------------------------------------------------------ the rule types beyond the papers
+
+from dustbuster.core.pattern import PatternRule  # noqa: E402
+from dustbuster.core.scopedrules import CaseRule, QueryRule  # noqa: E402
+from tests.test_dustcanon import mixed_rules, url2  # noqa: E402
+
+P = PatternRule
+
+
+@pytest.mark.parametrize("rule, feeds", [
+    (P("={digits}&", "=20&"), False),            # β matches α, but a match reading as β is stepped over
+    (P("/{digits}/print", "/{digits}"), False),
+    (P("/p{digits}/", "/{digits}/"), False),
+    (P("/{digits}/", "/{digits}/x/"), True),     # /7/ → /7/x/: "/7/" matches again and rewrites again
+    (P("/{word}", "/{word}/a"), True),
+    (P("/{digits}", "/1/2"), True),              # literal β holding a match that is not β itself
+    (P("={hex}&", "=0a&=3F&"), True),
+    (P("\x02{word}://", "\x02https://"), False),  # https:// reads as β: stepped over
+    (QueryRule("/a", "drop"), False), (QueryRule("", "sort"), False), (CaseRule("/w"), False),
+    (ParamRule("sid", "remove", scope="/a"), False),
+])
+def test_self_feeding_new_types(rule, feeds):
+    assert (self_feeding(rule) is not None) == feeds
+    u = "http://h.com/7/a=0a&?k=1"
+    grows = not canonize(u + "/1/2/", [rule]).converged
+    assert not grows or feeds                    # a rule said not to feed itself converges here
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(url2, max_size=5))
+def test_a_pattern_rule_that_does_not_feed_itself_reaches_a_fixed_point(urls):
+    """One application per match at most (the rule steps over matches reading as β)."""
+    for rule in (P("={digits}&", "=20&"), P("/{digits}/print", "/{digits}"), P("/{word}/", "/x/")):
+        assert self_feeding(rule) is None
+        for u in urls:
+            c = canonize(u, [rule], ma=20)
+            assert c.converged and canonize(c.canonical, [rule], ma=1).canonical == c.canonical
+
+
+@pytest.mark.parametrize("replace_scope, remove_scope, subsumed", [
+    ("", "", True), ("/wiki", "", True), ("/wiki", "/wiki", True), ("/wiki/a", "/wiki", True),
+    ("", "/wiki", False), ("/wiki", "/wiki/a", False), ("/wikipedia", "/wiki", False), ("/w", "/wiki", False),
+])
+def test_a_replace_rule_is_subsumed_only_by_a_removal_whose_scope_covers_it(replace_scope, remove_scope, subsumed):
+    rem, rep = ParamRule("sid", "remove", scope=remove_scope), ParamRule("sid", "replace", "1", scope=replace_scope)
+    urls = [f"{H}{replace_scope or '/x'}/p?sid=5", f"{H}{remove_scope or '/y'}/q?sid=6"]
+    kept, dropped = drop_unused([rem, rep], urls)
+    assert (rep not in kept) == subsumed, dropped
+    if subsumed:
+        assert dropped[0] == (rep, f"subsumed: {rem.text} is in the set")
+
+
+def test_pattern_inverses_keep_the_first():
+    a, b = P("/{digits}/print", "/{digits}/p"), P("/{digits}/p", "/{digits}/print")
+    kept, dropped = drop_inverses([a, QueryRule("/s", "drop"), b])
+    assert kept == [a, QueryRule("/s", "drop")] and dropped[0][0] == b
+
+
+@settings(max_examples=200, deadline=None)
+@given(mixed_rules, st.lists(url2, max_size=6))
+def test_static_checks_and_unsafe_candidate_take_every_type(rules, urls):
+    for r in rules:
+        unsafe_candidate(r, urls)                # never raises
+    kept, dropped = check_static(rules, urls)
+    assert len(kept) + len(dropped) == len(rules)
+    canon = Canonizer(kept)
+    for u in urls:
+        c = canon.canonize(u)
+        assert c.converged and canon(c.canonical) == c.canonical
