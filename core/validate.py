@@ -20,6 +20,15 @@ Choices (docs/validation.md):
   or more were negative, else undecided (``valid = None``: not published; tried again later);
 * a rule may use at most ``max_fetch_factor``·N fetches (4N): beyond, it is undecided; so is a rule
   whose first max(10, 2εN) u-fetches all failed (the site is down: nothing is decided in an outage).
+
+Beyond the paper, for the extended rule language (docs/rules.md, docs/validation.md):
+* order: parameter, query and case rules first, then the pairs (Figure 4), then pattern rules; a
+  candidate that the valid rules already cover is dropped unfetched (:func:`covered_by`);
+* the URLs whose pages the round fetched already are drawn first (:func:`sample_order`);
+* a rule is published only when its positives show at least :data:`MIN_DISTINCT_PAGES` different
+  pages ("equal today": many URLs of one page prove nothing), else undecided ("uninformative");
+* the verdict of a rule that maps one literal value to another expires after TTL/4
+  (:data:`VALUE_RULE_TTL_FACTOR`).
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ from .refine import pair_refines
 from .rules import ParamRule, Rule, SubstringRule, canonization_order
 from .rulecheck import self_feeding, unobserved_output
 from .sketch import Sketch, similar
+from .tokens import tokenize
 
 
 #: a rule is published only when its positives show at least this many different pages on the
@@ -43,6 +53,31 @@ from .sketch import Sketch, similar
 #: /report?sort=a ≡ /report?sort=b while the report is empty), so such a rule stays undecided
 #: ("uninformative") and is tried again in a later round.
 MIN_DISTINCT_PAGES = 3
+
+
+#: the verdict of a rule that maps one literal value to another lasts this share of the TTL (ours):
+#: "equal today" (a list that looks the same at page sizes 20 and 50) is what such rules are most
+#: exposed to, so they are fetched again four times as often and leave the set within TTL/4 once
+#: they stop holding (the validator's timer re-runs every site's candidates every TTL/4).
+VALUE_RULE_TTL_FACTOR = 0.25
+
+
+def maps_values(rule: Rule) -> bool:
+    """True for a rule that rewrites one literal value into another: a parameter replace rule, a
+    pattern rule with a literal β, a substring rule whose α and β differ only in alphanumeric
+    tokens at the same places (``"=50&" → "=20&"``)."""
+    if rule.type == "parameter":
+        return rule.action == "replace"
+    if rule.type == "pattern":
+        return "{" + rule.placeholder + "}" not in rule.beta
+    if rule.type == "substring":
+        ta, tb = tokenize(rule.alpha), tokenize(rule.beta)
+        return len(ta) == len(tb) and all(a == b or (a.isalnum() and b.isalnum()) for a, b in zip(ta, tb))
+    return False
+
+
+def ttl_factor(rule: Rule) -> float:
+    return VALUE_RULE_TTL_FACTOR if maps_values(rule) else 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +288,7 @@ class _Decider:
         else:
             v = await validate_rule(rule, self.test_urls, self.rf, self.params, seed_k, self.threshold)
         if cache is not None and v.valid is not None:
-            cache.put(rule.text, {"valid": v.valid, **v.evidence()})  # samples too: a cached rule shows its pairs
+            cache.put(rule.text, {"valid": v.valid, **v.evidence(), "ttl_factor": ttl_factor(rule)})  # samples too: a cached rule shows its pairs
         if self.on_verdict is not None:
             self.on_verdict(v)
         return v

@@ -19,7 +19,8 @@ class VerdictStore:
         if raw is None:
             return None
         v = json.loads(raw)
-        return v if time.time() - v["at"] <= ttl_s else None
+        ttl = ttl_s * float(v.get("ttl_factor", 1.0))  # core.validate.ttl_factor: value-mapping rules expire sooner
+        return v if time.time() - v["at"] <= ttl else None
 
     def put(self, site: str, key: str, verdict: dict) -> None:
         self.kv.write({f"V{site}\0{key}".encode(): json.dumps({**verdict, "at": time.time()}).encode()}, {})

@@ -25,6 +25,7 @@ other commands never read it).  It is read once: edits need a restart.
 | DUST_API_MAX_BATCH | 10000 | most URLs in one POST /canonicalize (more: 413) |
 | DUST_MAX_URLS_PER_SITE | 100000 (0 = no cap) | URLs tracked per site; a new URL beyond it is counted (`over_cap`, `dust_urls_over_cap_total`), logged once per site, and not tracked (docs/cost.md) |
 | DUST_S, DUST_T_LOW, DUST_T_HIGH, DUST_MS, DUST_MRD, DUST_MAD, DUST_MW | papers' | DustBuster parameters |
+| DUST_N, DUST_EPSILON | DustParams | validation: the comparisons that decide a rule and the refutation threshold (Figure 3) |
 | DUST_SIZE_SLACK | 0.02 | DustParams.size_slack: LikelySimilar on sizes, intervals closer than this fraction of the larger size overlap (0 = the paper's exact test) |
 | DUST_LANGUAGE | extended | DustParams.language: `paper` (substring + global parameter rules) or `extended` (+ scoped parameter, query, case, pattern rules; docs/rules.md) |
 | DUST_MAX_ENVELOPES | 2048 (0 = no cap) | most envelopes per URL in phase 1 (core/params.py; the same in `dustbuster mine`) |
@@ -131,7 +132,7 @@ class Settings:
                 values[f.name] = _convert(f.name, raw, getattr(base, f.name))
         pvals: dict[str, object] = {}
         for name in ("S", "t_low", "t_high", "ms", "mrd", "mad", "mw", "ma", "max_envelopes", "sketch_threshold",
-                     "size_slack", "language"):
+                     "size_slack", "language", "n", "epsilon"):
             raw = env.get(PREFIX + name.upper())
             if raw is not None:
                 pvals[name] = _convert(name, raw, getattr(base.params, name))

@@ -7,7 +7,9 @@ import time
 from pathlib import Path
 
 ROWS = (("KeepAll", "KeepAll (every URL crawled)"), ("w3lib", "w3lib `canonicalize_url`"),
-        ("unvalidated", "our unvalidated top-50 candidates"), ("validated", "our validated rule set"))
+        ("unvalidated", "our unvalidated top-50 candidates"),
+        ("rules-paper", "the paper's rule language, validated (substring + global parameter rules)"),
+        ("validated", "our validated rule set (extended language)"))
 
 
 def _pct(x) -> str:
@@ -16,13 +18,17 @@ def _pct(x) -> str:
 
 def _pick(results: list[dict], key: str) -> dict | None:
     for r in results:
-        if r["name"].startswith(key) or r.get("kind") == key:
+        if r["name"].startswith(key):
+            return r
+    for r in results:
+        if r.get("kind") == key and not r["name"].startswith("rules-paper"):
             return r
     return None
 
 
 def app_table(res: dict) -> str:
     ev, sec, rs = res["eval"], res["seconds"], res["ruleset"]["stats"]
+    ps = (res.get("paper_ruleset") or {}).get("stats") or {}
     out = ["| canonicalizer | rules | redundancy | coverage | removed correctly | false merges: groups (URLs) "
            "| precision | recall | F1 | fetches per decided rule | minutes |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for key, label in ROWS:
@@ -33,12 +39,28 @@ def app_table(res: dict) -> str:
         s = r["overall"]
         rules = r.get("applied", "–")
         fetches = {"validated": f"{rs.get('fetches_per_decided_rule')} ({rs.get('fetches')} fetches)",
+                   "rules-paper": f"{ps.get('fetches_per_decided_rule')} ({ps.get('fetches')} fetches)",
                    "unvalidated": "0"}.get(key, "–")
         minutes = {"validated": f"{(sec['mine'] + sec['validate']) / 60:.1f}",
                    "unvalidated": f"{sec['mine'] / 60:.2f}"}.get(key, "–")
         out.append(f"| {label} | {rules} | {_pct(s['redundancy'])} | {_pct(s['coverage'])} | {_pct(s['removed_share'])} "
                    f"| {s['false_merge_groups']} ({s['false_merge_urls']}) | {s['precision']:.3f} | {s['recall']:.3f} "
                    f"| **{s['f1']:.3f}** | {fetches} | {minutes} |")
+    return "\n".join(out)
+
+
+def type_table(res: dict) -> str:
+    """Each rule type's share of the duplicates the validated set removes (bench/quality/run.py by_type)."""
+    bt = res.get("by_type")
+    if not bt:
+        return ""
+    dups = _pick(res["eval"]["results"], "KeepAll")["overall"]["duplicates_before"]
+    out = [f"Rule types of the validated set: duplicate URLs of the test log removed ({bt['all']['removed']} of {dups} "
+           "with every type) and removed only thanks to that type (the set without it removes that many fewer):", "",
+           "| rule type | rules | duplicates removed only by this type |", "|---|---:|---:|"]
+    for k, v in bt.items():
+        if k != "all":
+            out.append(f"| {k} | {v['rules']} | {v['only_this_type']} |")
     return "\n".join(out)
 
 
@@ -112,6 +134,8 @@ test only.
 Validated rule set ({len(rs['rules'])} rules, set-level check {'passed' if rs['stats']['set_check']['passed'] else 'not passed'}):
 
 {rules}
+
+{type_table(res)}
 
 Per URL class (the largest classes of the test log; "fm" = false-merge groups):
 

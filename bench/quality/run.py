@@ -213,6 +213,36 @@ def leftovers(truth: Path, rules: Path, n: int = 4) -> dict:
     return {"contents": sum(kinds.values()), "by_difference": dict(kinds), "examples": dict(examples)}
 
 
+def by_type(truth: Path, rules: Path) -> dict:
+    """Each rule type's contribution: the duplicate URLs removed correctly by the validated set, and
+    by the set without that type's rules (the difference is what only that type removes)."""
+    from collections import defaultdict
+
+    from dustbuster.core.canonize import Canonizer
+    from dustbuster.core.rules import rules_from_document
+
+    valid = [r for r in rules_from_document(json.loads(rules.read_text())) if r.status == "valid"]
+    clusters: dict = defaultdict(list)
+    for line in open(truth, encoding="utf-8"):
+        r = json.loads(line)
+        if r.get("cluster") is not None:
+            clusters[r["cluster"]].append(r["url"])
+
+    def removed(rs: list) -> int:
+        canon = Canonizer(rs)
+        return sum(len(us) - len({canon(u) for u in us}) for us in clusters.values())
+
+    def kind(r) -> str:
+        return "parameter (scoped)" if r.type == "parameter" and r.scope else r.type
+
+    total = removed(valid)
+    out = {"all": {"rules": len(valid), "removed": total}}
+    for k in sorted({kind(r) for r in valid}):
+        out[k] = {"rules": sum(1 for r in valid if kind(r) == k),
+                  "only_this_type": total - removed([r for r in valid if kind(r) != k])}
+    return out
+
+
 def run_app(app: App) -> dict:
     if app.out.exists():
         shutil.rmtree(app.out)
@@ -236,17 +266,22 @@ def run_app(app: App) -> dict:
         rules = app.out / "rules.json"
         validate_s = dust("validate", *learn, "--site", app.host, "--sites", str(sites), "-o", str(rules), "-q",
                           steps=steps)
+        paper = app.out / "rules-paper.json"  # the paper's rule language, the same validation
+        dust("validate", *learn, "--site", app.host, "--sites", str(sites), "-o", str(paper), "-q",
+             "--language", "paper", steps=steps)
     finally:
         app.stop()
     scores = app.out / "eval.json"
-    dust("eval", "--truth", str(truth), str(top), str(rules), "--json", "-q", steps=steps, stdout=scores)
-    dust("eval", "--truth", str(truth), str(top), str(rules), "--html", str(app.out / "report.html"), "-q",
+    sets = [str(top), str(rules), str(paper)]
+    dust("eval", "--truth", str(truth), *sets, "--json", "-q", steps=steps, stdout=scores)
+    dust("eval", "--truth", str(truth), *sets, "--html", str(app.out / "report.html"), "-q",
          steps=steps, stdout=app.out / "eval.txt")
     lines = {run: sum(1 for _ in open(p, "rb")) for run, p in logs.items()}
     return {"app": app.name, "kind": app.kind, "host": app.host, "size": app.size.__dict__, "lines": lines,
             "seconds": {"traffic": round(traffic_s, 1), "truth": round(truth_s, 1), "mine": round(mine_s, 1),
                         "validate": round(validate_s, 1), "total": round(time.perf_counter() - t0, 1)},
             "ruleset": json.loads(rules.read_text()), "eval": json.loads(scores.read_text()),
+            "paper_ruleset": json.loads(paper.read_text()), "by_type": by_type(truth, rules),
             "left": leftovers(truth, rules),
             "out": str(app.out)}
 

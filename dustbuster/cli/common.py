@@ -46,6 +46,10 @@ def add_params(p: argparse.ArgumentParser) -> None:
     g.add_argument("--param-min-ratio", type=float, default=d.param_min_ratio, help="parameter rules: min likely-similar fraction (default %(default)s)")
     g.add_argument("--sketch-threshold", type=float, default=d.sketch_threshold, help="sketches: fraction of equal min-hashes (default %(default)s = all)")
     g.add_argument("--no-similarity", action="store_true", help="disable the LikelySimilar filter (sizes/digests)")
+    g.add_argument("--validation-count", dest="n", type=int, default=d.n,
+                   help="validation: N, the comparisons that decide a rule (Figure 3; default %(default)s)")
+    g.add_argument("--epsilon", type=float, default=d.epsilon,
+                   help="validation: the refutation threshold ε (Figure 3; default %(default)s)")
     g.add_argument("--size-slack", type=float, default=d.size_slack,
                    help="LikelySimilar on sizes: intervals closer than this fraction of the larger size overlap "
                         "(default %(default)s; 0 = the paper's exact test)")
@@ -60,6 +64,7 @@ def params(a: argparse.Namespace) -> DustParams:
         S=a.S, t_low=a.t_low, t_high=a.t_high, ms=a.ms, mrd=a.mrd, mad=a.mad, mw=a.mw,
         param_min_ratio=a.param_min_ratio, sketch_threshold=a.sketch_threshold,
         similarity=not a.no_similarity, size_slack=a.size_slack, language=a.language,
+        n=a.n, epsilon=a.epsilon,
     )
 
 
