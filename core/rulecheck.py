@@ -7,7 +7,8 @@ wrong canonicalizer: ``"$" → "?utm_source=feed0$"`` never changes a page, yet 
 at every iteration and are forms no crawler meets.  These checks close that gap:
 
 * :func:`self_feeding`: a rule whose α is empty (or only an anchor) or occurs in its own β fires
-  again on its output (a pattern rule: α matches an output of its own and rewrites it again); :func:`breaks_urls`: a rule turns an absolute URL into a non-URL;
+  again on its output (a pattern rule: α matches an output of its own and rewrites it again);
+  :func:`breaks_urls`: a rule turns an absolute URL into a non-URL;
 * :func:`unobserved_output`: an expanding rule must map the test URLs mostly to URLs observed in
   the log (share ≥ :data:`MIN_OBSERVED_SHARE`): a canonical form should be a URL the site serves
   and crawlers meet, not an invention;
@@ -185,8 +186,9 @@ def drop_unused(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_MA
     kept: list[Rule] = []
     dropped: Dropped = []
     for r in rules:
-        by = next((x for x in removes if x.name == r.name and in_scope(r.scope, x.scope)), None) \
-            if isinstance(r, ParamRule) and r.action == "replace" else None
+        by = None
+        if isinstance(r, ParamRule) and r.action == "replace":
+            by = next((x for x in removes if x.name == r.name and in_scope(r.scope, x.scope)), None)
         if by is not None:
             dropped.append((r, f"subsumed: {by.text} is in the set"))
         else:
@@ -270,6 +272,7 @@ def check_static(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_M
     return kept, dropped + d
 
 
-__all__ = ["MIN_OBSERVED_SHARE", "PATTERN_SAMPLES", "UNSAFE_CHANGED_SHARE", "UNSAFE_OBSERVED_SHARE", "breaks_urls", "unsafe_candidate",
+__all__ = ["MIN_OBSERVED_SHARE", "PATTERN_SAMPLES",
+           "UNSAFE_CHANGED_SHARE", "UNSAFE_OBSERVED_SHARE", "breaks_urls", "unsafe_candidate",
            "check_static", "cycle_culprit", "drop_url_breaking", "drop_inverses", "drop_non_converging",
            "drop_unused", "non_converging", "self_feeding", "unobserved_output"]
