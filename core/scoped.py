@@ -15,9 +15,12 @@ Evidence, per comparison (u, v), is attributed to every scope that covers u's pa
 A scope **holds** when support >= MS and support / (support + disqualified) >= ``param_min_ratio``
 and no narrower scope inside it with at least MS comparisons falls below that ratio (a parameter
 that is a no-op under ``/wiki`` and meaningful under ``/wiki/History`` does not hold at ``/wiki``).
-The rules are the widest holding scopes (a scope inside a holding one is not listed), each
-narrowed to the common scope of the paths of its supporting comparisons (evidence seen only under
-``/report/1`` gives a rule for ``/report/1``, not for the whole site).  A query
+The rules are the widest holding scopes (a scope inside a holding one is not listed).  A rule
+that sets a value or drops or sorts the whole query is narrowed to the common scope of the paths of
+its supporting comparisons (``sort=* → sort=ticket`` seen only under ``/report/1`` is a rule for
+``/report/1``, not for the whole site: a value and a whole query mean something per script); a
+remove rule keeps the widest holding scope (a session id seen on one script is a session id on
+every script, and the validator tests it on every test URL that carries it).  A query
 rule is only listed when its evidence involves at least two parameter names (otherwise the
 parameter rule says the same, and says it more narrowly).  Choices are ours; the validator
 decides every rule by fetching.
@@ -146,7 +149,7 @@ def mine_scoped_param_rules(urllist: URLList, params: DustParams) -> list[ParamR
         removed = holding_scopes(ev.tally, params)
         for s in removed:
             sup, dis = ev.tally[s]
-            out.append(ParamRule(name, "remove", None, sup, dis, "likely", _ev(len(rows), sup, dis), ev.narrowed(s)))
+            out.append(ParamRule(name, "remove", None, sup, dis, "likely", _ev(len(rows), sup, dis), s))
         rev, default = _replace_evidence(urllist, name, rows, params)
         for s in holding_scopes(rev.tally, params):
             if any(_within(s, r) for r in removed):

@@ -25,8 +25,9 @@ Beyond the paper, for the extended rule language (docs/rules.md, docs/validation
 * order: parameter, query and case rules first, then the pairs (Figure 4), then pattern rules; a
   candidate that the valid rules already cover is dropped unfetched (:func:`covered_by`);
 * the URLs whose pages the round fetched already are drawn first (:func:`sample_order`);
-* a rule is published only when its positives show at least :data:`MIN_DISTINCT_PAGES` different
-  pages ("equal today": many URLs of one page prove nothing), else undecided ("uninformative");
+* a rule that maps one literal value to another, or sorts the query, is published only when its
+  positives show at least :data:`MIN_DISTINCT_PAGES` different pages ("equal today": many URLs of
+  one page prove nothing about a sort key or a page size), else undecided ("uninformative");
 * the verdict of a rule that maps one literal value to another expires after TTL/4
   (:data:`VALUE_RULE_TTL_FACTOR`).
 """
@@ -48,10 +49,10 @@ from .sketch import Sketch, similar
 from .tokens import tokenize
 
 
-#: a rule is published only when its positives show at least this many different pages on the
-#: u side (ours, issue 12): URLs that all show one page prove nothing about the rule ("equal today":
-#: /report?sort=a ≡ /report?sort=b while the report is empty), so such a rule stays undecided
-#: ("uninformative") and is tried again in a later round.
+#: a rule that maps one literal value to another (or reorders the query) is published only when its
+#: positives show at least this many different pages on the u side (ours, issue 12): URLs that all
+#: show one page prove nothing about such a rule ("equal today": /report?sort=a ≡ /report?sort=b
+#: while the report is empty), so it stays undecided ("uninformative"), tried again later.
 MIN_DISTINCT_PAGES = 3
 
 
@@ -74,6 +75,15 @@ def maps_values(rule: Rule) -> bool:
         ta, tb = tokenize(rule.alpha), tokenize(rule.beta)
         return len(ta) == len(tb) and all(a == b or (a.isalnum() and b.isalnum()) for a, b in zip(ta, tb))
     return False
+
+
+def min_distinct_pages(rule: Rule) -> int:
+    """Different pages a rule's positives must show before it is published: :data:`MIN_DISTINCT_PAGES`
+    for a rule that maps one literal value to another or reorders the query (the "equal today"
+    rules: a sort key, a page size), 1 for the others — a query that one script ignores for any
+    value (a tracking pixel) is shown by many URLs of that one page (Figure 3's ≥ 10 comparisons)."""
+    reorders = rule.type == "query" and rule.action == "sort"
+    return MIN_DISTINCT_PAGES if maps_values(rule) or reorders else 1
 
 
 def ttl_factor(rule: Rule) -> float:
@@ -148,7 +158,7 @@ async def validate_rule(
 ) -> Verdict:
     """Figure 3 for one rule."""
     return await validate_rewrite(rule, lambda u: apply_rule(rule, u), test_urls, fetch, params, seed, threshold,
-                                  min_samples, max_fetch_factor, min_distinct=MIN_DISTINCT_PAGES)
+                                  min_samples, max_fetch_factor, min_distinct=min_distinct_pages(rule))
 
 
 async def validate_rewrite(

@@ -66,20 +66,30 @@ def test_no_op_everywhere_gives_the_global_rule():
     assert rules[0].evidence == {"urls_with_param": 18, "similar_ratio": 1.0}
 
 
-def test_evidence_under_one_report_narrows_the_scope():
+def test_remove_rule_takes_the_widest_holding_scope():
+    # evidence only under /report/1 and nothing against it elsewhere: a remove rule is stated for
+    # the whole site (the validator tests it on every test URL that carries the parameter)
     rows = sid_rows("/report/1") + [(f"http://h/other/x{i}", 300 + 50 * i) for i in range(5)]
     rows += [(f"http://h/report/{k}", 2000 + 10 * k) for k in range(2, 5)]
     rules = mine_scoped_param_rules(build(rows), P)
-    assert summary(rules) == [("sid", "remove", None, "/report/1")]
+    assert summary(rules) == [("sid", "remove", None, "")]
+
+
+def test_replace_evidence_under_one_report_narrows_the_scope():
+    # a value (a sort key) means something per script: seen only under /report/1, stated there
+    rows = [(f"http://h/report/1?sort={v}&p={i}", 5000 + 100 * i) for i in range(3) for v in ("a", "b", "c")]
+    rows += [(f"http://h/other/x{i}", 300 + 50 * i) for i in range(5)]
+    rules = mine_scoped_param_rules(build(rows), P)
+    assert [(r.name, r.action, r.scope) for r in rules if r.name == "sort"] == [("sort", "replace", "/report/1")]
 
 
 def test_meaningful_sub_scope_below_ms_does_not_block():
     rows = sid_rows("/w", pages=4) + sid_rows("/w/History", pages=1, meaningful=True, base=5000)
     rows = [(u, s) for u, s in rows if not ("/History/" in u and u.endswith("S3"))]
-    # one meaningful History page with two values: 2 comparisons, fewer than ms = 3, no veto;
-    # the site-wide rule is narrowed to the common scope of its supporting comparisons
+    # one meaningful History page with two values: 2 comparisons, fewer than ms = 3, no veto:
+    # the whole site holds (12 of 14), the widest holding scope
     rules = mine_scoped_param_rules(build(rows), P)
-    assert summary(rules) == [("sid", "remove", None, "/w")]
+    assert summary(rules) == [("sid", "remove", None, "")]
     assert (rules[0].support, rules[0].disqualified) == (12, 2)
 
 
@@ -125,7 +135,7 @@ def test_replace_rules_per_scope_with_each_scope_value():
 
 def test_remove_covers_replace_and_popularity():
     rules = mine_scoped_param_rules(build(sid_rows("/a")), P)
-    assert summary(rules) == [("sid", "remove", None, "/a")]  # replace holds too; remove says more
+    assert summary(rules) == [("sid", "remove", None, "")]  # replace holds too; remove says more
     assert mine_scoped_param_rules(build(sid_rows("/a")), P.with_(param_min_urls=10)) == []
 
 
