@@ -73,15 +73,17 @@ def test_valid_rule_stops_at_the_positive_bound():
     rf = RoundFetcher(make_fetch(forum_site, calls))
     rule = SubstringRule("/story?id=", "/story_")
     v = run(validate_rule(rule, TEST_URLS, rf))
-    assert v.valid is True and v.positives == 95 and v.negatives == 0
-    assert v.fetches == 190  # 95 pairs of u, v: early stop at (1 − ε)N
+    need = round((1 - DustParams().epsilon) * DustParams().n)  # 38 of N = 40
+    assert v.valid is True and v.positives == need and v.negatives == 0
+    assert v.fetches == 2 * need  # pairs of u, v: early stop at (1 − ε)N
     assert max(calls.values()) == 1
 
 
 def test_invalid_rule_stops_after_eps_n_negatives():
     rule = SubstringRule("/index.html", "/x.html")  # every v is a 404
     v = run(validate_rule(rule, TEST_URLS, RoundFetcher(make_fetch(forum_site, Counter()))))
-    assert v.valid is False and v.negatives == 5 and v.positives == 0 and v.fetches == 10
+    refute = round(DustParams().epsilon * DustParams().n)  # 2 of N = 40
+    assert v.valid is False and v.negatives == refute and v.positives == 0 and v.fetches == 2 * refute
     rule = SubstringRule("lect1", "lect2")  # both exist, different text
     tests = [f"{H}/lect1.ps", f"{H}/x/lect1.ps"]
     v = run(validate_rule(rule, tests, RoundFetcher(make_fetch(forum_site, Counter()))))
@@ -116,7 +118,7 @@ def test_a_pair_refining_a_valid_rule_is_dropped_before_fetching():
     res = run(validate(pairs, [], TEST_URLS, make_fetch(forum_site, calls)))
     assert [r.text for r in res.valid] == ['"/story?id=" → "/story_"']
     assert [p.alpha for p, _ in res.dropped_refinements] == [".il/story?id="]
-    assert res.fetches == 190
+    assert res.fetches == 2 * round((1 - DustParams().epsilon) * DustParams().n)
 
 
 def test_u_failures_are_skipped_and_no_urls_is_undecided():
