@@ -72,12 +72,15 @@ def _print_candidates(site: str, d: dict, limit: int) -> None:
 
     st = d["stats"]
     urls = list(d.get("test_urls") or [])[:5000]
+    general = list(d.get("general_rules") or [])
     print(f"# {site}: window {d['window']}, {st.get('lines')} lines, {st.get('urls')} unique URLs, "
-          f"{len(d['rules'])} likely rules, {len(d['param_rules'])} parameter rules (candidates, not validated)")
-    for r in d["rules"][: limit] + d["param_rules"]:
+          f"{len(d['rules'])} likely rules, {len(d['param_rules'])} parameter rules"
+          + (f", {len(general)} query/case/pattern rules" if general else "") + " (candidates, not validated)")
+    for r in d["rules"][: limit] + d["param_rules"] + general:
         try:
             why = unsafe_candidate(rule_from_json(r), urls) if urls else None
         except RuleError:
             why = "does not parse"
-        second = r["support_high"] if r.get("type", "substring") == "substring" else r.get("disqualified")
+        kind = r.get("type", "substring")
+        second = {"substring": r.get("support_high"), "pattern": f"{r.get('members')} lit"}.get(kind, r.get("disqualified"))
         print(f"{r['support']:>7} {second:>6}  {r['display']}" + (f"   UNSAFE: {why}" if why else ""))
