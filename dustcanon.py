@@ -13,9 +13,8 @@ the results of the dustbuster service (thesis Figure 5.5; docs/rules.md):
     book.canonize(url)                           # site found from the URL's host
 
 The service first applies an RFC 3986 normalization (lower-case scheme and host, no default port,
-no dot segments, no fragment...).  This file does not (it has no dependencies); pass
-``normalize=`` a function to get it, e.g. ``dustbuster.core.normalize.normalize``, or canonicalize URLs
-that are already normalized.  Every rule type of docs/rules.md is applied as the service applies
+no dot segments, no fragment...).  This file does not: pass ``normalize=`` a function to get it
+(``dustbuster.core.normalize.normalize``), or canonize normalized URLs.  Every rule type of docs/rules.md is applied as the service applies
 it (substring, parameter with its path scope, query drop/keep/sort, case, pattern); a rule of any
 other type is refused (``Rejected("bad_rule")``).  Tested against the service (tests/test_dustcanon.py).
 """
@@ -184,8 +183,8 @@ _SAMPLES = {"digits": ("7", "20"), "hex": ("0a", "3F"), "word": ("x", "7", "a1")
 
 
 class _Pattern(_Substring):
-    """A substring rule with one typed placeholder {digits}/{hex}/{word} (dustbuster.core.pattern):
-    the first token-aligned match whose rewrite differs from the matched text is rewritten."""
+    """A substring rule with one typed placeholder {digits}/{hex}/{word} (dustbuster.core.pattern): the
+    first token-aligned match (matches may overlap) whose rewrite differs from it is rewritten."""
 
     def __init__(self, r):
         _Substring.__init__(self, r)
@@ -202,10 +201,12 @@ class _Pattern(_Substring):
         return any(self.apply(o) != o for o in (_PH.sub(v, self.beta) for v in _SAMPLES[self.cls]))
 
     def apply(self, w):
-        for m in self.regex.finditer(w):
+        m = self.regex.search(w)
+        while m is not None:
             out = _PH.sub(lambda _: m.group("v"), self.beta)
             if out != m.group(0):
                 return w[:m.start()] + out + w[m.end():]
+            m = self.regex.search(w, m.start() + 1)
         return w
 
 

@@ -33,9 +33,8 @@ The rule types beyond the papers (docs/rules.md), each exactly or not at all:
   Nutch runs them one after the other in every round.  Query "sort" is skipped (sorting is no
   regex replacement);
 * case rules are skipped: a Java replacement cannot change letter case;
-* pattern rule α → β: ``^(P)α`` where the prefix P walks the URL as ``finditer`` does, stepping over
-  whole matches that already read as β (the rule skips them, dustbuster.core.pattern) and over
-  characters where α does not match; → ``$1β``, or ``$1β₁$2β₂`` when β copies the placeholder.  A
+* pattern rule α → β: ``^([\s\S]*?)(?!β)α``, the leftmost match of α that does not already read as
+  β (the rule skips those, and matches may overlap, dustbuster.core.pattern); → ``$1β``, or ``$1β₁$2β₂`` when β copies the placeholder.  A
   copying rule whose output could equal the matched text for some value (α and β as long, with
   the placeholder at different offsets) is skipped: the regex cannot tell those matches apart.
 
@@ -151,14 +150,14 @@ def _pattern_alpha(rule: PatternRule, group: bool, value: str | None = None) -> 
 
 
 def _pattern_regexes(rule: PatternRule) -> list[tuple[str, str]]:
-    a, a_nc = _pattern_alpha(rule, True), _pattern_alpha(rule, False)
+    a = _pattern_alpha(rule, True)
     bpre, bpost, copies = _pattern_parts(rule.beta)
     if copies is None:
         same = rule._regex.fullmatch(rule.beta)  # a match reading as β exactly: the rule steps over it
         if same is None:
             return [(rf"^([\s\S]*?){a}", "$1" + _after_group(bpre))]
-        b = _pattern_alpha(rule, False, same.group("v"))
-        return [(rf"^((?:{b}|(?!{a_nc})[\s\S])*?)(?!{b}){a}", "$1" + _after_group(bpre))]
+        b = _pattern_alpha(rule, False, same.group("v"))  # the leftmost match that does not read as β
+        return [(rf"^([\s\S]*?)(?!{b}){a}", "$1" + _after_group(bpre))]
     apre, apost, _ = _pattern_parts(rule.alpha)
     if len(apre) + len(apost) == len(bpre) + len(bpost) and len(apre) != len(bpre):
         raise Unexpressible("the output may equal the matched text for some value (the rule steps over "

@@ -215,4 +215,18 @@ def generalize_pairs(pairs: Sequence[Pair], params: DustParams | None = None,
         claimed |= fam.members.keys()
         contexts.add((fam.left, fam.right))
         samples += mine
-    return sorted(taken, key=lambda r: (-r.support, r.text))
+    general = [r for r in taken if not any(_refines(r, o) for o in taken if o is not r)]
+    return sorted(general, key=lambda r: (-r.support, r.text))
+
+
+def _refines(r: PatternRule, o: PatternRule) -> bool:
+    """True when ``r`` is ``o`` with the same text added around α and β (WWW 2007 §5.2's
+    refinement): ``"-bin/countdown?{digits}," → "-bin/countdown?102,"`` refines
+    ``"?{digits}," → "?102,"``; the more general rule is kept (the validator would drop the other
+    unfetched once it is valid)."""
+    k = r.alpha.find(o.alpha)
+    while k >= 0:
+        if r.beta == r.alpha[:k] + o.beta + r.alpha[k + len(o.alpha):]:
+            return True
+        k = r.alpha.find(o.alpha, k + 1)
+    return False

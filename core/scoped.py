@@ -22,7 +22,10 @@ its supporting comparisons (``sort=* → sort=ticket`` seen only under ``/report
 remove rule keeps the widest holding scope (a session id seen on one script is a session id on
 every script, and the validator tests it on every test URL that carries it).  A query
 rule is only listed when its evidence involves at least two parameter names (otherwise the
-parameter rule says the same, and says it more narrowly).  Choices are ours; the validator
+parameter rule says the same, and says it more narrowly).  Where dropping the whole query does not
+hold, "drop the query but K" is tried with K = the scope's meaningful parameters (those whose
+removal mostly changes the page there, at least MS times): URLs of one path with the same K items
+and other queries are compared.  Choices are ours; the validator
 decides every rule by fetching.
 """
 
@@ -34,11 +37,12 @@ from dataclasses import dataclass, field
 from . import query
 from .params import DustParams
 from .rules import ParamRule
-from .scope import scopes_of, split_url
+from .scope import in_scope, scopes_of, split_url
 from .scopedrules import QueryRule
 from .urllist import URLList
 
 Tally = dict[str, list[int]]  #: scope -> [support, disqualified]
+MAX_KEEP = 4  #: a "drop the query but K" rule keeps at most this many parameters
 
 
 @dataclass
@@ -178,14 +182,19 @@ def mine_query_rules(urllist: URLList, params: DustParams) -> list[QueryRule]:
         sorted_forms: dict[tuple, str] = {}
         for u in urls:
             items = query.split(u)[1] or []
-            key = tuple(sorted(items))
+            key = tuple(sorted(items, key=_item_key))
             first = sorted_forms.setdefault(key, u)
             if first != u:
                 order.add(path, urllist.similar(u, first, params), tuple(n for n, _ in items))
             elif u != rep:
                 names = {n for n, _ in items} ^ {n for n, _ in (query.split(rep)[1] or [])}
                 drop.add(path, urllist.similar(u, rep, params), tuple(sorted(names)))
-    out = [_query_rule(drop, s, "drop") for s in holding_scopes(drop.tally, params) if len(drop.names[s]) >= 2]
+    held = holding_scopes(drop.tally, params)
+    out = [_query_rule(drop, s, "drop") for s in held if len(drop.names[s]) >= 2]
+    failed = sorted(s for s, (sup, dis) in drop.tally.items()
+                    if sup + dis >= params.ms and not any(_within(s, h) for h in held))
+    out += _keep_rules(urllist, params, {b: us for b, us in by_path.items()
+                                         if not any(in_scope(split_url(b)[1], h) for h in held)}, failed)
     out += [_query_rule(order, s, "sort") for s in holding_scopes(order.tally, params)]
     return out
 
@@ -195,3 +204,69 @@ def _query_rule(ev: _Evidence, scope: str, action: str) -> QueryRule:
     names = sorted(ev.names[scope])
     return QueryRule(ev.narrowed(scope), action, (), sup, dis, "likely",
                      {"comparisons": sup + dis, "parameters": names[:10], "similar_ratio": round(sup / (sup + dis), 4)})
+
+
+def _item_key(item: tuple[str, str | None]) -> tuple:
+    """Sort key of a query item: a bare ``name`` and ``name=value`` never compare None to str."""
+    return (item[0], item[1] is not None, item[1] or "")
+
+
+def _meaningful(urllist: URLList, params: DustParams) -> dict[str, set[str]]:
+    """Scope → the parameters whose removal mostly changes the page there (at least MS comparisons
+    not likely similar, more than the similar ones): what a "drop but …" rule must keep."""
+    tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for url in urllist:
+        base, items = query.split(url)
+        for name in {n for n, v in items or () if v is not None}:
+            v = query.remove_param(url, name)
+            if v != url and v in urllist:
+                ok = urllist.similar(url, v, params)
+                for s in scopes_of(split_url(base)[1]):
+                    tally[(s, name)][0 if ok else 1] += 1
+    out: dict[str, set[str]] = defaultdict(set)
+    for (s, name), (sup, dis) in tally.items():
+        if dis >= params.ms and dis > sup:
+            out[s].add(name)
+    return out
+
+
+def _keep_rules(urllist: URLList, params: DustParams, by_path: dict[str, list[str]],
+                failed: list[str]) -> list[QueryRule]:
+    """"Drop the query but K" where dropping it all fails (``by_path`` holds no URL of a scope where
+    it holds): K = the scope's meaningful parameters; evidence = URLs of one path with the same K
+    items and other queries (compared with the shortest of them); kept when the scope holds and at
+    least two other names are involved.  Each scope reads only its own paths (an index by scope)."""
+    meaningful = _meaningful(urllist, params)
+    bases: dict[str, list[str]] = defaultdict(list)
+    for base in by_path:
+        for s in scopes_of(split_url(base)[1]):
+            bases[s].append(base)
+    out: list[QueryRule] = []
+    for scope in failed:
+        keep = meaningful.get(scope)
+        if not keep or len(keep) > MAX_KEEP or any(_within(scope, r.scope) for r in out):
+            continue
+        ev = _Evidence()
+        for base in bases.get(scope, ()):
+            _keep_evidence(urllist, params, by_path[base], keep, scope, ev)
+        if scope in holding_scopes({scope: ev.tally[scope]}, params) and len(ev.names[scope]) >= 2:
+            sup, dis = ev.tally[scope]
+            out.append(QueryRule(ev.narrowed(scope), "drop", tuple(sorted(keep)), sup, dis, "likely",
+                                 {"comparisons": sup + dis, "parameters": sorted(ev.names[scope])[:10],
+                                  "similar_ratio": round(sup / (sup + dis), 4)}))
+    return out
+
+
+def _keep_evidence(urllist: URLList, params: DustParams, urls: list[str], keep: set[str], scope: str,
+                   ev: _Evidence) -> None:
+    """One path's comparisons for "drop the query but ``keep``" in ``scope``."""
+    path_scopes = scopes_of(split_url(urls[0])[1])
+    groups: dict[tuple, list[str]] = defaultdict(list)
+    for u in urls:
+        groups[tuple(it for it in query.split(u)[1] or () if it[0] in keep)].append(u)
+    for members in groups.values():
+        rep = min(members, key=lambda u: (len(u), u))
+        for u in members:
+            if u != rep:
+                ev.count(scope, urllist.similar(u, rep, params), path_scopes)
+                ev.names[scope].update(n for n, _ in query.split(u)[1] or () if n not in keep)

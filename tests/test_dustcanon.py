@@ -216,3 +216,14 @@ def test_a_mine_document_is_put_in_canonization_order():
     rs = dustcanon.RuleSet(doc, unvalidated=True)
     assert [type(r).__name__ for r in rs.rules] == ["_Param", "_Case", "_Substring", "_Pattern"]
     assert rs("http://h.com/A/7/x?sid=1") == "http://h.com/a/7"    # case first: "/A/" is "/a/" already
+
+
+def test_pattern_matches_may_overlap_as_in_the_core():
+    import dustcanon
+    from dustbuster.core.canonize import canonical
+    from dustbuster.core.pattern import PatternRule
+
+    rule = PatternRule("/{digits}/", "/1/", status="valid")
+    doc = {"schema": "dustbuster/ruleset@1", "site": "h.com", "version": 1, "rules": [rule.to_json()]}
+    for url in ("http://h.com/1/5/x", "http://h.com/5/1/x", "http://h.com/1/2/3/"):
+        assert dustcanon.canonize(url, doc) == canonical(url, [rule]) == "http://h.com/" + url.split("/", 3)[3].replace("5", "1").replace("2", "1").replace("3", "1")

@@ -75,6 +75,12 @@ def test_validated_set_makes_no_false_merge(run):
     _, res = run
     rs = res["ruleset"]
     jsonschema.validate(rs, json.loads((ROOT / "docs" / "ruleset.schema.json").read_text()))
-    validated = [r for r in res["eval"]["results"] if r.get("kind") == "validated"]
-    assert len(validated) == 1 and validated[0]["applied"] == len(rs["rules"])
-    assert validated[0]["overall"]["false_merge_groups"] == 0, validated[0]["overall"]["false_merge_examples"]
+    jsonschema.validate(res["paper_ruleset"], json.loads((ROOT / "docs" / "ruleset.schema.json").read_text()))
+    validated = {r["name"].split(" ")[0]: r for r in res["eval"]["results"] if r.get("kind") == "validated"}
+    # the extended language's set and the paper's language's set (the same validation)
+    assert set(validated) == {"rules.json", "rules-paper.json"}
+    assert validated["rules.json"]["applied"] == len(rs["rules"])
+    assert validated["rules-paper.json"]["applied"] == len(res["paper_ruleset"]["rules"])
+    assert all(r["type"] in ("substring", "parameter") and not r.get("scope") for r in res["paper_ruleset"]["rules"])
+    for r in validated.values():
+        assert r["overall"]["false_merge_groups"] == 0, r["overall"]["false_merge_examples"]

@@ -275,3 +275,26 @@ def test_partition_window_equals_batch_on_scoped_and_query_rules(tmp_path):
         state.close()
     assert [r.to_json() for r in got.param_rules()] == [r.to_json() for r in want.param_rules()]
     assert [r.to_json() for r in got.general] == [r.to_json() for r in want.general]
+
+
+def keep_rows():
+    """/list?id=N shows page N (its removal changes the page); utm and ref change nothing."""
+    rows = [("http://h/list", 300)]
+    for i in range(1, 5):
+        size = 1000 + 500 * i
+        rows += [(f"http://h/list?id={i}{extra}", size) for extra in ("", "&utm=a", "&ref=b", "&utm=c&ref=d")]
+    return rows
+
+
+def test_drop_but_the_meaningful_parameters():
+    rules = mine_query_rules(build(keep_rows()), P)
+    assert [(r.scope, r.action, r.keep) for r in rules] == [("/list", "drop", ("id",))]
+    r = rules[0]
+    assert r.text == "drop the query but id under /list"
+    assert (r.support, r.disqualified) == (12, 0) and r.evidence["parameters"] == ["ref", "utm"]
+    assert canonical("http://h/list?utm=z&id=7&x=1", rules) == "http://h/list?id=7"
+
+
+def test_bare_and_valued_items_of_one_name_do_not_crash_the_order_miner():
+    rows = [("http://h/p?a&a=1", 500), ("http://h/p?a=1&a", 500), ("http://h/p", 500)]
+    mine_query_rules(build(rows), P)  # a bare item and a valued one of one name: no TypeError

@@ -26,7 +26,7 @@ def candidates(site: SimSite, port: int) -> CandidateSet:
         ul.add(*rec)
     doc = mine(ul).to_json()
     return CandidateSet(site="forum.test", window=1, rules=doc["rules"], param_rules=doc["param_rules"],
-                        stats=doc["stats"], params=doc["params"], test_urls=list(ul))
+                        general_rules=doc["general_rules"], stats=doc["stats"], params=doc["params"], test_urls=list(ul))
 
 
 def test_rounds_publish_keep_drop_and_tombstone(tmp_path):

@@ -1,0 +1,49 @@
+"""What evidence a rule needs beyond Figure 3's counts (ours, issue 12: "validation that resists
+equal today"; docs/validation.md): how many different pages its positives must show, and how long
+its verdict lasts.  Used by :mod:`dustbuster.core.validate`."""
+
+from __future__ import annotations
+
+from .rules import Rule
+from .tokens import tokenize
+
+
+#: a rule that maps one literal value to another (or reorders the query) is published only when its
+#: positives show at least this many different pages on the u side (ours, issue 12): URLs that all
+#: show one page prove nothing about such a rule ("equal today": /report?sort=a ≡ /report?sort=b
+#: while the report is empty), so it stays undecided ("uninformative"), tried again later.
+MIN_DISTINCT_PAGES = 3
+
+
+#: the verdict of a rule that maps one literal value to another lasts this share of the TTL (ours):
+#: "equal today" (a list that looks the same at page sizes 20 and 50) is what such rules are most
+#: exposed to, so they are fetched again four times as often and leave the set within TTL/4 once
+#: they stop holding (the validator's timer re-runs every site's candidates every TTL/4).
+VALUE_RULE_TTL_FACTOR = 0.25
+
+
+def maps_values(rule: Rule) -> bool:
+    """True for a rule that rewrites one literal value into another: a parameter replace rule, a
+    pattern rule with a literal β, a substring rule whose α and β differ only in alphanumeric
+    tokens at the same places (``"=50&" → "=20&"``)."""
+    if rule.type == "parameter":
+        return rule.action == "replace"
+    if rule.type == "pattern":
+        return "{" + rule.placeholder + "}" not in rule.beta
+    if rule.type == "substring":
+        ta, tb = tokenize(rule.alpha), tokenize(rule.beta)
+        return len(ta) == len(tb) and all(a == b or (a.isalnum() and b.isalnum()) for a, b in zip(ta, tb))
+    return False
+
+
+def min_distinct_pages(rule: Rule) -> int:
+    """Different pages a rule's positives must show before it is published: :data:`MIN_DISTINCT_PAGES`
+    for a rule that maps one literal value to another or reorders the query (the "equal today"
+    rules: a sort key, a page size), 1 for the others — a query that one script ignores for any
+    value (a tracking pixel) is shown by many URLs of that one page (Figure 3's ≥ 10 comparisons)."""
+    reorders = rule.type == "query" and rule.action == "sort"
+    return MIN_DISTINCT_PAGES if maps_values(rule) or reorders else 1
+
+
+def ttl_factor(rule: Rule) -> float:
+    return VALUE_RULE_TTL_FACTOR if maps_values(rule) else 1.0
