@@ -1,8 +1,7 @@
 """dustcanon: DustBuster rule sets for crawlers, in one dependency-free file (Python 3.8+).
 
-Copy this file into a crawler, load a site's RuleSet JSON (from the rules topic, ``dustbuster
-rules``, ``GET /sites/{site}/rules`` or ``dustbuster mine --json``) and canonize URLs with exactly
-the results of the dustbuster service (thesis Figure 5.5; docs/rules.md):
+Copy this file into a crawler, load a site's RuleSet JSON (the rules topic, ``dustbuster rules``,
+``GET /sites/{site}/rules``, ``mine --json``) and canonize URLs exactly as the service (Fig. 5.5):
 
     import dustcanon
     rs = dustcanon.load("forum.test.json")          # or dustcanon.RuleSet(dict_from_json)
@@ -152,13 +151,13 @@ class _Query(_Rule):
         self.keep = [_name(n) for n in keep]
 
     def rewrite(self, url):
-        head, path, tail = _split_url(url)
+        body, hash_, frag = url.partition("#")  # a fragment stays out of the query
+        head, path, tail = _split_url(body)
         if not tail or not _in_scope(path, self.scope):
             return url
-        base, items = _split(url)
-        if self.action == "drop":
-            return _join(base, [(n, v) for n, v in items if v is not None and n in self.keep])
-        return _join(base, sorted(items, key=lambda it: it[0]))
+        base, items = _split(body)
+        kept = [(n, v) for n, v in items if n in self.keep] if self.action == "drop" else sorted(items, key=lambda it: it[0])
+        return _join(base, kept) + hash_ + frag
 
 
 class _Case(_Rule):
@@ -172,7 +171,8 @@ class _Case(_Rule):
         head, path, tail = _split_url(url)
         if not head or not _in_scope(path, self.scope):
             return url
-        return head + path[:len(self.scope)] + path[len(self.scope):].lower() + tail
+        low = re.sub("%[0-9a-f]{2}", lambda m: m.group(0).upper(), path[len(self.scope):].lower())
+        return head + path[:len(self.scope)] + low + tail  # percent-escapes stay upper-case
 
 
 _CLASSES = {"digits": r"[0-9]+",

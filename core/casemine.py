@@ -62,21 +62,22 @@ def _pair_scopes(u: str, v: str) -> list[str]:
 
 def mine_case_rules(urllist: URLList, params: DustParams | None = None) -> list[CaseRule]:
     """The widest scopes under which paths differing only in case look like the same page."""
+    from .scoped import _Evidence, holding_scopes  # one scope test for every scoped miner
+
     params = params or DustParams()
-    sup: dict[str, int] = defaultdict(int)
-    dis: dict[str, int] = defaultdict(int)
+    ev = _Evidence()
     example: dict[str, list[str]] = {}
     for group in case_groups(urllist):
         for u, v in combinations(group[:MAX_GROUP], 2):
             similar = urllist.similar(u, v, params)
-            for s in _pair_scopes(u, v):
+            scopes = _pair_scopes(u, v)
+            for s in scopes:
+                ev.count(s, similar, scopes)
                 if similar:
-                    sup[s] += 1
                     example.setdefault(s, [u, v])
-                else:
-                    dis[s] += 1
-    holding = sorted(s for s in sup if sup[s] >= params.ms
-                     and sup[s] / (sup[s] + dis[s]) >= params.param_min_ratio)
-    widest = [s for s in holding if not any(w != s and in_scope(s, w) for w in holding)]
-    return [CaseRule(s, sup[s], dis[s], evidence={"pairs": sup[s] + dis[s], "examples": example[s]})
-            for s in widest]
+    out = []
+    for s in holding_scopes(ev.tally, params):
+        scope = ev.narrowed(s)  # as a whole query: a case rule is stated where it was seen
+        sup, dis = ev.tally[scope]
+        out.append(CaseRule(scope, sup, dis, evidence={"pairs": sup + dis, "examples": example[s]}))
+    return out

@@ -8,10 +8,10 @@ from .rules import Rule
 from .tokens import tokenize
 
 
-#: a rule that maps one literal value to another (or reorders the query) is published only when its
-#: positives show at least this many different pages on the u side (ours, issue 12): URLs that all
-#: show one page prove nothing about such a rule ("equal today": /report?sort=a ≡ /report?sort=b
-#: while the report is empty), so it stays undecided ("uninformative"), tried again later.
+#: a rule is published only when its positives show at least this many different pages on the u
+#: side (ours, issue 12): URLs that all show one page prove nothing about a rule ("equal today":
+#: /report?sort=a ≡ /report?sort=b while the report is empty; remove sort=* shown on it alike), so
+#: it stays undecided ("uninformative"), tried again later.  One exception: min_distinct_pages.
 MIN_DISTINCT_PAGES = 3
 
 
@@ -37,12 +37,12 @@ def maps_values(rule: Rule) -> bool:
 
 
 def min_distinct_pages(rule: Rule) -> int:
-    """Different pages a rule's positives must show before it is published: :data:`MIN_DISTINCT_PAGES`
-    for a rule that maps one literal value to another or reorders the query (the "equal today"
-    rules: a sort key, a page size), 1 for the others — a query that one script ignores for any
-    value (a tracking pixel) is shown by many URLs of that one page (Figure 3's ≥ 10 comparisons)."""
-    reorders = rule.type == "query" and rule.action == "sort"
-    return MIN_DISTINCT_PAGES if maps_values(rule) or reorders else 1
+    """Different pages a rule's positives must show before it is published: :data:`MIN_DISTINCT_PAGES`,
+    but 1 for a rule that drops the whole query under a scope — that one script ignores its query
+    (a tracking pixel, a client-side search page) is shown by many URLs of its one page: Figure 3's
+    ≥ 10 comparisons, whose queries involve at least two parameter names (core/scoped.py)."""
+    drops_query = rule.type == "query" and rule.action == "drop"
+    return 1 if drops_query else MIN_DISTINCT_PAGES
 
 
 def ttl_factor(rule: Rule) -> float:

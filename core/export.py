@@ -126,7 +126,7 @@ def _query_regexes(rule: QueryRule) -> list[tuple[str, str]]:
         return [(rf"^({p}[^?]*)\?[\s\S]*", "$1")]
     k = "(?:" + "|".join(java_escape(n) for n in rule.keep) + ")"
     other = rf"^((?!{p}[^?]*\?)[\s\S]*)"  # out of scope or no query: consumed whole, unchanged
-    items = rf"{other}|^([^?]*\?)|({k}=[^&]*&)|({k}=[^&]*$)|[^&]*&|[^&]+$"
+    items = rf"{other}|^([^?]*\?)|({k}(?:=[^&]*)?&)|({k}(?:=[^&]*)?$)|[^&]*&|[^&]+$"
     return [(items, "$1$2$3$4"), (rf"{other}|^([^?]*)\?$|&$", "$1$2")]
 
 

@@ -44,16 +44,24 @@ def url_in_scope(url: str, scope: str) -> bool:
     return not scope or in_scope(url_path(url), scope)
 
 
+#: the deepest scope mined (segments): deeper paths get the scopes of their first 16 segments
+MAX_SCOPE_DEPTH = 16
+
+
 def scopes_of(path: str) -> list[str]:
     """Every scope that covers ``path``, widest first: ``""``, then ``/a``, ``/a/b``, ... and the
-    path itself (without a trailing ``/``).  ``/a/b/c`` → ``["", "/a", "/a/b", "/a/b/c"]``."""
+    path itself (without a trailing ``/``).  ``/a/b/c`` → ``["", "/a", "/a/b", "/a/b/c"]``.  A
+    prefix that reaches an empty segment (``//a``, ``/a//b``) is no scope, nor anything below it; at most
+    :data:`MAX_SCOPE_DEPTH` segments deep (a deeper path is covered by its ancestors only)."""
     out = [""]
     k = path.find("/", 1)
-    while k > 0:
+    while k > 0 and len(out) <= MAX_SCOPE_DEPTH:
+        if path[k - 1] == "/":
+            return out  # an empty segment: nothing below it is a scope
         out.append(path[:k])
         k = path.find("/", k + 1)
     whole = path.rstrip("/")
-    if whole and whole != out[-1]:
+    if whole and whole != out[-1] and len(out) <= MAX_SCOPE_DEPTH and "//" not in whole:
         out.append(whole)
     return out
 

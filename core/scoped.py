@@ -37,12 +37,15 @@ from dataclasses import dataclass, field
 from . import query
 from .params import DustParams
 from .rules import ParamRule
-from .scope import in_scope, scopes_of, split_url
+from .scope import scopes_of, split_url
 from .scopedrules import QueryRule
 from .urllist import URLList
 
 Tally = dict[str, list[int]]  #: scope -> [support, disqualified]
 MAX_KEEP = 4  #: a "drop the query but K" rule keeps at most this many parameters
+#: URLs with more query items than this are left out of the scoped miners (each item of each URL is
+#: compared: quadratic in the items; no real page has that many parameters, a hostile log may)
+MAX_ITEMS = 64
 
 
 @dataclass
@@ -85,9 +88,13 @@ def holding_scopes(tally: Tally, params: DustParams) -> list[str]:
         sup, dis = tally[s]
         return sup >= ms and sup >= ratio * (sup + dis)
 
-    bad = [s for s, (sup, dis) in tally.items() if sup + dis >= ms and not ok(s)]
-    holds = sorted(s for s in tally if ok(s) and not any(_within(b, s) for b in bad))
-    return [s for s in holds if not any(w != s and _within(s, w) for w in holds)]
+    vetoed: set[str] = set()  # every scope around a failing one (linear, not pairwise)
+    for s, (sup, dis) in tally.items():
+        if sup + dis >= ms and not ok(s):
+            vetoed.update(scopes_of(s))
+    holds = sorted(s for s in tally if ok(s) and s not in vetoed)
+    held = set(holds)
+    return [s for s in holds if not any(a in held for a in scopes_of(s)[:-1])]
 
 
 def _within(inner: str, outer: str) -> bool:
@@ -98,7 +105,7 @@ def _param_rows(urllist: URLList, min_urls: int) -> dict[str, list[tuple[str, st
     occ: dict[str, list] = defaultdict(list)
     for url in urllist:
         base, items = query.split(url)
-        if not items:
+        if not items or len(items) > MAX_ITEMS:
             continue
         seen: set[str] = set()
         for idx, (name, value) in enumerate(items):
@@ -158,8 +165,9 @@ def mine_scoped_param_rules(urllist: URLList, params: DustParams) -> list[ParamR
         for s in holding_scopes(rev.tally, params):
             if any(_within(s, r) for r in removed):
                 continue  # removing it there says more
-            sup, dis = rev.tally[s]
-            out.append(ParamRule(name, "replace", default[s], sup, dis, "likely", _ev(len(rows), sup, dis), rev.narrowed(s)))
+            scope = rev.narrowed(s)
+            sup, dis = rev.tally[scope]
+            out.append(ParamRule(name, "replace", default[s], sup, dis, "likely", _ev(len(rows), sup, dis), scope))
     out.sort(key=lambda r: (-r.support, r.name, r.scope, r.action != "remove"))
     return out
 
@@ -172,43 +180,50 @@ def mine_query_rules(urllist: URLList, params: DustParams) -> list[QueryRule]:
     """Whole-query (drop) and order (sort) rules at their widest holding scopes."""
     by_path: dict[str, list[str]] = defaultdict(list)
     for url in urllist:
-        by_path[url.split("?", 1)[0]].append(url)
+        if url.count("&") < MAX_ITEMS:
+            by_path[url.split("?", 1)[0]].append(url)
     drop, order = _Evidence(), _Evidence()
     for base, urls in by_path.items():
-        if len(urls) < 2:
-            continue
-        path = split_url(base)[1]
-        rep = min(urls, key=lambda u: (len(u), u))
-        sorted_forms: dict[tuple, str] = {}
-        for u in urls:
-            items = query.split(u)[1] or []
-            key = tuple(sorted(items, key=_item_key))
-            first = sorted_forms.setdefault(key, u)
-            if first != u:
-                order.add(path, urllist.similar(u, first, params), tuple(n for n, _ in items))
-            elif u != rep:
-                names = {n for n, _ in items} ^ {n for n, _ in (query.split(rep)[1] or [])}
-                drop.add(path, urllist.similar(u, rep, params), tuple(sorted(names)))
+        if len(urls) >= 2:
+            _query_evidence(urllist, params, urls, drop, order)
     held = holding_scopes(drop.tally, params)
     out = [_query_rule(drop, s, "drop") for s in held if len(drop.names[s]) >= 2]
+    held_set = set(held)
     failed = sorted(s for s, (sup, dis) in drop.tally.items()
-                    if sup + dis >= params.ms and not any(_within(s, h) for h in held))
+                    if sup + dis >= params.ms and not held_set.intersection(scopes_of(s)))
     out += _keep_rules(urllist, params, {b: us for b, us in by_path.items()
-                                         if not any(in_scope(split_url(b)[1], h) for h in held)}, failed)
+                                         if not held_set.intersection(scopes_of(split_url(b)[1]))}, failed)
     out += [_query_rule(order, s, "sort") for s in holding_scopes(order.tally, params)]
     return out
 
 
-def _query_rule(ev: _Evidence, scope: str, action: str) -> QueryRule:
+def _query_evidence(urllist: URLList, params: DustParams, urls: list[str], drop: _Evidence,
+                    order: _Evidence) -> None:
+    """One path's comparisons: each spelling of a query (its items sorted by name, as the sort rule
+    writes it) once with the path's shortest URL (drop), the other spellings with the shortest of
+    theirs (order).  Representatives are the shortest URLs, whatever the list's order."""
+    path = split_url(urls[0])[1]
+    rep = min(urls, key=lambda u: (len(u), u))
+    forms: dict[tuple, list[str]] = defaultdict(list)
+    for u in urls:
+        forms[tuple(sorted(query.split(u)[1] or (), key=lambda it: it[0]))].append(u)
+    rep_names = {n for n, _ in query.split(rep)[1] or ()}
+    for key, members in forms.items():
+        first = min(members, key=lambda u: (len(u), u))
+        names = tuple(sorted({n for n, _ in key}))
+        for u in members:
+            if u != first:
+                order.add(path, urllist.similar(u, first, params), names)
+        if first != rep:
+            drop.add(path, urllist.similar(first, rep, params), tuple(sorted(set(names) ^ rep_names)))
+
+
+def _query_rule(ev: _Evidence, held: str, action: str) -> QueryRule:
+    scope = ev.narrowed(held)
     sup, dis = ev.tally[scope]
     names = sorted(ev.names[scope])
-    return QueryRule(ev.narrowed(scope), action, (), sup, dis, "likely",
+    return QueryRule(scope, action, (), sup, dis, "likely",
                      {"comparisons": sup + dis, "parameters": names[:10], "similar_ratio": round(sup / (sup + dis), 4)})
-
-
-def _item_key(item: tuple[str, str | None]) -> tuple:
-    """Sort key of a query item: a bare ``name`` and ``name=value`` never compare None to str."""
-    return (item[0], item[1] is not None, item[1] or "")
 
 
 def _meaningful(urllist: URLList, params: DustParams) -> dict[str, set[str]]:
@@ -217,6 +232,8 @@ def _meaningful(urllist: URLList, params: DustParams) -> dict[str, set[str]]:
     tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for url in urllist:
         base, items = query.split(url)
+        if items and len(items) > MAX_ITEMS:
+            continue
         for name in {n for n, v in items or () if v is not None}:
             v = query.remove_param(url, name)
             if v != url and v in urllist:
@@ -250,7 +267,7 @@ def _keep_rules(urllist: URLList, params: DustParams, by_path: dict[str, list[st
         for base in bases.get(scope, ()):
             _keep_evidence(urllist, params, by_path[base], keep, scope, ev)
         if scope in holding_scopes({scope: ev.tally[scope]}, params) and len(ev.names[scope]) >= 2:
-            sup, dis = ev.tally[scope]
+            sup, dis = ev.tally[scope]  # the comparisons counted for this scope
             out.append(QueryRule(ev.narrowed(scope), "drop", tuple(sorted(keep)), sup, dis, "likely",
                                  {"comparisons": sup + dis, "parameters": sorted(ev.names[scope])[:10],
                                   "similar_ratio": round(sup / (sup + dis), 4)}))

@@ -11,6 +11,7 @@ path stays lower-case (tests/test_generalrules.py checks it with Hypothesis).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -20,6 +21,7 @@ from .rulebase import apply_to_url, check_status
 from .scope import check_scope, in_scope, scope_text, split_url
 
 QUERY_ACTIONS = ("drop", "sort")
+_ESCAPE = re.compile(r"%[0-9a-f]{2}")  #: percent-escapes stay upper-case (RFC 3986 §6.2.2.1)
 
 
 @dataclass(frozen=True)
@@ -63,17 +65,18 @@ class QueryRule:
         return "?"
 
     def rewrite(self, url: str) -> str:
-        head, path, tail = split_url(url)
+        body, hash_, frag = url.partition("#")  # a fragment stays out of the query
+        head, path, tail = split_url(body)
         if not tail or (self.scope and not in_scope(path, self.scope)):
             return url
-        base, items = query.split(url)
+        base, items = query.split(body)
         if items is None:
             return url
         if self.action == "drop":
-            kept = [(n, v) for n, v in items if v is not None and n in self.keep]
+            kept = [(n, v) for n, v in items if n in self.keep]
         else:
             kept = sorted(items, key=lambda it: it[0])
-        return query.join(base, kept)
+        return query.join(base, kept) + hash_ + frag
 
     def apply_internal(self, w: str) -> str:
         return apply_to_url(w, self.rewrite)
@@ -123,7 +126,7 @@ class CaseRule:
         if not head or not in_scope(path, self.scope):
             return url
         k = len(self.scope)
-        low = path[:k] + path[k:].lower()
+        low = path[:k] + _ESCAPE.sub(lambda m: m.group(0).upper(), path[k:].lower())
         return url if low == path else head + low + tail
 
     def apply_internal(self, w: str) -> str:

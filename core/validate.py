@@ -144,7 +144,7 @@ async def validate_rewrite(
     need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
     cands = sample_order([u for u in dict.fromkeys(test_urls) if rewrite(u) != u], rewrite, fetch, seed)
     v_ = Verdict(rule, None, applicable=len(cands))  # type: ignore[arg-type]
-    pages: set = set()  #: the distinct pages (sketches) of the positives' u side
+    pages: list[Sketch] = []  #: one sketch per different page among the positives' u side
     start = fetch.fetches
     for u in cands:
         if v_.positives >= need_pos or v_.negatives >= max_neg:
@@ -163,7 +163,8 @@ async def validate_rewrite(
         outcome = compare_pages(fu, await fetch(v), threshold)
         if outcome == "similar":
             v_.positives += 1
-            pages.add(fu.sketch)
+            if fu.sketch is not None and not any(similar(fu.sketch, s, threshold) for s in pages):
+                pages.append(fu.sketch)
         else:
             v_.negatives += 1
             if failures is not None:
@@ -247,6 +248,8 @@ class _Decider:
     async def __call__(self, rule: Rule, seed_k: int, expanding: bool = False) -> Verdict:
         cache = self.cache
         hit = cache.get(rule.text) if cache is not None else None
+        if hit is not None and "distinct_pages" not in hit:
+            hit = None  # decided before pages were counted (issue 12): decide it again
         if hit is not None:
             return _cached_verdict(rule, hit)
         why = self_feeding(rule)

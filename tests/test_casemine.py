@@ -42,18 +42,18 @@ def scopes(rules):
 
 
 @pytest.mark.parametrize("rows, params, expect", [
-    # only /wiki gives evidence: the widest holding scope is the whole site
-    (case_pairs("/wiki", WIKI), P, [("", 3, 0)]),
+    # only /wiki gives evidence: the whole site holds, the rule is stated where it was seen
+    (case_pairs("/wiki", WIKI), P, [("/wiki", 3, 0)]),
     # /api spellings are different pages: the site-wide scope fails its ratio, /wiki holds
     (case_pairs("/wiki", WIKI) + case_pairs("/api", API, similar=False, base=5000), P, [("/wiki", 3, 0)]),
     # 3 similar + 1 not: ratio 0.75 holds; 3 + 2: 0.6 does not (then /wiki still holds)
-    (case_pairs("/wiki", WIKI) + case_pairs("/api", ["X"], similar=False, base=5000), P, [("", 3, 1)]),
+    (case_pairs("/wiki", WIKI) + case_pairs("/api", ["X"], similar=False, base=5000), P, [("/wiki", 3, 0)]),
     (case_pairs("/wiki", WIKI) + case_pairs("/api", ["X", "Y"], similar=False, base=5000), P, [("/wiki", 3, 0)]),
     # not similar at all: nothing
     (case_pairs("/wiki", WIKI, similar=False), P, []),
     # too little support
     (case_pairs("/wiki", WIKI[:2]), P, []),
-    (case_pairs("/wiki", WIKI[:2]), P.with_(ms=2), [("", 2, 0)]),
+    (case_pairs("/wiki", WIKI[:2]), P.with_(ms=2), [("/wiki", 2, 0)]),
     # the spellings differ inside the first segment: only the site-wide scope has a shared literal
     ([(f"http://w/{n}/x", 900 + k) for k, n in enumerate(["Wiki", "wiki", "WIKI"])], P, [("", 3, 0)]),
 ])
@@ -87,7 +87,7 @@ def test_evidence_and_groups_of_three_spellings():
     ul = urllist(*rows)
     assert case_groups(ul) == [["http://w/wiki/FAQ", "http://w/wiki/Faq", "http://w/wiki/faq"]]
     (rule,) = mine_case_rules(ul, P)
-    assert rule == CaseRule("", 3, 0)
+    assert rule == CaseRule("/wiki", 3, 0)
     assert rule.evidence == {"pairs": 3, "examples": ["http://w/wiki/FAQ", "http://w/wiki/Faq"]}
     assert canonize("http://w/wiki/FAQ", [rule]).canonical == "http://w/wiki/faq"
 

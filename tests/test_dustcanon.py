@@ -177,7 +177,7 @@ CASES = [
     # query rules: drop (keeping some), sort
     (QueryRule("/s", "drop"), [("http://h.com/s/x?a=1&b", "http://h.com/s/x"), ("http://h.com/s?", "http://h.com/s"),
                                ("http://h.com/t?a=1", "http://h.com/t?a=1")]),
-    (QueryRule("", "drop", ("q", "p")), [("http://h.com/x?z=1&p=2&q&q=3", "http://h.com/x?p=2&q=3"),
+    (QueryRule("", "drop", ("q", "p")), [("http://h.com/x?z=1&p=2&q&q=3", "http://h.com/x?p=2&q&q=3"),
                                          ("http://h.com/x?z=1", "http://h.com/x")]),
     (QueryRule("/l", "sort"), [("http://h.com/l?b=2&a=1&a", "http://h.com/l?a=1&a&b=2"),
                                ("http://h.com/m?b=2&a=1", "http://h.com/m?b=2&a=1")]),
