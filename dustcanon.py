@@ -201,7 +201,8 @@ class _Pattern(_Substring):
         return any(self.apply(o) != o for o in (_PH.sub(v, self.beta) for v in _SAMPLES[self.cls]))
 
     def apply(self, w):
-        m = self.regex.search(w)
+        k = int(w[:1] == _START)  # unanchored: from the path on, past scheme://authority (as the core)
+        m = self.regex.search(w, 0 if self.alpha[:1] == _START else k + len(_split_url(w[k:])[0]))
         while m is not None:
             out = _PH.sub(lambda _: m.group("v"), self.beta)
             if out != m.group(0):
@@ -211,8 +212,7 @@ class _Pattern(_Substring):
 
 
 _TYPES = {"substring": _Substring, "parameter": _Param, "query": _Query, "case": _Case, "pattern": _Pattern}
-#: canonization order of a mine document's rules (dustbuster.core.rules.TYPE_ORDER)
-_ORDER = {_Param: 0, _Query: 1, _Case: 2, _Substring: 3, _Pattern: 4}
+_ORDER = {_Param: 0, _Query: 1, _Case: 2, _Substring: 3, _Pattern: 4}  # dustbuster.core.rules.TYPE_ORDER
 
 
 def _rule(r):

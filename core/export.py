@@ -33,7 +33,8 @@ The rule types beyond the papers (docs/rules.md), each exactly or not at all:
   Nutch runs them one after the other in every round.  Query "sort" is skipped (sorting is no
   regex replacement);
 * case rules are skipped: a Java replacement cannot change letter case;
-* pattern rule α → β: ``^([\s\S]*?)(?!β)α``, the leftmost match of α that does not already read as
+* pattern rule α → β: ``^(H[\s\S]*?)(?!β)α`` (H: the scheme and authority, consumed atomically:
+  an unanchored pattern rule never matches in the host), the leftmost match of α that does not already read as
   β (the rule skips those, and matches may overlap, dustbuster.core.pattern); → ``$1β``, or ``$1β₁$2β₂`` when β copies the placeholder.  A
   copying rule whose output could equal the matched text for some value (α and β as long, with
   the placeholder at different offsets) is skipped: the regex cannot tell those matches apart.
@@ -130,6 +131,11 @@ def _query_regexes(rule: QueryRule) -> list[tuple[str, str]]:
     return [(items, "$1$2$3$4"), (rf"{other}|^([^?]*)\?$|&$", "$1$2")]
 
 
+#: an unanchored pattern rule matches after scheme://authority (dustbuster.core.pattern): consumed
+#: atomically, so the lazy prefix after it never starts inside the host
+_NOT_HOST = r"(?>(?:[^:/?#]+://[^/?#]*)?)"
+
+
 def _pattern_parts(s: str) -> tuple[str, str, str | None]:
     """(before, after, placeholder class) of an internal α or β without its anchors."""
     s = s[1:] if s.startswith(START) else s
@@ -151,18 +157,19 @@ def _pattern_alpha(rule: PatternRule, group: bool, value: str | None = None) -> 
 
 def _pattern_regexes(rule: PatternRule) -> list[tuple[str, str]]:
     a = _pattern_alpha(rule, True)
+    h = "" if rule.anchor_start else _NOT_HOST  # an α anchored at ^ starts at the URL's start
     bpre, bpost, copies = _pattern_parts(rule.beta)
     if copies is None:
         same = rule._regex.fullmatch(rule.beta)  # a match reading as β exactly: the rule steps over it
         if same is None:
-            return [(rf"^([\s\S]*?){a}", "$1" + _after_group(bpre))]
+            return [(rf"^({h}[\s\S]*?){a}", "$1" + _after_group(bpre))]
         b = _pattern_alpha(rule, False, same.group("v"))  # the leftmost match that does not read as β
-        return [(rf"^([\s\S]*?)(?!{b}){a}", "$1" + _after_group(bpre))]
+        return [(rf"^({h}[\s\S]*?)(?!{b}){a}", "$1" + _after_group(bpre))]
     apre, apost, _ = _pattern_parts(rule.alpha)
     if len(apre) + len(apost) == len(bpre) + len(bpost) and len(apre) != len(bpre):
         raise Unexpressible("the output may equal the matched text for some value (the rule steps over "
                             "such a match; a regex cannot tell it from the others)")
-    return [(rf"^([\s\S]*?){a}", "$1" + _after_group(bpre) + "$2" + _after_group(bpost))]
+    return [(rf"^({h}[\s\S]*?){a}", "$1" + _after_group(bpre) + "$2" + _after_group(bpost))]
 
 
 def _substring_regexes(rule: SubstringRule) -> list[tuple[str, str]]:

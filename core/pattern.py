@@ -10,7 +10,9 @@ argument placeholders, SIGIR 2017 §2.1, in a form people can read):
 * ``{hex}`` — a token of hexadecimal digits with at least one digit and one letter, one case;
 * ``{word}`` — any alphanumeric token.
 
-Matching is token-aligned as for substring rules; anchors are shared by α and β (§3).  Applying it
+Matching is token-aligned as for substring rules; anchors are shared by α and β (§3); an α that
+is not anchored at ``^`` matches in the path and query only (after ``scheme://authority``): a
+placeholder rule never rewrites a host.  Applying it
 rewrites the first match whose rewrite differs from the matched text (a match that already reads
 as β is skipped, so ``"={digits}&" → "=20&"`` rewrites ``=20&a=5&`` at ``=5&``): the rule is
 idempotent and a URL has at most as many applications as matches.  A literal ``{`` that is not a
@@ -26,6 +28,7 @@ from typing import Any, Mapping
 
 from .errors import RuleError
 from .rulebase import check_status
+from .scope import split_url
 from .tokens import END, START, display, shrinks
 
 CLASSES = {
@@ -122,7 +125,10 @@ class PatternRule:
         return _PH.sub(lambda m: value, self.beta)
 
     def apply_internal(self, w: str) -> str:
-        pos = 0  # matches may overlap ("/5/5/" for "/{digits}/"): search again one character on
+        # an unanchored α matches in the path and query only, never in scheme://authority; matches
+        # may overlap ("/5/5/" for "/{digits}/"): search again one character on
+        k = 1 if w.startswith(START) else 0
+        pos = 0 if self.anchor_start else k + len(split_url(w[k:])[0])
         while (m := self._regex.search(w, pos)) is not None:
             out = self.output(m.group("v"))
             if out != m.group(0):

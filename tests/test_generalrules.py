@@ -322,7 +322,7 @@ def test_case_rule_refused(scope):
     ("/{hex}/", "/", "http://h/abcd/x", "http://h/abcd/x"),                   # and a digit
     ("/x/{word}/", "/x/", "http://h/x/Ab3/y", "http://h/x/y"),
     ("/x/{word}/", "/x/", "http://h/x/a-b/y", "http://h/x/a-b/y"),
-    ("/{word}/", "/", "http://h/a/b", "http://b"),                          # the host is a word too
+    ("/{word}/", "/", "http://h/a/b", "http://h/b"),                        # never in the host: from the path on
     ("/a_{digits}.html", "/b?id={digits}", "http://h/x/a_99.html", "http://h/x/b?id=99"),  # copy
     ("/s/{word}", "/{word}", "http://h/s/News", "http://h/News"),
     ("^http://www.{word}", "^http://{word}", "http://www.h.com/", "http://h.com/"),
