@@ -144,6 +144,9 @@ async def validate_rewrite(
     need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
     cands = sample_order([u for u in dict.fromkeys(test_urls) if rewrite(u) != u], rewrite, fetch, seed)
     v_ = Verdict(rule, None, applicable=len(cands))  # type: ignore[arg-type]
+    if min_distinct > 1 and len(cands) >= min_samples and len({rewrite(u) for u in cands}) < min_distinct:
+        v_.reason = "uninformative"  # every positive's page would be one of fewer v pages: no fetch
+        return v_
     pages: list[Sketch] = []  #: one sketch per different page among the positives' u side
     start = fetch.fetches
     for u in cands:
