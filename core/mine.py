@@ -123,7 +123,8 @@ def mine_general(result: MineResult, urllist: URLList) -> None:
     p = result.params
     result.scoped_params = mine_scoped_param_rules(urllist, p)
     result.general = [*mine_query_rules(urllist, p), *mine_case_rules(urllist, p), *generalize_pairs(result.kept, p)]
-    counts = {"scoped_param_rules": sum(1 for r in result.scoped_params if r.scope)}
+    counts = {"thesis_param_rules": result.stats["param_rules"], "param_rules": len(result.scoped_params),
+              "scoped_param_rules": sum(1 for r in result.scoped_params if r.scope), "general_rules": len(result.general)}
     for r in result.general:
         counts[f"{r.type}_rules"] = counts.get(f"{r.type}_rules", 0) + 1
     result.stats.update(counts)

@@ -172,6 +172,7 @@ def _print_summary(stats: dict) -> None:
         f"{stats['urls']} unique URLs ({stats['urls_with_size']} with a size), "
         f"{stats['likely_pairs']} likely pairs"
         + (f", {stats['after_elimination']} after elimination" if "after_elimination" in stats else "")
-        + f", {stats['param_rules']} parameter rules; "
-        f"{stats['read_seconds'] + stats['detect_seconds'] + stats.get('eliminate_seconds', 0) + stats['param_seconds']:.2f}s\n"
+        + f", {stats['param_rules']} parameter rules"
+        + (f", {stats['general_rules']} query/case/pattern rules" if "general_rules" in stats else "") + "; "
+        f"{stats['read_seconds'] + stats['detect_seconds'] + stats.get('eliminate_seconds', 0) + stats['param_seconds'] + stats.get('general_seconds', 0):.2f}s\n"
     )
