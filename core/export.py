@@ -33,7 +33,7 @@ The rule types beyond the papers (docs/rules.md), each exactly or not at all:
   Nutch runs them one after the other in every round.  Query "sort" is skipped (sorting is no
   regex replacement);
 * case rules are skipped: a Java replacement cannot change letter case;
-* pattern rule α → β: ``^(H[\s\S]*?)(?!β)α`` (H: the scheme and authority, consumed atomically:
+* pattern rule α → β: ``^(H[\\s\\S]*?)(?!β)α`` (H: the scheme and authority, consumed atomically:
   an unanchored pattern rule never matches in the host), the leftmost match of α that does not already read as
   β (the rule skips those, and matches may overlap, dustbuster.core.pattern); → ``$1β``, or ``$1β₁$2β₂`` when β copies the placeholder.  A
   copying rule whose output could equal the matched text for some value (α and β as long, with
