@@ -32,7 +32,7 @@ import math
 from typing import Any, Mapping
 
 from .canonize import Canonizer
-from .errors import RuleError, RuleSetRejected
+from .errors import RuleSetRejected
 from .params import DEFAULT_MA
 from .rulecheck import self_feeding
 from .rules import Rule, rules_from_document

@@ -44,13 +44,16 @@ class ParamCandidate:
         return self.support / total if total else 0.0
 
 
-def detect_param_rules(urllist: URLList, params: DustParams | None = None) -> tuple[list[ParamCandidate], list[ParamCandidate]]:
-    """Returns ``(kept, all_candidates)``, both sorted by support (desc), then name, remove first."""
-    params = params or DustParams()
-    occ: dict[str, list[tuple[str, str, int, str, list]]] = defaultdict(list)
+Occurrence = tuple[str, str, int, str, list]  #: (url, value, item index, base, items)
+
+
+def param_occurrences(urllist: URLList, max_items: int = 0) -> dict[str, list[Occurrence]]:
+    """Each parameter name → its first ``name=value`` item in every URL that has one, in list order
+    (URLs with more than ``max_items`` query items left out when it is > 0)."""
+    occ: dict[str, list[Occurrence]] = defaultdict(list)
     for url in urllist:
         base, items = query.split(url)
-        if not items:
+        if not items or (max_items and len(items) > max_items):
             continue
         seen: set[str] = set()
         for idx, (name, value) in enumerate(items):
@@ -58,6 +61,13 @@ def detect_param_rules(urllist: URLList, params: DustParams | None = None) -> tu
                 continue
             seen.add(name)
             occ[name].append((url, value, idx, base, items))
+    return occ
+
+
+def detect_param_rules(urllist: URLList, params: DustParams | None = None) -> tuple[list[ParamCandidate], list[ParamCandidate]]:
+    """Returns ``(kept, all_candidates)``, both sorted by support (desc), then name, remove first."""
+    params = params or DustParams()
+    occ = param_occurrences(urllist)
     cands: list[ParamCandidate] = []
     for name, rows in occ.items():
         if len(rows) < params.param_min_urls:

@@ -27,9 +27,9 @@ from functools import cached_property
 from typing import Any, Mapping
 
 from .errors import RuleError
-from .rulebase import check_status
+from .rulebase import AnchoredPair, check_status
 from .scope import split_url
-from .tokens import END, START, display, shrinks
+from .tokens import END, START
 
 CLASSES = {
     "digits": r"[0-9]+",
@@ -65,7 +65,7 @@ def _compile(alpha: str) -> re.Pattern:
 
 
 @dataclass(frozen=True)
-class PatternRule:
+class PatternRule(AnchoredPair):
     alpha: str  #: internal form (anchors as in SubstringRule), one placeholder
     beta: str  #: literal, or the same placeholder once (the value is copied)
     support: int = 0
@@ -83,15 +83,7 @@ class PatternRule:
         copied = _PH.findall(self.beta)
         if copied and copied != found:
             raise RuleError(f"beta may only copy alpha's placeholder {{{found[0]}}}: {self.text}")
-        for s in (self.alpha, self.beta):
-            inner = s[1:] if s.startswith(START) else s
-            inner = inner[:-1] if inner.endswith(END) else inner
-            if START in inner or END in inner:
-                raise RuleError(f"misplaced anchor in {display(s)!r}")
-        if self.alpha.startswith(START) != self.beta.startswith(START) or self.alpha.endswith(END) != self.beta.endswith(END):
-            raise RuleError(f"alpha and beta must share anchors: {self.text}")
-        if self.alpha == self.beta:
-            raise RuleError(f"alpha equals beta: {self.text}")
+        self.check_pair()
 
     @cached_property
     def _regex(self) -> re.Pattern:
@@ -101,21 +93,6 @@ class PatternRule:
     def placeholder(self) -> str:
         return _PH.search(self.alpha).group(1)  # type: ignore[union-attr]
 
-    @property
-    def anchor_start(self) -> bool:
-        return self.alpha.startswith(START)
-
-    @property
-    def anchor_end(self) -> bool:
-        return self.alpha.endswith(END)
-
-    @property
-    def direction(self) -> str:
-        return "shrinking" if shrinks(self.alpha, self.beta) else "growing"
-
-    @property
-    def text(self) -> str:
-        return f'"{display(self.alpha)}" → "{display(self.beta)}"'
 
     @property
     def scan_key(self) -> str:

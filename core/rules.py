@@ -18,17 +18,17 @@ from typing import Any, Mapping, Sequence, Union
 from . import query
 from .errors import RuleError
 from .pattern import PatternRule
-from .rulebase import STATUSES, check_status
+from .rulebase import AnchoredPair, check_status
 from .scope import check_scope, scope_text, url_in_scope
 from .scopedrules import CaseRule, QueryRule
-from .tokens import END, START, display, find_aligned, shrinks
+from .tokens import END, START, find_aligned
 
 SCHEMA_RULESET = "dustbuster/ruleset@1"
 _check_status = check_status
 
 
 @dataclass(frozen=True)
-class SubstringRule:
+class SubstringRule(AnchoredPair):
     alpha: str  #: internal form (may start with \x02 and/or end with \x03)
     beta: str
     support: int = 0
@@ -40,23 +40,7 @@ class SubstringRule:
 
     def __post_init__(self) -> None:
         _check_status(self.status)
-        for s in (self.alpha, self.beta):
-            body = s[1:] if s.startswith(START) else s
-            body = body[:-1] if body.endswith(END) else body
-            if START in body or END in body:
-                raise RuleError(f"misplaced anchor in {display(s)!r}")
-        if self.anchor_start != self.beta.startswith(START) or self.anchor_end != self.beta.endswith(END):
-            raise RuleError(f"alpha and beta must share anchors: {self.text}")
-        if self.alpha == self.beta:
-            raise RuleError(f"alpha equals beta: {self.text}")
-
-    @property
-    def anchor_start(self) -> bool:
-        return self.alpha.startswith(START)
-
-    @property
-    def anchor_end(self) -> bool:
-        return self.alpha.endswith(END)
+        self.check_pair()
 
     @property
     def alpha_text(self) -> str:
@@ -67,17 +51,9 @@ class SubstringRule:
         return _strip(self.beta)
 
     @property
-    def direction(self) -> str:
-        return "shrinking" if shrinks(self.alpha, self.beta) else "growing"
-
-    @property
     def scan_key(self) -> str:
         """A string that occurs in every wrapped URL the rule can change ("" = any URL)."""
         return self.alpha
-
-    @property
-    def text(self) -> str:
-        return f'"{display(self.alpha)}" → "{display(self.beta)}"'
 
     def apply_internal(self, w: str) -> str:
         """Apply to a wrapped URL ``^url$``: first token-aligned occurrence of α becomes β."""

@@ -35,6 +35,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from . import query
+from .paramrules import Occurrence, param_occurrences
 from .params import DustParams
 from .rules import ParamRule
 from .scope import scopes_of, split_url
@@ -101,18 +102,8 @@ def _within(inner: str, outer: str) -> bool:
     return not outer or inner == outer or inner.startswith(outer + "/")
 
 
-def _param_rows(urllist: URLList, min_urls: int) -> dict[str, list[tuple[str, str, int, str, list]]]:
-    occ: dict[str, list] = defaultdict(list)
-    for url in urllist:
-        base, items = query.split(url)
-        if not items or len(items) > MAX_ITEMS:
-            continue
-        seen: set[str] = set()
-        for idx, (name, value) in enumerate(items):
-            if value is None or not name or name in seen:
-                continue
-            seen.add(name)
-            occ[name].append((url, value, idx, base, items))
+def _param_rows(urllist: URLList, min_urls: int) -> dict[str, list[Occurrence]]:
+    occ = param_occurrences(urllist, MAX_ITEMS)
     return {n: rows for n, rows in occ.items() if len(rows) >= min_urls}
 
 

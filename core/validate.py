@@ -43,7 +43,7 @@ from .canonize import Canonizer, canonical
 from .detect import Pair
 from .params import DustParams
 from .refine import pair_refines
-from .rules import ParamRule, Rule, SubstringRule, canonization_order
+from .rules import Rule, SubstringRule, canonization_order
 from .rulecheck import self_feeding, unobserved_output
 from .sketch import Sketch, similar
 from .evidence import min_distinct_pages, ttl_factor
@@ -247,6 +247,7 @@ class _Decider:
     cache: VerdictCache | None
     on_verdict: Callable[[Verdict], None] | None
     test_set: frozenset = frozenset()
+    covered: "Coverage" = None  # type: ignore[assignment]  #: covered_by for this round (validate sets it)
 
     async def __call__(self, rule: Rule, seed_k: int, expanding: bool = False) -> Verdict:
         cache = self.cache
@@ -288,7 +289,7 @@ async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair], seed: int, va
             dropped.append((pair, refined))
             continue
         shrinking = SubstringRule(pair.alpha, pair.beta, pair.support, pair.support_high)
-        if covered_by(shrinking, valid, decide.test_urls):
+        if decide.covered(shrinking, valid):
             covered.append(shrinking)
             continue
         for expanding, (a, b) in enumerate(((pair.alpha, pair.beta), (pair.beta, pair.alpha))):
@@ -328,7 +329,8 @@ async def validate(
     within its TTL) is not fetched again; undecided verdicts are not cached.  ``on_verdict`` is
     called after each decision (progress)."""
     rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
-    decide = _Decider(test_urls, rf, params or DustParams(), threshold, cache, on_verdict, frozenset(test_urls))
+    decide = _Decider(test_urls, rf, params or DustParams(), threshold, cache, on_verdict, frozenset(test_urls),
+                      Coverage(test_urls))
     valid: list[Rule] = []
     verdicts: list[Verdict] = []
     covered: list[Rule] = []
@@ -344,7 +346,7 @@ async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, 
                           verdicts: list[Verdict], covered: list[Rule]) -> None:
     """Figure 3 for each rule that is not a pair, in order; covered ones are dropped unfetched."""
     for k, rule in enumerate(rules):
-        if covered_by(rule, valid, decide.test_urls):
+        if decide.covered(rule, valid):
             covered.append(rule)
             continue
         v = await decide(rule, seed + k)
@@ -356,17 +358,38 @@ async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, 
 def covered_by(rule: Rule, valid: Sequence[Rule], test_urls: Sequence[str]) -> bool:
     """True when ``valid`` already gives u and R(u) one canonical form for every test URL u that
     ``rule`` changes (there is at least one): the rule would add nothing to the set."""
-    if not valid:
-        return False
-    canon = Canonizer(canonization_order(valid))
-    changed = False
-    for u in dict.fromkeys(test_urls):
-        v = apply_rule(rule, u)
-        if v != u:
-            changed = True
-            if canon(u) != canon(v):
-                return False
-    return changed
+    return Coverage(test_urls)(rule, valid)
+
+
+class Coverage:
+    """:func:`covered_by` over one round: the valid set's canonizer and the canonical forms it gives
+    are built again only when the valid set has grown, not for every candidate."""
+
+    def __init__(self, test_urls: Sequence[str]) -> None:
+        self.urls = list(dict.fromkeys(test_urls))
+        self.size = 0
+        self.canon: Canonizer | None = None
+        self.forms: dict[str, str] = {}
+
+    def form(self, u: str) -> str:
+        got = self.forms.get(u)
+        if got is None:
+            got = self.forms[u] = self.canon(u)  # type: ignore[misc]
+        return got
+
+    def __call__(self, rule: Rule, valid: Sequence[Rule]) -> bool:
+        if not valid:
+            return False
+        if len(valid) != self.size:
+            self.canon, self.size, self.forms = Canonizer(canonization_order(valid)), len(valid), {}
+        changed = False
+        for u in self.urls:
+            v = apply_rule(rule, u)
+            if v != u:
+                changed = True
+                if self.form(u) != self.form(v):
+                    return False
+        return changed
 
 
 __all__ = ["Fetched", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule",
