@@ -1,15 +1,32 @@
-"""Benchmark of phases 1+2 (detect + eliminate) against the naive Figure-1 oracle, and scaling.
+"""Benchmark of batch mining, phases 1+2 (Figure 1 detect + Figure 2 eliminate) *including reading
+the log*, engine against the plain reference, on two logs, and the engine's growth.
 
-Each measurement runs in a fresh subprocess (so peak RSS is its own), on the synthetic forum log
-of dustbuster.sim.forum, written by bench/genlog.py (vhost+combined, seeded).  Side by side in one run:
+Logs (site www.example.com where the lines carry no host):
 
-* engine (dustbuster.core.detect + dustbuster.core.refine) vs oracle (dustbuster.core.reference, plain dicts, + the same Figure 2
-  code), S=35 and the papers' defaults, on the 1× log (50,000 lines);
-* engine on 1×, 2×, 3×, 4× logs (Proposition 5.1: quasi-linear).
+* ``forum``: the synthetic forum log of dustbuster.sim.forum written by bench/genlog.py (vhost +
+  combined format, seeded), ``--lines`` lines (bench/out/forum-N.log);
+* ``real``: real logs of tests/data/logs, 67,620 lines: the combined logs (semicomplete-apache
+  apache_logs + the three secrepo-selflogs access.log.*) concatenated into bench/out/real/clf.log,
+  plus monitorware-twiki/access_log (common) and the two NASA TSV files (header row), read as
+  separate files of one URL list.
 
-    .venv/bin/python bench/bench_mine.py [--lines 50000] [--repeat 3] [--oracle-repeat 1]
+Implementations, each run in a fresh subprocess (its own peak RSS), interleaved, S=35 and the
+papers' defaults:
 
-Prints a Markdown table (medians) for README/docs; writes bench/out/bench_mine.json.
+* ``engine``: the readers in use (logs/fastparse.py fast paths) + dustbuster.core.detect +
+  dustbuster.core.refine;
+* ``reference``: the reference parsers (dustbuster.logs.formats.reference_parsers) + the naive
+  Figure-1 oracle (dustbuster.core.reference, plain dicts) + the same Figure 2 code.
+
+Reported per log: read, detect, eliminate and total seconds (total = read + detect + eliminate,
+the interpreter's start and imports excluded), peak RSS, likely pairs and survivors (and whether
+both implementations produced the same ranked likely pairs), medians of ``--repeat`` engine runs
+and ``--ref-repeat`` reference runs; the ratio reference / engine with and without reading.  Then
+the engine on the forum log at ``--scales`` times ``--lines`` (Proposition 5.1: quasi-linear).
+
+    .venv/bin/python bench/bench_mine.py [--lines 50000] [--repeat 3] [--ref-repeat 1] [--scales 1,2,3,4]
+
+Prints Markdown tables; writes bench/out/bench_mine.json.
 """
 
 from __future__ import annotations
@@ -24,26 +41,38 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
+LOGS = ROOT / "tests" / "data" / "logs"
+SITE = "www.example.com"
+COMBINED = ["semicomplete-apache/apache_logs", "secrepo-selflogs/access.log.2018-12-15",
+            "secrepo-selflogs/access.log.2021-10-22_to_2021-10-27", "secrepo-selflogs/access.log.2022-12-22"]
+OTHERS = ["monitorware-twiki/access_log", "nasa-ksc-1995-tsv-sample/nasa_19950801_fullday.tsv",
+          "nasa-ksc-1995-tsv-sample/nasa_19950701.tsv"]
 
 CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
 from dustbuster.core.params import DustParams
-from dustbuster.core.detect import count_supports, likely_pairs, Pair
+from dustbuster.core.detect import count_supports, likely_pairs, orient, Pair
 from dustbuster.core.refine import eliminate, elimination_order
+from dustbuster.core.reference import oracle_supports_both
+from dustbuster.logs.formats import reference_parsers
 from dustbuster.logs.reader import read_urllist
 P = DustParams()
-ul, st = read_urllist([{log!r}])
-rss_read = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+engine = {which!r} == "engine"
 t0 = time.perf_counter()
-if {which!r} == "engine":
+if engine:
+    ul, st = read_urllist({logs!r}, site={site!r})
+else:
+    with reference_parsers():
+        ul, st = read_urllist({logs!r}, site={site!r})
+t1 = time.perf_counter()
+rss_read = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+if engine:
     table = count_supports(ul, P)
     pairs = likely_pairs(table, P)
     n_distinct = len(table.codes)
     del table
 else:
-    from dustbuster.core.reference import oracle_supports_both
-    from dustbuster.core.detect import orient
     low, high = oracle_supports_both(ul, P)
     n_distinct = len(high)
     pairs = []
@@ -53,76 +82,107 @@ else:
             pairs.append(Pair(a, b, c, high[k]))
     pairs.sort(key=lambda p: (-p.support, -p.support_high, p.alpha, p.beta))
     del low, high
-t1 = time.perf_counter()
-kept, _ = eliminate(elimination_order(pairs), P)
 t2 = time.perf_counter()
-print(json.dumps({{"urls": len(ul), "lines": st.lines, "detect_s": t1 - t0, "eliminate_s": t2 - t1,
-                  "total_s": t2 - t0, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+kept, _ = eliminate(elimination_order(pairs), P)
+t3 = time.perf_counter()
+print(json.dumps({{"urls": len(ul), "lines": st.lines, "read_s": t1 - t0, "detect_s": t2 - t1, "eliminate_s": t3 - t2,
+                  "total_s": t3 - t0, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "read_rss_mb": rss_read / 1024, "likely": len(pairs), "kept": len(kept), "distinct_pairs": n_distinct,
-                  "digest": hash(tuple((p.alpha, p.beta, p.support, p.support_high) for p in pairs)) }}))
+                  "digest": hash(tuple((p.alpha, p.beta, p.support, p.support_high) for p in pairs))}}))
 """
 
 
-def measure(which: str, log: Path) -> dict:
-    code = CHILD.format(root=str(ROOT), log=str(log), which=which)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"})
+def measure(which: str, logs: list[Path]) -> dict:
+    code = CHILD.format(root=str(ROOT), logs=[str(p) for p in logs], site=SITE, which=which)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"})
     if r.returncode != 0:
-        raise SystemExit(f"{which} on {log} failed:\n{r.stderr}")
+        raise SystemExit(f"{which} on {logs[0]} failed:\n{r.stderr}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def make_log(lines: int) -> Path:
+def forum_log(lines: int) -> list[Path]:
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"forum-{lines}.log"
     if not path.exists():
         with open(path, "w") as fh:
             subprocess.run([sys.executable, str(ROOT / "bench" / "genlog.py"), "--lines", str(lines)], stdout=fh, check=True)
-    return path
+    return [path]
+
+
+def real_log() -> list[Path]:
+    """bench/out/real/clf.log (the combined logs concatenated) and the other real logs in place."""
+    path = OUT / "real" / "clf.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = b"".join((LOGS / f).read_bytes().rstrip(b"\n") + b"\n" for f in COMBINED)
+    if not path.exists() or path.read_bytes() != data:
+        path.write_bytes(data)
+    return [path] + [LOGS / f for f in OTHERS]
 
 
 def med(rows: list[dict], key: str) -> float:
     return statistics.median(r[key] for r in rows)
 
 
+def side_by_side(name: str, logs: list[Path], repeat: int, ref_repeat: int) -> dict:
+    eng, ref = [], []
+    for k in range(max(repeat, ref_repeat)):  # interleaved
+        if k < repeat:
+            eng.append(measure("engine", logs))
+            print(f"{name}: engine run {k + 1}: {eng[-1]['total_s']:.2f}s", file=sys.stderr)
+        if k < ref_repeat:
+            ref.append(measure("reference", logs))
+            print(f"{name}: reference run {k + 1}: {ref[-1]['total_s']:.2f}s", file=sys.stderr)
+    same = all(r["digest"] == ref[0]["digest"] and r["kept"] == ref[0]["kept"] for r in eng + ref)
+    e0 = eng[0]
+    print(f"\n{name} log: {e0['lines']:,} lines, {e0['urls']:,} unique URLs; S=35, T_low=6, T_high=11, MS=3; "
+          f"same likely pairs and survivors from both: {same}\n")
+    print("| implementation | read (s) | detect (s) | eliminate (s) | total (s) | without reading (s) | peak RSS (MB) | likely | kept |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for label, rows in (("engine", eng), ("reference", ref)):
+        print(f"| {label} | {med(rows, 'read_s'):.2f} | {med(rows, 'detect_s'):.2f} | {med(rows, 'eliminate_s'):.2f} | "
+              f"{med(rows, 'total_s'):.2f} | {med(rows, 'detect_s') + med(rows, 'eliminate_s'):.2f} | "
+              f"{med(rows, 'peak_rss_mb'):.0f} | {rows[0]['likely']} | {rows[0]['kept']} |")
+    with_read = med(ref, "total_s") / med(eng, "total_s")
+    mining = (med(ref, "detect_s") + med(ref, "eliminate_s")) / (med(eng, "detect_s") + med(eng, "eliminate_s"))
+    print(f"\nreference / engine (medians): {with_read:.1f}x including reading; {mining:.1f}x without "
+          f"(reading alone {med(ref, 'read_s') / med(eng, 'read_s'):.1f}x)\n")
+    return {"engine": eng, "reference": ref, "same_output": same, "ratio_with_reading": with_read, "ratio_mining": mining}
+
+
+def growth(lines: int, scales: list[int], repeat: int, first: list[dict]) -> dict:
+    print("| forum log | lines | unique URLs | read (s) | detect (s) | eliminate (s) | total (s) | per URL (µs) | peak RSS (MB) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    runs = {}
+    for s in scales:
+        rows = first if s == 1 else [measure("engine", forum_log(lines * s)) for _ in range(repeat)]
+        runs[f"engine_{s}x"] = rows
+        tot = med(rows, "total_s")
+        print(f"| {s}x | {rows[0]['lines']:,} | {rows[0]['urls']:,} | {med(rows, 'read_s'):.2f} | {med(rows, 'detect_s'):.2f} | "
+              f"{med(rows, 'eliminate_s'):.2f} | {tot:.2f} | {tot / rows[0]['urls'] * 1e6:.0f} | {med(rows, 'peak_rss_mb'):.0f} |")
+    return runs
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--lines", type=int, default=50000)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--oracle-repeat", type=int, default=1)
-    ap.add_argument("--scales", default="1,2,3,4")
+    ap.add_argument("--lines", type=int, default=50000, help="lines of the 1x forum log (default 50000)")
+    ap.add_argument("--repeat", type=int, default=3, help="engine runs per measurement, median reported (default 3)")
+    ap.add_argument("--ref-repeat", type=int, default=1, help="reference runs per log, median reported (default 1)")
+    ap.add_argument("--scales", default="1,2,3,4", help="forum log sizes for the growth table, in multiples of --lines, comma-separated "
+                    "(default 1,2,3,4; empty: no growth table)")
+    ap.add_argument("--logs", default="forum,real", help="the logs compared side by side, comma-separated: forum, real (default forum,real)")
     a = ap.parse_args()
-    results: dict = {"lines": a.lines, "when": time.strftime("%Y-%m-%d %H:%M:%S"), "runs": {}}
-    base = make_log(a.lines)
-    eng, ora = [], []
-    for k in range(max(a.repeat, a.oracle_repeat)):  # interleaved, side by side
-        if k < a.repeat:
-            eng.append(measure("engine", base))
-            print(f"engine 1x run {k + 1}: {eng[-1]['total_s']:.2f}s", file=sys.stderr)
-        if k < a.oracle_repeat:
-            ora.append(measure("oracle", base))
-            print(f"oracle 1x run {k + 1}: {ora[-1]['total_s']:.2f}s", file=sys.stderr)
-    same = all(r["digest"] == ora[0]["digest"] for r in eng + ora)
-    results["runs"]["engine_1x"], results["runs"]["oracle_1x"] = eng, ora
-    print(f"\n1x log: {eng[0]['lines']} lines, {eng[0]['urls']} unique URLs; S=35, T_low=6, T_high=11, MS=3; "
-          f"engine and oracle phase-1 outputs identical: {same}\n")
-    print("| implementation | detect (s) | eliminate (s) | total (s) | peak RSS (MB) | likely pairs | kept |")
-    print("|---|---|---|---|---|---|---|")
-    for name, rows in (("engine (core/)", eng), ("naive oracle (core/reference.py)", ora)):
-        print(f"| {name} | {med(rows, 'detect_s'):.2f} | {med(rows, 'eliminate_s'):.2f} | {med(rows, 'total_s'):.2f} | "
-              f"{med(rows, 'peak_rss_mb'):.0f} | {rows[0]['likely']} | {rows[0]['kept']} |")
-    print(f"\nspeed-up (median total, oracle / engine): {med(ora, 'total_s') / med(eng, 'total_s'):.1f}x; "
-          f"phase 1 alone: {med(ora, 'detect_s') / med(eng, 'detect_s'):.1f}x\n")
-    print("| log | lines | unique URLs | detect (s) | eliminate (s) | total (s) | per URL (µs) | peak RSS (MB) |")
-    print("|---|---|---|---|---|---|---|---|")
-    t1 = None
-    for s in [int(x) for x in a.scales.split(",")]:
-        log = make_log(a.lines * s)
-        rows = eng if s == 1 else [measure("engine", log) for _ in range(a.repeat)]
-        results["runs"][f"engine_{s}x"] = rows
-        tot = med(rows, "total_s")
-        t1 = t1 or tot
-        print(f"| {s}x | {rows[0]['lines']} | {rows[0]['urls']} | {med(rows, 'detect_s'):.2f} | {med(rows, 'eliminate_s'):.2f} | "
-              f"{tot:.2f} | {tot / rows[0]['urls'] * 1e6:.0f} | {med(rows, 'peak_rss_mb'):.0f} |")
+    results: dict = {"lines": a.lines, "when": time.strftime("%Y-%m-%d %H:%M:%S"), "logs": {}}
+    which = a.logs.split(",")
+    if "forum" in which:
+        results["logs"]["forum"] = side_by_side("forum", forum_log(a.lines), a.repeat, a.ref_repeat)
+    if "real" in which:
+        results["logs"]["real"] = side_by_side("real", real_log(), a.repeat, a.ref_repeat)
+    scales = [int(x) for x in a.scales.split(",") if x]
+    if scales:
+        first = results["logs"]["forum"]["engine"] if "forum" in which else [measure("engine", forum_log(a.lines))
+                                                                               for _ in range(a.repeat)]
+        results["growth"] = growth(a.lines, scales, a.repeat, first)
     (OUT / "bench_mine.json").write_text(json.dumps(results, indent=1))
     return 0
 

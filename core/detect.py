@@ -10,10 +10,12 @@ The same bucket pass yields both the T_low and the T_high supports (§5.2): a bu
 counts toward T_low when 2 <= k <= T_low and toward T_high when 2 <= k <= T_high.
 
 Implementation (same result as Figure 1, checked against a literal plain-dict oracle in
-tests/oracle.py): envelopes are identified exactly by the ids of their prefix and suffix in a
-prefix trie and a suffix trie of the token sequences, so a bucket key is one 64-bit integer;
-grouping is a numpy sort instead of the paper's sort of a text file.  Substring texts are only
-materialised for members of usable buckets.
+tests/oracle.py): token sequences, hence prefixes, suffixes and substrings, get exact integer names
+(:mod:`dustbuster.core.substrings`: token ids, then ids of 2^k-token windows by doubling; no
+fingerprints), so an envelope (p, s) is a pair of dense ids and a bucket key one 64-bit integer;
+grouping is a numpy sort instead of the paper's sort of a text file.  A tuple whose prefix or
+suffix occurs in no other URL is alone in its bucket and is counted but not sorted.  Substring
+texts are sliced once per distinct substring that takes part in a LikelySimilar instance.
 
 Positions: in ``^ t1 .. tk $`` (n = k + 2 tokens) a non-empty substring is any [i, j) with
 0 <= i < j <= n and j - i <= S; the empty substring (ℓ = 0, thesis §5.1) is taken at the
@@ -28,13 +30,14 @@ import logging
 import time
 from functools import lru_cache
 from dataclasses import dataclass, field
-from itertools import accumulate, combinations
+from itertools import combinations
 from typing import Callable
 
 import numpy as np
 
 from .params import DustParams
-from .tokens import _TOKEN_RE, shrinks, wrap
+from .substrings import Tokens, dense, seq_keys, sort_keys
+from .tokens import _TOKEN_RE, shrinks, wrap  # noqa: F401 - _TOKEN_RE: dustbuster.core.incremental imports it from here
 from .urllist import URLList, likely_similar
 
 log = logging.getLogger(__name__)
@@ -100,19 +103,21 @@ def max_span(n: int, S: int, max_envelopes: int = 0) -> int:
     return span
 
 
+@lru_cache(maxsize=1024)
 def _positions(n: int, S: int, max_envelopes: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """All (i, j) substring positions of a token sequence of length n (see module docstring), with
-    substrings of at most :func:`max_span` tokens."""
+    substrings of at most :func:`max_span` tokens: for each i in order, the empty substring (i, i)
+    when 1 <= i <= n - 1, then (i, i + 1), (i, i + 2), ...  Cached; the arrays are read-only."""
     S = max_span(n, S, max_envelopes)
-    ii, jj = [], []
-    for i in range(n + 1):
-        if 1 <= i <= n - 1:
-            ii.append(i)
-            jj.append(i)
-        for j in range(i + 1, min(n, i + S) + 1):
-            ii.append(i)
-            jj.append(j)
-    return np.asarray(ii, dtype=np.int64), np.asarray(jj, dtype=np.int64)
+    i = np.arange(n + 1, dtype=np.int64)
+    empty = ((i >= 1) & (i <= n - 1)).astype(np.int64)
+    count = empty + np.minimum(n, i + S) - i
+    ii = np.repeat(i, count)
+    local = np.arange(len(ii), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+    jj = ii + local + 1 - empty[ii]
+    ii.setflags(write=False)
+    jj.setflags(write=False)
+    return ii, jj
 
 
 def count_supports(urllist: URLList, params: DustParams, progress: Progress | None = None) -> SupportTable:
@@ -120,88 +125,115 @@ def count_supports(urllist: URLList, params: DustParams, progress: Progress | No
     t0 = time.perf_counter()
     urls = urllist.urls()
     nurl = len(urls)
-    wrapped = [wrap(u) for u in urls]
-    # --- tokenize; prefix/suffix ids; char offsets (Figure 1 lines 5-10) ---
-    # An envelope (p, s) is identified by the ids of the strings p and s: equal ids ⇔ equal strings.
-    findall = _TOKEN_RE.findall
-    offsets = [list(accumulate(map(len, findall(w)), initial=0)) for w in wrapped]
-    counts = np.fromiter((len(o) for o in offsets), dtype=np.int64, count=nurl)
-    lens = counts - 1  # tokens per URL (sentinels included)
-    base = np.zeros(nurl, dtype=np.int64)
-    if nurl:
-        base[1:] = np.cumsum(counts)[:-1]
-    pos = int(counts.sum())
-    O = np.fromiter((o for offs in offsets for o in offs), dtype=np.int64, count=pos)
+    # --- tokenize; prefix/suffix ids (Figure 1 lines 5-10) ---
+    tok = Tokens([wrap(u) for u in urls])
     if progress:
         progress("tokenize", nurl, nurl)
-    P = _prefix_ids(wrapped, O, counts)
-    # suffixes are the prefixes of the reversed strings; offsets mirror
-    rev_pos = _mirror(base, counts)
-    lengths = np.fromiter((len(w) for w in wrapped), dtype=np.int64, count=nurl)
-    Q = _prefix_ids([w[::-1] for w in wrapped], (np.repeat(lengths, counts) - O)[rev_pos], counts)[rev_pos]
-    nq = int(Q.max()) + 1 if pos else 1
-    del offsets, rev_pos
+    base, url_of, P, Q = _envelope_ids(tok)
     if progress:
         progress("envelopes", nurl, nurl)
-    # --- the substring table ST as arrays: bucket key and the flat (start, end) token indices ---
-    groups = []
-    total = 0
-    for n in np.unique(lens).tolist() if nurl else []:
-        us = np.flatnonzero(lens == n)
-        ii, jj = _positions(n, params.S, params.max_envelopes)
-        groups.append((us, ii, jj, total))
-        total += len(us) * len(ii)
-    idx_t = np.int32 if pos < 2**31 else np.int64
-    key = np.empty(total, dtype=np.int64)
-    tbi = np.empty(total, dtype=idx_t)
-    tbj = np.empty(total, dtype=idx_t)
-    for us, ii, jj, at in groups:
-        b = base[us].astype(idx_t)[:, None]
-        end = at + len(us) * len(ii)
-        bi = (b + ii.astype(idx_t)[None, :]).ravel()
-        bj = (b + jj.astype(idx_t)[None, :]).ravel()
-        np.multiply(P[bi], nq, out=key[at:end])
-        key[at:end] += Q[bj]
-        tbi[at:end] = bi
-        tbj[at:end] = bj
-    del groups, P, Q
-    ntuples = len(key)
+    # --- the substring table ST: bucket keys of the tuples that may share their envelope ---
+    key, tbi, tbj, ntuples = _tuples(tok.n, base, P, Q, params)
+    del P, Q
     if progress:
         progress("substrings", ntuples, ntuples)
     # --- buckets (Figure 1 line 11): sort by envelope ---
-    order, ks = _sort_keys(key)
+    order, ks = sort_keys(key)
     del key
-    if ntuples:
-        starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
-    else:
-        starts = np.zeros(0, dtype=np.int64)
-    sizes = np.diff(np.r_[starts, ntuples])
+    starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]]) if len(ks) else np.zeros(0, dtype=np.int64)
+    sizes = np.diff(np.r_[starts, len(ks)])
+    nbuckets = len(starts) + ntuples - len(ks)  # each tuple left out has an envelope of its own
     del ks
     usable = (sizes >= 2) & (sizes <= params.t_high)
     st, sz = starts[usable], sizes[usable]
     mstart = np.cumsum(sz) - sz  # start of each usable bucket in member space
     nmem = int(sz.sum())
-    member_pos = np.repeat(st - mstart, sz) + np.arange(nmem)
-    mem = order[member_pos]
-    del order, member_pos
-    mbi = tbi[mem].astype(np.int64)
-    mbj = tbj[mem].astype(np.int64)
+    mem = order[np.repeat(st - mstart, sz) + np.arange(nmem)]
+    del order
+    mbi, mbj = tbi[mem], tbj[mem]
     del tbi, tbj, mem
-    mu = np.searchsorted(base, mbi, side="right") - 1  # the URL of each member
-    ca, cb = O[mbi], O[mbj]
-    del O, mbi, mbj
-    # --- substring ids of the members of usable buckets ---
-    ids: dict[str, int] = {}
-    isd = ids.setdefault
-    aid = np.asarray(
-        [isd(wrapped[u][a:b], len(ids)) for u, a, b in zip(mu.tolist(), ca.tolist(), cb.tolist())],
-        dtype=np.int64,
-    )
-    texts = list(ids)
-    del ids, ca, cb
+    mu = url_of[mbi]  # the URL of each member
+    del url_of
     if progress:
-        progress("buckets", len(st), len(starts))
-    # --- pairs of each usable bucket (Figure 1 lines 12-16) ---
+        progress("buckets", len(st), nbuckets)
+    # --- pairs of each usable bucket (Figure 1 lines 12-16), LikelySimilar ones only ---
+    m1, m2, low = _bucket_pairs(mstart, sz, params)
+    sim = _likely_similar_mask(urllist, urls, mu[m1], mu[m2], params)
+    ninst = len(m1)
+    m1, m2, low = m1[sim], m2[sim], low[sim]
+    # --- substring ids of the members of those instances: texts only for the distinct ones ---
+    aid, texts = _member_ids(tok, mbi - mu, mbj - mbi, np.r_[m1, m2], nmem)
+    a1, a2 = aid[m1], aid[m2]
+    del m1, m2, aid
+    na = max(1, len(texts))
+    codes = np.minimum(a1, a2) * na + np.maximum(a1, a2)
+    del a1, a2
+    uh, ch = np.unique(codes, return_counts=True)
+    ul, cl = np.unique(codes[low], return_counts=True)
+    cl_full = np.zeros(len(uh), dtype=np.int64)
+    cl_full[np.searchsorted(uh, ul)] = cl
+    stats = {
+        "urls": nurl,
+        "tuples": ntuples,
+        "buckets": int(nbuckets),
+        "buckets_usable_high": int(len(st)),
+        "buckets_usable_low": int(((sz >= 2) & (sz <= params.t_low)).sum()),
+        "instances": int(ninst),
+        "instances_disqualified": int(ninst - len(codes)),
+        "distinct_pairs": int(len(uh)),
+        "detect_seconds": round(time.perf_counter() - t0, 3),
+    }
+    log.debug("count_supports: %s", stats)
+    return SupportTable(texts=texts, codes=uh, high=ch.astype(np.int64), low=cl_full, stats=stats)
+
+
+def _envelope_ids(tok: Tokens) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(base, url_of, P, Q) over the token boundaries of all URLs, flat (``base[u]`` the first of
+    URL u's n + 1, ``url_of`` the URL of each): P the dense id of the prefix before the boundary,
+    Q of the suffix after it; equal ids ⇔ equal strings, so (P, Q) names an envelope (p, s)."""
+    nurl = len(tok.n)
+    counts = tok.n + 1
+    base = tok.base + np.arange(nurl, dtype=np.int64)
+    url_of = np.repeat(np.arange(nurl, dtype=np.int64), counts)
+    at = np.arange(int(counts.sum()), dtype=np.int64) - base[url_of]  # the boundary's index in its URL
+    start = tok.base[url_of]
+    P = dense(seq_keys(tok.levels, start, at))
+    Q = dense(seq_keys(tok.levels, start + at, tok.n[url_of] - at))
+    return base, url_of, P, Q
+
+
+def _tuples(lens: np.ndarray, base: np.ndarray, P: np.ndarray, Q: np.ndarray, params: DustParams
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(key, start, end, count) of the substring tuples (module docstring's positions): the
+    envelope key ``P * nq + Q`` and flat boundary indices, and the number of all tuples.  Only
+    tuples whose prefix and suffix both occur in another URL are kept: the others are alone in
+    their bucket (a URL has one tuple per envelope), which is then never usable.  A URL's shared
+    prefixes are those up to some boundary (a prefix of a shared prefix is shared), its shared
+    suffixes those from some boundary on."""
+    nq = int(Q.max()) + 1 if len(Q) else 1
+    if not len(P):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), 0
+    last_p = np.add.reduceat((np.bincount(P)[P] >= 2).astype(np.int64), base) - 1  # last shared prefix end
+    first_q = lens + 1 - np.add.reduceat((np.bincount(Q)[Q] >= 2).astype(np.int64), base)  # first shared suffix start
+    idx_t = np.int32 if len(P) < 2**31 else np.int64
+    base_t, last_p, first_q = base.astype(idx_t), last_p.astype(idx_t), first_q.astype(idx_t)
+    keys, bis, bjs = [], [], []
+    total = 0
+    for n in np.unique(lens).tolist():
+        us = np.flatnonzero(lens == n)
+        ii, jj = (x.astype(idx_t) for x in _positions(n, params.S, params.max_envelopes))
+        total += len(us) * len(ii)
+        row, col = np.nonzero((ii[None, :] <= last_p[us][:, None]) & (jj[None, :] >= first_q[us][:, None]))
+        b = base_t[us][row]
+        bi, bj = b + ii[col], b + jj[col]
+        keys.append(P[bi] * nq + Q[bj])
+        bis.append(bi)
+        bjs.append(bj)
+    return np.concatenate(keys), np.concatenate(bis), np.concatenate(bjs), total
+
+
+def _bucket_pairs(mstart: np.ndarray, sz: np.ndarray, params: DustParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first member, second member, counts toward T_low) of every pair of every usable bucket."""
     m1s, m2s, lows = [], [], []
     for k in range(2, params.t_high + 1):
         sel = mstart[sz == k]
@@ -211,45 +243,32 @@ def count_supports(urllist: URLList, params: DustParams, progress: Progress | No
         m1s.append((sel[:, None] + combos[None, :, 0]).ravel())
         m2s.append((sel[:, None] + combos[None, :, 1]).ravel())
         lows.append(np.full(len(sel) * len(combos), k <= params.t_low))
-    if m1s:
-        m1 = np.concatenate(m1s)
-        m2 = np.concatenate(m2s)
-        low = np.concatenate(lows)
-    else:
-        m1 = m2 = np.zeros(0, dtype=np.int64)
-        low = np.zeros(0, dtype=bool)
-    del m1s, m2s, lows
-    sim = _likely_similar_mask(urllist, urls, mu[m1], mu[m2], params)
-    a1, a2 = aid[m1], aid[m2]
-    del m1, m2
-    na = max(1, len(texts))
-    codes = np.minimum(a1, a2) * na + np.maximum(a1, a2)
-    del a1, a2
-    ninst = len(codes)
-    codes_sim = codes[sim]
-    low_sim = low[sim]
-    uh, ch = np.unique(codes_sim, return_counts=True)
-    ul, cl = np.unique(codes_sim[low_sim], return_counts=True)
-    cl_full = np.zeros(len(uh), dtype=np.int64)
-    cl_full[np.searchsorted(uh, ul)] = cl
-    stats = {
-        "urls": nurl,
-        "tuples": ntuples,
-        "buckets": int(len(starts)),
-        "buckets_usable_high": int(len(st)),
-        "buckets_usable_low": int(((sz >= 2) & (sz <= params.t_low)).sum()),
-        "instances": int(ninst),
-        "instances_disqualified": int(ninst - len(codes_sim)),
-        "distinct_pairs": int(len(uh)),
-        "detect_seconds": round(time.perf_counter() - t0, 3),
-    }
-    log.debug("count_supports: %s", stats)
-    return SupportTable(texts=texts, codes=uh, high=ch.astype(np.int64), low=cl_full, stats=stats)
+    if not m1s:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    return np.concatenate(m1s), np.concatenate(m2s), np.concatenate(lows)
+
+
+def _member_ids(tok: Tokens, start: np.ndarray, length: np.ndarray, used: np.ndarray, nmem: int) -> tuple[np.ndarray, list[str]]:
+    """Dense substring ids of the members ``used`` (flat token ``start``, ``length`` per member; -1
+    for the others) and the text of each id, sliced once per distinct substring."""
+    mask = np.zeros(nmem, dtype=bool)
+    mask[used] = True
+    sel = np.flatnonzero(mask)
+    ids = dense(seq_keys(tok.levels, start[sel], length[sel]))
+    aid = np.full(nmem, -1, dtype=np.int64)
+    aid[sel] = ids
+    first = np.empty(int(ids.max()) + 1 if len(ids) else 0, dtype=np.int64)
+    first[ids] = sel  # any member of an id will do: they have the same text
+    return aid, tok.text(start[first], length[first])
+
+
+_sort_keys = sort_keys  #: the packed value sort (dustbuster.core.substrings), under its old name
 
 
 def _common_prefix_len(a: str, b: str) -> int:
+    """The largest m with ``a[:m] == b[:m]`` (kept for importers of this module)."""
     lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # the largest m with a[:m] == b[:m], by bisection on C-speed comparisons
+    while lo < hi:  # bisection on C-speed comparisons
         mid = (lo + hi + 1) // 2
         if a[:mid] == b[:mid]:
             lo = mid
@@ -258,102 +277,30 @@ def _common_prefix_len(a: str, b: str) -> int:
     return lo
 
 
-def _mirror(base: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Flat index of the t-th from last element of each segment, for every flat position."""
-    seg_base = np.repeat(base, counts)
-    local = np.arange(int(counts.sum()), dtype=np.int64) - seg_base
-    return seg_base + np.repeat(counts, counts) - 1 - local
-
-
-def _prefix_ids(strings: list[str], offs: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Dense ids of the prefixes ``strings[k][:o]`` for the flat offsets ``offs`` (``counts[k]``
-    of them per string): equal ids exactly when the prefix strings are equal.
-
-    Exact and hash-free: with the strings sorted and ``lcp[r]`` the common prefix length of the
-    sorted strings r-1 and r, the prefix of length o of the string at sorted rank r is shared by
-    ranks j..r exactly, where j is the last rank <= r with lcp[j] < o; so (j, o) names the string.
-    """
-    n = len(strings)
-    if not n:
-        return np.zeros(0, dtype=np.int64)
-    order = sorted(range(n), key=strings.__getitem__)
-    rank = np.empty(n, dtype=np.int64)
-    rank[np.asarray(order, dtype=np.int64)] = np.arange(n, dtype=np.int64)
-    lcp = np.empty(n, dtype=np.int64)
-    lcp[0] = -1
-    lcp[1:] = [_common_prefix_len(strings[a], strings[b]) for a, b in zip(order, order[1:])]
-    q_rank = np.repeat(rank, counts)
-    j = np.empty(len(offs), dtype=np.int64)
-    by_o = np.argsort(offs, kind="stable")
-    o_sorted = offs[by_o]
-    starts = np.flatnonzero(np.r_[True, o_sorted[1:] != o_sorted[:-1]])
-    ends = np.r_[starts[1:], len(offs)]
-    ranks = np.arange(n, dtype=np.int64)
-    for a, b in zip(starts.tolist(), ends.tolist()):
-        o = int(o_sorted[a])
-        last_break = np.maximum.accumulate(np.where(lcp < o, ranks, 0))
-        sel = by_o[a:b]
-        j[sel] = last_break[q_rank[sel]]
-    width = int(offs.max()) + 1
-    _, dense = np.unique(j * width + offs, return_inverse=True)
-    return dense.astype(np.int64).reshape(-1)
-
-
-def _sort_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(order, sorted keys) of non-negative int64 keys.
-
-    ``argsort`` is slow on millions of keys; sorting values is fast.  So the key's low bits and the
-    element's index are packed into one int64 and sorted by value.  When key and index do not fit
-    in 63 bits together, the elements are first partitioned by the key's high bits (a radix pass
-    on a small integer, stable), and each partition is sorted the same way with local indices.
-    """
-    n = len(key)
-    if not n:
-        return np.zeros(0, dtype=np.int64), key
-    kbits = max(1, int(key.max()).bit_length())
-    tbits = max(1, int(n - 1).bit_length())
-    if kbits + tbits <= 63:
-        packed = (key << tbits) | np.arange(n, dtype=np.int64)
-        packed.sort()
-        return packed & ((1 << tbits) - 1), packed >> tbits
-    lowbits = 63 - tbits
-    part = (key >> lowbits).astype(np.int32)
-    by_part = np.argsort(part, kind="stable")
-    counts = np.bincount(part)
-    del part
-    order = np.empty(n, dtype=np.int64)
-    ks = np.empty(n, dtype=np.int64)
-    lowmask = (1 << lowbits) - 1
-    at = 0
-    for c in counts.tolist():
-        if not c:
-            continue
-        idx = by_part[at:at + c]
-        packed = ((key[idx] & lowmask) << tbits) | np.arange(c, dtype=np.int64)
-        packed.sort()
-        local = packed & ((1 << tbits) - 1)
-        order[at:at + c] = idx[local]
-        ks[at:at + c] = key[order[at:at + c]]
-        at += c
-    return order, ks
-
-
 def _likely_similar_mask(
     urllist: URLList, urls: list[str], u1: np.ndarray, u2: np.ndarray, params: DustParams
 ) -> np.ndarray:
-    """Vectorised LikelySimilar (see :func:`dustbuster.core.urllist.likely_similar`, which it equals)."""
+    """Vectorised LikelySimilar (see :func:`dustbuster.core.urllist.likely_similar`, which it equals).
+
+    A URL without a size interval gets [-inf, +inf]: with a slack >= 0 no test against it finds the
+    intervals disjoint (inf or NaN compare false), as in likely_similar; the others compare as the
+    floats likely_similar computes."""
     if not params.similarity or not len(u1):
         return np.ones(len(u1), dtype=bool)
     infos = [urllist.infos[u] for u in urls]
-    has = np.fromiter((i.lo is not None for i in infos), dtype=bool, count=len(infos))
-    lo = np.fromiter((i.lo if i.lo is not None else 0 for i in infos), dtype=np.int64, count=len(infos))
-    hi = np.fromiter((i.hi if i.hi is not None else 0 for i in infos), dtype=np.int64, count=len(infos))
+    if not params.size_slack >= 0:  # not a valid DustParams: the literal test
+        return np.fromiter((likely_similar(infos[a], infos[b], params) for a, b in zip(u1.tolist(), u2.tolist())),
+                           dtype=bool, count=len(u1))
+    inf = float("inf")
+    lo = np.fromiter((-inf if i.lo is None else i.lo for i in infos), dtype=np.float64, count=len(infos))
+    hi = np.fromiter((inf if i.lo is None else i.hi for i in infos), dtype=np.float64, count=len(infos))
+    h1, h2 = hi[u1], hi[u2]
+    with np.errstate(invalid="ignore"):  # 0 * inf
+        slack = params.size_slack * np.maximum(h1, h2)  # the same float arithmetic as likely_similar
+        sim = ~((h1 + slack < lo[u2]) | (h2 + slack < lo[u1]))
     sig = np.fromiter((bool(i.digests or i.sketches) for i in infos), dtype=bool, count=len(infos))
-    slack = params.size_slack * np.maximum(hi[u1], hi[u2])  # the same float arithmetic as likely_similar
-    disjoint = has[u1] & has[u2] & ((hi[u1] + slack < lo[u2]) | (hi[u2] + slack < lo[u1]))
-    sim = ~disjoint
-    both_sig = np.flatnonzero(sig[u1] & sig[u2])
-    if len(both_sig):
+    if sig.any():
+        both_sig = np.flatnonzero(sig[u1] & sig[u2])
         a_list, b_list = u1[both_sig].tolist(), u2[both_sig].tolist()
         sim[both_sig] = [likely_similar(infos[a], infos[b], params) for a, b in zip(a_list, b_list)]
     return sim

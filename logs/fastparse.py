@@ -1,5 +1,5 @@
 """Fast paths of the line parsers for the common formats: Apache/Nginx ``common``,
-``combined``, ``vhost`` and ``jsonl``.
+``combined``, ``vhost``, ``jsonl`` and ``tsv``.
 
 Each fast parser takes only the lines whose result it can prove equal to the reference parser's
 (:mod:`dustbuster.logs.formats`, ``REFERENCE_PARSERS``) and hands every other line to that parser, so
@@ -13,6 +13,10 @@ records, skips, reject reasons and details are the reference's by construction:
 * a JSON line: json's own C scanner once (what ``json.loads`` does); a flat object whose numbers
   are finite and within 64 bits is taken, anything else (NaN, 1e400, nesting, bad types) goes to
   the reference;
+* a TSV row: ``str.split`` on tabs, as the reference does; taken when the method is one of
+  URL_METHODS (or there is no method column), status and size are ``-``, empty or up to 18 ASCII
+  digits (what ``int`` reads as the reference's ``parse_int`` does; a status also not ``-`` or empty)
+  and the target is plain (below);
 * the URL: ``scheme://host`` (the reference's own ``_join``, remembered per scheme and host) + the
   target, for targets of printable ASCII without a space, within the length and token limits;
 * the lines handed over meet the reference's own code with its quoted-string expression unrolled
@@ -259,10 +263,48 @@ def _fast_jsonl(line: str, ctx: Context) -> LogRecord | None:
     return LogRecord(url, status, size if method in BODY_METHODS else None, digest, sketch)
 
 
+def _plain_int(text: str) -> int | None | bool:
+    """The reference's ``parse_int`` for ``-``, nothing and up to 18 ASCII digits; False otherwise."""
+    if text.isdigit() and len(text) <= 18 and text.isascii():
+        return int(text)
+    return None if text in ("-", "") else False
+
+
+def parse_tsv(line: str, ctx: Context) -> LogRecord:
+    cols = ctx.tsv_columns
+    rec = _fast_tsv(line, ctx, cols) if cols is not None else None
+    return rec if rec is not None else ref.parse_tsv(line, ctx)
+
+
+def _fast_tsv(line: str, ctx: Context, cols: dict[str, int]) -> LogRecord | None:
+    """The reference's record for a TSV row whose method is one of URL_METHODS (or absent),
+    status up to 18 ASCII digits, size that or ``-``, empty (or absent) and target plain
+    (:func:`fast_url`); None for anything else (the reference then decides, and raises what it
+    raises, in its order)."""
+    f = line.rstrip("\n").split("\t")
+    if len(f) <= max(cols.values()):
+        return None
+    m = cols.get("method")
+    method = f[m] if m is not None else "GET"
+    status = f[cols["status"]]
+    if method not in URL_METHODS or not (status.isdigit() and len(status) <= 18 and status.isascii()):
+        return None
+    s = cols.get("size")
+    size = _plain_int(f[s]) if s is not None else None
+    if size is False:
+        return None
+    h = cols.get("host")
+    url = fast_url(f[cols["url"]], f[h] if h is not None else None, ctx)
+    if url is None:
+        return None
+    return LogRecord(url, int(status), (size or None) if method in BODY_METHODS else None)
+
+
 FAST_PARSERS: dict[str, Callable[[str, Context], LogRecord]] = {
     "common": parse_common,
     "combined": parse_combined,
     "vhost": parse_vhost,
     "jsonl": parse_jsonl,
+    "tsv": parse_tsv,
 }
 PARSERS.update(FAST_PARSERS)

@@ -1,0 +1,96 @@
+"""The exact naming behind the batch engine (dustbuster.core.substrings) and the engine's shortcuts
+(tuples alone in their envelope left unsorted, LikelySimilar on float intervals): names equal
+exactly when texts are equal, tokens as the tokenizer's, supports equal to the oracle's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dustbuster.core import DustParams, URLList, count_supports
+from dustbuster.core.substrings import Tokens, dense, pack, seq_keys
+from dustbuster.core.tokens import _TOKEN_RE, wrap
+from tests.oracle import oracle_supports
+from tests.test_detect import small_urllist
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# alphanumerics, separators, non-ASCII (one token each), a lone surrogate, long runs
+url_text = st.lists(st.sampled_from(list("aZ09/._-?=&%") + ["é", "\u2028", "\ud800", "x" * 9, "7" * 12]),
+                    max_size=30).map("".join)
+
+
+@SETTINGS
+@given(st.lists(url_text, min_size=1, max_size=12))
+def test_tokens_are_the_tokenizers(texts):
+    wrapped = [wrap("http://h/" + t) for t in texts]
+    tok = Tokens(wrapped)
+    want = [t for w in wrapped for t in _TOKEN_RE.findall(w)]
+    got = tok.text(np.arange(len(tok.tid)), np.ones(len(tok.tid), dtype=np.int64))
+    assert got == want
+    assert tok.n.tolist() == [len(_TOKEN_RE.findall(w)) for w in wrapped]
+    ids: dict[str, int] = {}
+    for t, i in zip(want, tok.tid.tolist()):
+        assert ids.setdefault(t, i) == i  # one id per text ...
+    assert len(set(ids.values())) == len(ids)  # ... and one text per id
+
+
+@SETTINGS
+@given(st.lists(url_text, min_size=1, max_size=10), st.data())
+def test_sequence_names_equal_exactly_when_texts_equal(texts, data):
+    wrapped = [wrap("http://h/" + t) for t in texts]
+    tok = Tokens(wrapped)
+    starts, lengths = [], []
+    for u, n in enumerate(tok.n.tolist()):
+        for i in range(n + 1):
+            for j in range(i, n + 1):
+                starts.append(int(tok.base[u]) + i)
+                lengths.append(j - i)
+    starts_a, lengths_a = np.asarray(starts), np.asarray(lengths)
+    names = dense(seq_keys(tok.levels, starts_a, lengths_a)).tolist()
+    seen: dict[str, int] = {}
+    for text, name in zip(tok.text(starts_a, lengths_a), names):
+        assert seen.setdefault(text, name) == name
+    assert len(set(seen.values())) == len(seen)
+
+
+@pytest.mark.parametrize("n, bits", [(1, 3), (1000, 20), (5000, 62), (70000, 62), (3000, 45)])
+def test_dense_and_pack(n, bits):
+    rng = np.random.default_rng(n + bits)
+    key = rng.integers(0, 2**bits, size=n, dtype=np.int64)
+    key[: n // 3] = key[n // 3: 2 * (n // 3)]
+    want = np.unique(key, return_inverse=True)[1].reshape(-1)
+    assert np.array_equal(dense(key), want)
+    a, b = rng.integers(0, 2**40, size=n), rng.integers(0, 2**40, size=n)
+    a[: n // 2] = a[n // 2: 2 * (n // 2)]
+    b[: n // 2] = b[n // 2: 2 * (n // 2)]
+    named = dense(pack([a, b]))
+    pairs = {}
+    for x, y, z in zip(a.tolist(), b.tolist(), named.tolist()):
+        assert pairs.setdefault((x, y), z) == z
+    assert len(set(pairs.values())) == len(pairs)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_urllist(), st.sampled_from([0.0, 0.02, 0.5]), st.integers(2, 5))
+def test_supports_equal_oracle_for_every_slack(ul, slack, S):
+    params = DustParams(S=S, t_low=3, t_high=6, size_slack=slack)
+    table = count_supports(ul, params)
+    assert table.as_dict("low") == oracle_supports(ul, params, params.t_low)
+    assert table.as_dict("high") == oracle_supports(ul, params, params.t_high)
+
+
+def test_real_samples_equal_oracle(logs_dir):
+    """Slices of the NASA TSV and secrepo logs (long alphanumeric runs, scanner junk), defaults."""
+    from dustbuster.logs.reader import read_urllist
+
+    for name in ("nasa-ksc-1995-tsv-sample/nasa_19950701.tsv", "secrepo-selflogs/access.log.2022-12-22"):
+        ul, _ = read_urllist([logs_dir / name], site="www.example.com")
+        part = URLList()
+        for url in ul.urls()[:700]:
+            part.infos[url] = ul.infos[url]
+        P = DustParams()
+        table = count_supports(part, P)
+        assert table.as_dict("low") == oracle_supports(part, P, P.t_low)
+        assert table.as_dict("high") == oracle_supports(part, P, P.t_high)
