@@ -47,8 +47,7 @@ async def ingest_message(ctx: WorkerContext, changelog: Changelog, msg, value) -
     stores = ctx.stores
     state = await stores.run(stores.get, msg.partition)
     await ensure_fresh("raw", state.partition, msg.offset, state.applied(msg.topic),
-                       lambda p: _read_image(changelog, p), lambda img, applied: _rebuild(ctx, state, msg.topic, img, applied),
-                       cut=state.interrupted(msg.topic))
+                       lambda p: _read_image(changelog, p), lambda img, applied: _rebuild(ctx, state, msg.topic, img, applied))
     try:
         batch, res = decode(ctx, value)
     except Exception as exc:  # ParseError: junk; anything else: a decoder bug, never a dead agent

@@ -18,21 +18,17 @@ I = TypeVar("I")
 
 
 async def ensure_fresh(name: str, partition: int, offset: int, applied: int,
-                       read: Callable[[int], Awaitable[tuple[int, I]]], rebuild: Callable[[I, int], Awaitable[str]],
-                       cut: int | None = None) -> bool:
+                       read: Callable[[int], Awaitable[tuple[int, I]]], rebuild: Callable[[I, int], Awaitable[str]]) -> bool:
     """Rebuild a partition's local store from its changelog when the message at ``offset`` is not
     the one after the ``applied`` offset (another worker went on with the partition, or there is no
-    local copy) or a crash cut a message short (``cut``: its offset).  ``read(partition)`` gives the
-    changelog's (applied offset, image); ``rebuild(image, applied)`` loads it and says what it
-    loaded, in words.  A changelog behind the local store is not loaded.  True when rebuilt."""
-    if offset <= applied + 1 and cut is None:
+    local copy).  ``read(partition)`` gives the changelog's (applied offset, image); ``rebuild(image,
+    applied)`` loads it and says what it loaded, in words.  A changelog behind the local store is
+    not loaded.  True when rebuilt."""
+    if offset <= applied + 1:
         return False
-    if cut is not None:
-        log.warning("%s partition %s: message %s was cut short by a crash; rebuilding from the changelog",
-                    name, partition, cut)
     t0 = time.perf_counter()
     image_applied, image = await read(partition)
-    if image_applied < applied and cut is None:
+    if image_applied < applied:
         log.warning("%s partition %s: changelog (%s) is behind the local state (%s); keeping local",
                     name, partition, image_applied, applied)
         return False

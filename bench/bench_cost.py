@@ -127,8 +127,7 @@ def run_one(kind: str, n: int, batch: int, cap: int | None) -> dict:
     secs = time.perf_counter() - t0
     rss1 = _proc_kb("VmRSS")
     disk = _du(tmp)
-    st.kv.db.compact_range(None, None)
-    st.kv.bdb.compact_range(None, None)
+    st.kv.compact()
     disk_compact = _du(tmp)
     tracked = len(st.site(site).urllist())
     counters = st.counters(site)

@@ -1,17 +1,21 @@
-"""Streaming benchmarks through a real broker, one worker process.
+"""Streaming benchmarks through a real broker, one worker process, with their floors measured in
+the same run.
 
-    .venv/bin/python bench/bench_stream.py [--lines 50000] [--window 1]
+    .venv/bin/python bench/bench_stream.py [--lines 50000] [--window 5]
 
-Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker.  Steps, each on
-fresh topics:
+Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker.  Steps:
 
 1. new URLs: the synthetic forum log (dustbuster.sim.forum) is produced, then a worker started; the
-   rate is unique URLs / wall time from the first message applied to the last (windows
-   included), and also between the first and last candidate sets (the later, slower part);
-2. known URLs: the same log produced four more times into the same topics: every URL is known;
-3. freshness: a worker already running, a fresh log fed; time from the feeder's last
-   acknowledged line to the candidate set that has seen every line;
-4. state size on disk per 10,000 unique URLs (RocksDB dir after step 2, compacted).
+   rate is unique URLs / the worker's ingest span (first message applied to the last; the windows
+   that ran meanwhile included, since they share the state thread);
+2. known URLs: the worker stopped, the same log produced four more times (every URL is known), the
+   worker started again on its state; the rate is lines / ingest span between its first and last
+   candidate sets (windows included);
+3. floors: a bare aiokafka consumer reading the raw topic (all five passes) and decoding each
+   message's JSON; the batch engine (read + ``mine``, in this process) on the same log;
+4. state size on disk per 10,000 unique URLs (after step 2, compacted);
+5. freshness: a worker already running and idle, a fresh log fed; time from the feeder's last
+   acknowledged line to the candidate set that has seen every line.
 """
 
 from __future__ import annotations
@@ -50,15 +54,6 @@ def snapshots(env: dict, site: str, until_lines: int, timeout: float = 600) -> l
     raise SystemExit("timed out waiting for candidates")
 
 
-def rate(rows: list[tuple[float, int, int]], lo: int, hi: int, col: int) -> float:
-    """Units per second between the first snapshot past ``lo`` lines and the last one at ``hi``."""
-    mid = [r for r in rows if lo < r[1] <= hi]
-    if len(mid) < 2:
-        return float("nan")
-    a, b = mid[0], mid[-1]
-    return (b[col] - a[col]) / (b[0] - a[0])
-
-
 def feed(env: dict, path: Path, site: str) -> float:
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "dustbuster", "feed", str(path), "--site", site, "-q", "--batch-lines", "500"],
@@ -66,10 +61,61 @@ def feed(env: dict, path: Path, site: str) -> float:
     return time.perf_counter() - t0
 
 
+def ingest_rate(rows: list[tuple], lo: int) -> float:
+    """Lines per second of the worker's ingest span between its first and last candidate sets past
+    ``lo`` lines (rows: time, lines, urls, ingest span)."""
+    mid = [r for r in rows if r[1] > lo]
+    if len(mid) < 2 or mid[-1][3] <= mid[0][3]:
+        return float("nan")
+    return (mid[-1][1] - mid[0][1]) / (mid[-1][3] - mid[0][3])
+
+
+def bare_consumer(bootstrap: str, topic: str) -> tuple[int, float]:
+    """(lines, seconds): every message of ``topic`` read by a plain aiokafka consumer, its JSON decoded."""
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer
+
+    async def run() -> tuple[int, float]:
+        c = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False,
+                             group_id=None, fetch_max_bytes=50 * 1024 * 1024, max_partition_fetch_bytes=8 * 1024 * 1024)
+        await c.start()
+        lines, t0, idle = 0, None, 0
+        try:
+            while idle < 3:
+                got = await c.getmany(timeout_ms=1000, max_records=1000)
+                if not got:
+                    idle += 1
+                    continue
+                idle = 0
+                t0 = t0 or time.perf_counter()
+                for msgs in got.values():
+                    for m in msgs:
+                        lines += len(json.loads(m.value)["lines"])
+                t1 = time.perf_counter()
+        finally:
+            await c.stop()
+        return lines, t1 - t0
+
+    return asyncio.run(run())
+
+
+def batch_engine(log: Path, site: str) -> tuple[float, int]:
+    """(seconds, unique URLs): read + phases 1-3 of ``dustbuster mine`` on ``log``, in this process."""
+    from dustbuster.core.mine import mine
+    from dustbuster.core.params import DustParams
+    from dustbuster.logs.reader import read_urllist
+
+    t0 = time.perf_counter()
+    ul, _ = read_urllist([log], site=site)
+    mine(ul, DustParams())
+    return time.perf_counter() - t0, len(ul)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lines", type=int, default=50000)
-    ap.add_argument("--window", type=float, default=1.0)
+    ap.add_argument("--window", type=float, default=5.0)
     a = ap.parse_args()
     from dustbuster.sim.forum import generate
 
@@ -77,27 +123,34 @@ def main() -> int:
     log = tmp / "forum.log"
     log.write_text("\n".join(generate(a.lines, seed=1)) + "\n")
     site = "www.forum.co.il"
-    out: dict = {"lines": a.lines, "window_s": a.window}
+    out: dict = {"lines": a.lines, "window_s": a.window, "when": time.strftime("%Y-%m-%d %H:%M")}
     with kafka_bootstrap() as bootstrap:
         env = stream_env(bootstrap, window=a.window, partitions=1)
         out["feed_s"] = feed(env, log, site)
         w = Worker(env, tmp / "w", tmp / "w.log").start()
         try:
             rows = snapshots(env, site, a.lines)
-            # first message applied → last message applied, windows included
-            out["new_urls_per_s"] = rows[-1][2] / rows[-1][3]
-            out["new_urls_per_s_late"] = rate(rows, 0, a.lines, 2)
-            out["new_pass_lines_per_s"] = rate(rows, 0, a.lines, 1)
-            out["unique_urls"] = rows[-1][2]
-            for _ in range(4):  # every URL known now; four passes, so that several windows see it
-                feed(env, log, site)
-            rows2 = snapshots(env, site, 5 * a.lines)
-            out["known_lines_per_s"] = rate(rows2, a.lines, 5 * a.lines, 1)
         finally:
             w.stop()
+        out["unique_urls"] = rows[-1][2]
+        out["new_urls_per_s"] = rows[-1][2] / rows[-1][3]  # first message applied → last, windows included
+        out["new_windows"] = len(rows)
+        for _ in range(4):  # every URL known now
+            feed(env, log, site)
+        lines, secs = bare_consumer(bootstrap, env["DUST_TOPIC_PREFIX"] + "-raw")
+        out["floor_bare_consumer_lines_per_s"] = lines / secs
+        w = Worker(env, tmp / "w", tmp / "w2.log").start()
+        try:
+            rows2 = snapshots(env, site, 5 * a.lines)
+        finally:
+            w.stop()
+        out["known_lines_per_s"] = ingest_rate(rows2, a.lines)
+        out["known_windows"] = len(rows2)
         size = sum(f.stat().st_size for f in (tmp / "w" / "state").rglob("*") if f.is_file())
         out["state_bytes"] = size
         out["state_mb_per_10k_urls"] = size / 1e6 / out["unique_urls"] * 10000
+        secs, urls = batch_engine(log, site)
+        out["floor_batch_engine_lines_per_s"], out["floor_batch_engine_urls_per_s"] = a.lines / secs, urls / secs
         # freshness: the worker is running and idle; feed a fresh log and time the last line
         env2 = stream_env(bootstrap, window=a.window, partitions=1)
         log2 = tmp / "forum2.log"
@@ -113,6 +166,8 @@ def main() -> int:
             w2.stop()
     shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps(out, indent=1))
+    (ROOT / "bench" / "out").mkdir(parents=True, exist_ok=True)
+    (ROOT / "bench" / "out" / "bench_stream.json").write_text(json.dumps(out, indent=1))
     return 0
 
 

@@ -13,7 +13,6 @@ class KV(Protocol):
     def multi_get(self, keys: list[bytes]) -> list[bytes | None]: ...
     def write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None: ...
     def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]: ...
-    def neighbors(self, prefix: bytes, key: bytes) -> tuple[bytes | None, bytes | None]: ...
 
 
 class MemoryKV:
@@ -39,9 +38,3 @@ class MemoryKV:
         for k in sorted(self.d):
             if k.startswith(prefix):
                 yield k, self.d[k]
-
-    def neighbors(self, prefix: bytes, key: bytes) -> tuple[bytes | None, bytes | None]:
-        """The greatest key < ``key`` and the least key >= ``key`` that start with ``prefix``."""
-        below = [k for k in self.d if k.startswith(prefix) and k < key]
-        above = [k for k in self.d if k.startswith(prefix) and k >= key]
-        return (max(below) if below else None), (min(above) if above else None)

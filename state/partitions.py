@@ -1,25 +1,26 @@
-"""Worker state: one RocksDB per input partition, holding the incremental supports of the sites
-whose lines land on that partition, plus per-partition metadata in the same atomic writes:
+"""Worker state: one RocksDB per input partition, holding the URL lists of the sites whose lines
+land on that partition (core/incremental.py), plus per-partition metadata in the same atomic writes:
 
 * ``meta:applied:<topic>`` → the last input offset applied (replays at or below it are skipped, so
   at-least-once delivery and a restarted worker change nothing: exactly-once state);
 * ``meta:dirty:<site>`` → the site changed since its last window;
 * ``meta:count:<site>`` → lines, records, rejects, drops seen for the site, and ``over_cap``:
   records of new URLs not tracked because the site holds ``max_urls_per_site`` URLs;
-* ``meta:inflight:<topic>`` → the offset of a message whose envelope buckets were written in
-  parts (more than :data:`FLUSH_ENTRIES` writes) and that is not committed yet.  Found on a later
-  message, it means a crash cut that message short: the buckets may name uncommitted URLs, so
-  the partition must be rebuilt from the changelog (:meth:`PartitionState.interrupted`).
+* ``meta:format`` → :data:`STATE_FORMAT`.  A store written by an older version (envelope buckets
+  and pair supports on disk) is wiped when opened; the worker then rebuilds it from the URL
+  changelog, whose records are unchanged.
 
-The work on a partition's state is synchronous and can take seconds (a large message, a window,
-a rebuild); :meth:`Stores.run` runs it on one worker thread, off the event loop, one call at a
-time, so the API, heartbeats and timers go on meanwhile.  docs/state.md describes the design;
+A message's writes (one record per URL it touched) go in one atomic write with its offset.  The
+work on a partition's state is synchronous and can take seconds (a window on a large site, a
+rebuild); :meth:`Stores.run` runs it on one worker thread, off the event loop, one call at a time,
+so the API, heartbeats and timers go on meanwhile.  docs/state.md describes the design;
 docs/cost.md the cost bounds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import marshal
@@ -30,11 +31,10 @@ from typing import Callable, Iterable, TypeVar
 
 from dataclasses import dataclass
 
-from dustbuster.core.errors import StateError
 from dustbuster.core.incremental import SiteSupports
-from dustbuster.core.mine import MineResult, mine_table
+from dustbuster.core.mine import MineResult, mine
 from dustbuster.core.params import DustParams
-from dustbuster.core.urlrecord import info_from_json, info_to_json
+from dustbuster.core.urlrecord import info_from_json
 
 from .registry import PartitionStores, partition_dir
 from .rocks import RocksKV, wipe
@@ -44,9 +44,13 @@ log = logging.getLogger(__name__)
 COUNTERS = ("lines", "records", "dropped_status", "skipped", "rejected", "over_cap")
 TEST_URLS = 3000  #: most recently seen URLs sent with each candidate set, for validation
 REBUILD_LOG_EVERY = 10_000  #: a rebuild logs its progress every this many URLs
-#: pending writes after which a message's (or a rebuild's) envelope buckets are written out: one
-#: RocksDB write holds the GIL throughout (~0.03 s per 20,000 entries), and the pending dict is memory
-FLUSH_ENTRIES = 20_000
+#: records a rebuild writes at once (one RocksDB write holds the GIL throughout)
+REBUILD_COMMIT_EVERY = 20_000
+#: decoded URL records kept in memory per partition (a known URL's line then needs no read)
+CACHED_RECORDS = 100_000
+#: the layout of a partition's store: 2 = URL records only (issue 13); a store without it is older
+STATE_FORMAT = b"2"
+FORMAT_KEY = b"meta:format"
 T = TypeVar("T")
 
 
@@ -56,12 +60,12 @@ class Staged:
     offset: int
     sup: SiteSupports
     meta: dict[bytes, bytes]
-    changelog: dict[str, dict]  #: url -> record JSON, for the URL changelog topic
+    puts: dict[bytes, bytes | None]  #: the message's writes (URL records, the next id)
+    changelog: list[tuple[bytes, bytes]]  #: (site \0 url, record), for the URL changelog topic
     counters: dict[str, int]
     new_urls: int = 0  #: URLs this message added to the site
     over_cap: int = 0  #: records of new URLs this message could not add (the site is at its cap)
     topic: str = ""
-    flushed: bool = False  #: buckets were written in parts (meta:inflight set until the commit)
 
 
 class PartitionState:
@@ -69,25 +73,24 @@ class PartitionState:
         self.partition = partition
         self.params = params
         self.max_urls_per_site = max_urls_per_site
-        self.kv = RocksKV(Path(root) / partition_dir(partition))
+        self.kv = _open_current(Path(root) / partition_dir(partition), partition)
         self._sites: dict[str, SiteSupports] = {}
         self._capped: set[str] = set()  # sites whose cap was logged (once per site and process)
+        #: the last window's result per site, with the object and generation it was mined from
+        self._mined: dict[str, tuple[SiteSupports, int, MineResult]] = {}
+        self._records: dict = {}  #: decoded URL records, shared by the sites (SiteSupports)
+        self._staged: Staged | None = None  #: the message staged and not committed yet
 
     def site(self, name: str) -> SiteSupports:
         s = self._sites.get(name)
         if s is None:
-            s = self._sites[name] = SiteSupports(self.kv, name, self.params, self.max_urls_per_site)
+            s = self._sites[name] = SiteSupports(self.kv, name, self.params, self.max_urls_per_site,
+                                                 records=self._records, max_records=CACHED_RECORDS)
         return s
 
     def applied(self, topic: str) -> int:
         raw = self.kv.get(b"meta:applied:" + topic.encode())
         return int(raw) if raw else -1
-
-    def interrupted(self, topic: str) -> int | None:
-        """The offset of a message cut short by a crash after part of its buckets were written, or
-        None.  Such a partition state must be rebuilt (from the changelog) before going on."""
-        raw = self.kv.get(b"meta:inflight:" + topic.encode())
-        return int(raw) if raw else None
 
     def counters(self, site: str) -> dict[str, int]:
         raw = self.kv.get(b"meta:count:" + site.encode())
@@ -96,34 +99,23 @@ class PartitionState:
     def stage(self, topic: str, offset: int, site: str, records: Iterable[tuple], counts: dict[str, int]) -> "Staged | None":
         """Compute one input message's effect without committing it: the caller first makes the
         changelog durable, then calls :meth:`commit` (one atomic write with the offset).  None for
-        a replay (offset at or below the applied one).
-
-        Bounded: past :data:`FLUSH_ENTRIES` pending writes the envelope buckets are written out
-        (with ``meta:inflight``), so neither memory nor any single write grows with the message."""
+        a replay (offset at or below the applied one).  Memory: one record per URL of the message."""
         if offset <= self.applied(topic):
             return None
-        cut = self.interrupted(topic)
-        if cut is not None:
-            raise StateError(f"partition {self.partition}: message {topic}@{cut} was cut short by a crash; "
-                             "the state must be rebuilt from the changelog first")
-        old = self._sites.get(site)
-        if old is not None and old.pending_count():
+        if self._staged is not None:
             # a message staged and never committed (its changelog write failed, or it raised):
-            # its writes are dropped with the object, and this message starts from the committed state
-            log.warning("partition %s: dropping the uncommitted changes of an earlier message of %s",
-                        self.partition, site)
-            del self._sites[site]
+            # its changes are dropped, and this message starts from the committed state
+            log.warning("partition %s: dropping the uncommitted changes of message %s of %s",
+                        self.partition, self._staged.offset, self._staged.site)
+            self._staged.sup.discard()
+            self._staged = None
         sup = self.site(site)
         added, over = sup.added, sup.over_cap
         t_start = time.time()
         now = int(t_start)
-        flushed = False
-        inflight = {b"meta:inflight:" + topic.encode(): str(offset).encode()}
+        observe = sup.observe
         for rec in records:
-            sup.observe(*rec, when=now)
-            if sup.pending_count() > FLUSH_ENTRIES:
-                sup.flush_buckets(inflight)
-                flushed = True
+            observe(*rec, when=now)
         added, over = sup.added - added, sup.over_cap - over
         if over and site not in self._capped:
             self._capped.add(site)
@@ -144,16 +136,16 @@ class PartitionState:
         }
         if sup.changed or counts.get("lines"):
             meta[b"meta:dirty:" + site.encode()] = f"{topic}:{offset}".encode()  # a change token
-        changelog = {u: info_to_json(i) for u, i in sup.touched.items()}
-        return Staged(site, offset, sup, meta, changelog, total, added, over, topic, flushed)
+        puts = sup.pending_writes()
+        prefix = sup.record_prefix
+        changelog = [(k[1:], v) for k, v in puts.items() if v is not None and k.startswith(prefix)]
+        self._staged = Staged(site, offset, sup, meta, puts, changelog, total, added, over, topic)
+        return self._staged
 
     def commit(self, staged: "Staged") -> None:
-        """One atomic write: the message's URL records, supports, remaining buckets and offset."""
-        puts = staged.sup.pending_writes()
-        if staged.flushed:
-            puts[b"meta:inflight:" + staged.topic.encode()] = None
-        self.kv.write(puts, staged.meta)
-        staged.sup.changed = False
+        """One atomic write: the message's URL records and its offset."""
+        self.kv.write(staged.puts, staged.meta)
+        self._staged = None
 
     def rebuild(self, topic: str, applied: int, sites: dict[str, dict[str, dict]], counters: dict[str, dict],
                 progress: Callable[[int, int], None] | None = None) -> int:
@@ -170,18 +162,20 @@ class PartitionState:
         path = self.kv.path
         self.kv.close()
         wipe(path)
-        self.kv = RocksKV(path)
+        self.kv = _open_current(path, self.partition)
         self._sites.clear()
+        self._mined.clear()
+        self._records.clear()
+        self._staged = None
         n = 0
         for site, urls in sites.items():
             sup = self.site(site)
-            for k, (url, obj) in enumerate(urls.items(), 1):
+            # in first-seen order (the records' ids), so the URL list is the original one
+            for k, (url, obj) in enumerate(sorted(urls.items(), key=_first_seen), 1):
                 sup.load(url, info_from_json(obj))
                 n += 1
-                if k % 2000 == 0:
-                    sup.commit()
-                elif sup.pending_count() > FLUSH_ENTRIES:
-                    sup.flush_buckets({})  # (a rebuild is not atomic anyway: it starts from nothing)
+                if k % REBUILD_COMMIT_EVERY == 0:
+                    sup.commit()  # (a rebuild is not atomic anyway: it starts from nothing)
                 if n % REBUILD_LOG_EVERY == 0:
                     dt = time.perf_counter() - t0
                     log.warning("partition %s: rebuild %s/%s URLs (%.0f%%), %.0f URLs/s", self.partition, n, total,
@@ -189,7 +183,6 @@ class PartitionState:
                     if progress:
                         progress(n, total)
             sup.commit({b"meta:dirty:" + site.encode(): f"rebuild:{applied}".encode()})
-            sup.changed = False
         meta = {b"meta:applied:" + topic.encode(): str(applied).encode()}
         for site, c in counters.items():
             meta[b"meta:count:" + site.encode()] = marshal.dumps(c)
@@ -209,12 +202,20 @@ class PartitionState:
         return [(k[n:].decode(), v) for k, v in self.kv.scan(b"meta:dirty:")]
 
     def window(self, site: str) -> MineResult:
-        """Phases 1 (ranking), 2 and 3 on the site's current state (same code as dustbuster mine)."""
+        """Phases 1 to 3 on the site's current URL list: the code of ``dustbuster mine``.  When no
+        URL was added and no evidence changed since the last window (only hits), the last result
+        is reused (``stats["reused"]``): mining would give it again."""
         sup = self.site(site)
         ul = sup.urllist()
-        table = sup.table()
-        table.stats = {"urls": len(ul)}
-        result = mine_table(table, ul, self.params)
+        last = self._mined.get(site)
+        if last is not None and last[0] is sup and last[1] == sup.generation:
+            result = dataclasses.replace(last[2], stats=dict(last[2].stats))
+            result.stats["reused"] = True
+        else:
+            result = mine(ul, self.params)
+            self._mined[site] = (sup, sup.generation, result)
+            result = dataclasses.replace(result, stats=dict(result.stats))
+            result.stats["reused"] = False
         result.stats.update(self.counters(site))
         recent = sorted(ul.infos.items(), key=lambda kv: -(kv[1].last_seen or 0))
         result.test_urls = [u for u, _ in recent[:TEST_URLS]]
@@ -228,6 +229,27 @@ class PartitionState:
 
     def close(self) -> None:
         self.kv.close()
+
+
+def _first_seen(item: tuple[str, dict]) -> int:
+    uid = item[1].get("i")
+    return uid if isinstance(uid, int) else -1
+
+
+def _open_current(path: Path, partition: int) -> RocksKV:
+    """The partition's store, wiped first when an older version wrote it (see the module doc)."""
+    kv = RocksKV(path)
+    fmt = kv.get(FORMAT_KEY)
+    if fmt == STATE_FORMAT:
+        return kv
+    if fmt is not None or next(iter(kv.scan(b"")), None) is not None:
+        log.warning("partition %s: the store at %s has an older layout (format %s); wiped, to be rebuilt "
+                    "from the URL changelog", partition, path, (fmt or b"1").decode(errors="replace"))
+        kv.close()
+        wipe(path)
+        kv = RocksKV(path)
+    kv.write({}, {FORMAT_KEY: STATE_FORMAT})
+    return kv
 
 
 class Stores(PartitionStores[PartitionState]):

@@ -11,10 +11,10 @@ stale copy) rebuilds it by reading the partition from the start.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 
+import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -47,17 +47,29 @@ class Changelog:
             await self.producer.stop()
             self.producer = None
 
-    async def write(self, partition: int, site: str, offset: int, urls: dict[str, dict], counters: dict) -> None:
-        """Write one input message's changes and wait until the broker has them all."""
+    async def write(self, partition: int, site: str, offset: int, urls: list[tuple[bytes, bytes]], counters: dict) -> None:
+        """Write one input message's changes (``urls``: (site \\0 url, record JSON) pairs) and wait
+        until the broker has them all."""
+        records = list(urls)
+        records.append((f"{site}\0\0count".encode(), orjson.dumps(counters)))
+        records.append((APPLIED, str(offset).encode()))
+        await self.send_all(partition, records)
+
+    async def send_all(self, partition: int, records: list[tuple[bytes, bytes]]) -> None:
+        """Send (key, value) records to one partition, in order, in as few batches as fit, and wait
+        for the broker's acknowledgement of all (a record per ``send`` costs ~20 µs more)."""
         await self.start()
-        assert self.producer is not None
+        p = self.producer
+        assert p is not None
         futs = []
-        for url, rec in urls.items():
-            futs.append(await self.producer.send(self.topic, json.dumps(rec, separators=(",", ":")).encode(),
-                                                 key=f"{site}\0{url}".encode(), partition=partition))
-        futs.append(await self.producer.send(self.topic, json.dumps(counters).encode(),
-                                             key=f"{site}\0\0count".encode(), partition=partition))
-        futs.append(await self.producer.send(self.topic, str(offset).encode(), key=APPLIED, partition=partition))
+        batch = p.create_batch()
+        for key, value in records:
+            if batch.append(key=key, value=value, timestamp=None) is None:
+                futs.append(await p.send_batch(batch, self.topic, partition=partition))
+                batch = p.create_batch()
+                if batch.append(key=key, value=value, timestamp=None) is None:
+                    raise ValueError(f"a changelog record of {len(value)} bytes does not fit a batch")
+        futs.append(await p.send_batch(batch, self.topic, partition=partition))
         for f in futs:
             await f
 
@@ -72,9 +84,9 @@ class Changelog:
                 return
             site, _, rest = key.decode().partition("\0")
             if rest.startswith("\0"):
-                img.counters[site] = json.loads(value)
+                img.counters[site] = orjson.loads(value)
             elif value is not None:
-                img.sites.setdefault(site, {})[rest] = json.loads(value)
+                img.sites.setdefault(site, {})[rest] = orjson.loads(value)
 
         await read_partition(self.bootstrap, self.topic, partition, on)
         return img
@@ -107,13 +119,7 @@ class SeenChangelog:
         self.inner = Changelog(bootstrap, topic)
 
     async def write(self, partition: int, sigs: list[bytes], offset: int) -> None:
-        await self.inner.start()
-        p = self.inner.producer
-        assert p is not None
-        futs = [await p.send(self.inner.topic, b"1", key=s, partition=partition) for s in sigs]
-        futs.append(await p.send(self.inner.topic, str(offset).encode(), key=APPLIED, partition=partition))
-        for f in futs:
-            await f
+        await self.inner.send_all(partition, [*((s, b"1") for s in sigs), (APPLIED, str(offset).encode())])
 
     async def read(self, partition: int) -> tuple[int, list[bytes]]:
         state = {"applied": -1}

@@ -225,65 +225,45 @@ def test_state_work_runs_off_the_event_loop(tmp_path):
     stores.close()
 
 
-# ---------------------------------------------------------------- a large message in bounded parts
+# ---------------------------------------------------------------- a crash, and an older store
 
-@CAPPED
-@given(varied_records(), st.lists(st.integers(0, 12), max_size=6))
-def test_buckets_flushed_mid_batch_give_the_same_supports(recs, cuts):
-    """Writing a batch's buckets out early (flush_buckets) changes nothing once it is committed."""
-    params = DustParams(S=6, t_low=3, t_high=5, max_envelopes=60)
-    inc = SiteSupports(MemoryKV(), "h", params)
-    ul = urllist(recs)
-    for n, rec in enumerate(recs):
-        inc.observe(*rec)
-        if n in cuts:
-            inc.flush_buckets({b"meta:inflight:raw": b"0"})
-            assert inc.pending_count() == sum(1 for k in inc._pending if k[:1] != b"B")
-    inc.commit()
-    want = count_supports(ul, params)
-    got = inc.supports()
-    assert {k: v[0] for k, v in got.items() if v[0]} == want.as_dict("low")
-    assert {k: v[1] for k, v in got.items() if v[1]} == want.as_dict("high")
-
-
-def test_a_large_message_is_written_in_parts_and_a_crash_in_between_is_seen(tmp_path, monkeypatch):
-    import dustbuster.state.partitions as sp
-
-    monkeypatch.setattr(sp, "FLUSH_ENTRIES", 500)
+def test_a_crash_before_the_commit_leaves_the_committed_state(tmp_path):
+    """The process dies after stage() and before commit(): reopened, the store is the one of the
+    last committed message, and the same message then counts once."""
     urls = [f"http://s.org/a/{k}/b/{k % 7}/index.html" for k in range(60)]
-    st_ = PartitionState(tmp_path / "a", 0, DustParams())
-    staged = st_.stage("raw", 0, "s.org", _records(urls), {"lines": 60})
-    assert staged.flushed and st_.interrupted("raw") == 0  # parts on disk, the message not committed
-    st_.commit(staged)
-    assert st_.interrupted("raw") is None and st_.applied("raw") == 0
-    ul = URLList()
-    for r in _records(urls):
-        ul.add(*r)
-    want = count_supports(ul, DustParams())
-    assert {k: v[1] for k, v in st_.site("s.org").supports().items() if v[1]} == want.as_dict("high")
-    # a crash after some parts were written: the next message is refused until a rebuild
     more = [f"http://s.org/c/{k}/d/index.html" for k in range(60)]
+    st_ = PartitionState(tmp_path / "a", 0, DustParams())
+    st_.commit(st_.stage("raw", 0, "s.org", _records(urls), {"lines": 60}))
     st_.stage("raw", 1, "s.org", _records(more), {"lines": 60})
     st_.close()  # the process dies here: no commit
     st_ = PartitionState(tmp_path / "a", 0, DustParams())
-    assert st_.interrupted("raw") == 1 and st_.applied("raw") == 0
-    import pytest
-
-    from dustbuster.core.errors import StateError
-
-    with pytest.raises(StateError):
-        st_.stage("raw", 1, "s.org", _records(more), {"lines": 60})
-    from dustbuster.core.urlrecord import info_to_json
-
-    image = {"s.org": {u: info_to_json(i) for u, i in st_.site("s.org").urllist().infos.items()}}
-    st_.rebuild("raw", 0, image, {"s.org": st_.counters("s.org")})  # what the ingest agent does
-    assert st_.interrupted("raw") is None
+    assert st_.applied("raw") == 0 and st_.site("s.org").url_count() == 60
     st_.commit(st_.stage("raw", 1, "s.org", _records(more), {"lines": 60}))
-    for r in _records(more):
+    ul = URLList()
+    for r in _records(urls + more):
         ul.add(*r)
     want = count_supports(ul, DustParams())
-    assert {k: v[1] for k, v in st_.site("s.org").supports().items() if v[1]} == want.as_dict("high")
-    assert {k: v[0] for k, v in st_.site("s.org").supports().items() if v[0]} == want.as_dict("low")
+    got = st_.site("s.org").supports()
+    assert {k: v[1] for k, v in got.items() if v[1]} == want.as_dict("high")
+    assert {k: v[0] for k, v in got.items() if v[0]} == want.as_dict("low")
+    assert st_.counters("s.org")["lines"] == 120
+    st_.close()
+
+
+def test_a_store_of_the_older_layout_is_wiped_for_a_rebuild(tmp_path, caplog):
+    """Envelope buckets and supports on disk (format 1, before issue 13): the store is wiped when
+    opened, so the ingest agent sees applied = -1 and rebuilds it from the URL changelog."""
+    from dustbuster.state.rocks import RocksKV
+
+    kv = RocksKV(tmp_path / "p" / "p0000")
+    kv.write({b"B" + bytes(16): b"", b"Ps.org\0a\0b": b"x"}, {b"meta:applied:raw": b"41"})
+    kv.close()
+    caplog.set_level("WARNING")
+    st_ = PartitionState(tmp_path / "p", 0, DustParams())
+    assert st_.applied("raw") == -1 and not list(st_.kv.scan(b"B")) and "older layout" in caplog.text
+    st_.close()
+    st_ = PartitionState(tmp_path / "p", 0, DustParams())  # the current layout is kept
+    assert st_.kv.get(b"meta:format") == b"2"
     st_.close()
 
 
