@@ -26,10 +26,11 @@ import logging
 import marshal
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, TypeVar
 
-from dataclasses import dataclass
+import orjson
 
 from dustbuster.core.incremental import SiteSupports
 from dustbuster.core.mine import MineResult, mine
@@ -55,17 +56,30 @@ T = TypeVar("T")
 
 
 @dataclass
-class Staged:
-    site: str
+class Message:
+    """One input message, parsed: its offset, site (None for a rejected message, which only
+    advances the offset), records and line counts."""
+
     offset: int
-    sup: SiteSupports
+    site: str | None
+    records: list[tuple]
+    counts: dict[str, int]
+
+
+@dataclass
+class Staged:
+    """The effect of a group of messages of one partition, computed and not committed yet."""
+
+    topic: str
+    offset: int  #: the group's last offset (committed with it)
+    offsets: list[int]  #: the offsets applied (the others were replays)
+    sites: list[SiteSupports]
     meta: dict[bytes, bytes]
-    puts: dict[bytes, bytes | None]  #: the message's writes (URL records, the next id)
-    changelog: list[tuple[bytes, bytes]]  #: (site \0 url, record), for the URL changelog topic
-    counters: dict[str, int]
-    new_urls: int = 0  #: URLs this message added to the site
-    over_cap: int = 0  #: records of new URLs this message could not add (the site is at its cap)
-    topic: str = ""
+    puts: dict[bytes, bytes | None]  #: the group's writes (URL records, next ids)
+    changelog: list[tuple[bytes, bytes]]  #: (site \0 url, record), then (site \0\0count, counters)
+    counters: dict[str, dict]  #: site -> its counters after the group
+    new_urls: int = 0  #: URLs the group added
+    over_cap: int = 0  #: records of new URLs the group could not add (their site is at its cap)
 
 
 class PartitionState:
@@ -97,53 +111,78 @@ class PartitionState:
         return dict(marshal.loads(raw)) if raw else {k: 0 for k in COUNTERS}
 
     def stage(self, topic: str, offset: int, site: str, records: Iterable[tuple], counts: dict[str, int]) -> "Staged | None":
-        """Compute one input message's effect without committing it: the caller first makes the
-        changelog durable, then calls :meth:`commit` (one atomic write with the offset).  None for
-        a replay (offset at or below the applied one).  Memory: one record per URL of the message."""
-        if offset <= self.applied(topic):
+        """:meth:`stage_group` of one message."""
+        return self.stage_group(topic, [Message(offset, site, list(records), counts)])
+
+    def stage_group(self, topic: str, messages: list[Message]) -> "Staged | None":
+        """Compute the effect of consecutive input messages without committing it: the caller
+        first makes the changelog durable, then calls :meth:`commit` (one atomic write with the
+        last offset).  Messages at or below the applied offset are replays and left out; None when
+        all are.  Memory: one record per URL of the group."""
+        applied = self.applied(topic)
+        todo = [m for m in messages if m.offset > applied]
+        if not todo:
             return None
         if self._staged is not None:
-            # a message staged and never committed (its changelog write failed, or it raised):
-            # its changes are dropped, and this message starts from the committed state
-            log.warning("partition %s: dropping the uncommitted changes of message %s of %s",
-                        self.partition, self._staged.offset, self._staged.site)
-            self._staged.sup.discard()
+            # a group staged and never committed (its changelog write failed, or it raised):
+            # its changes are dropped, and this one starts from the committed state
+            log.warning("partition %s: dropping the uncommitted changes of messages up to %s",
+                        self.partition, self._staged.offset)
+            for sup in self._staged.sites:
+                sup.discard()
             self._staged = None
-        sup = self.site(site)
-        added, over = sup.added, sup.over_cap
+        st = Staged(topic, todo[-1].offset, [m.offset for m in todo], [], {}, {}, [], {})
         t_start = time.time()
-        now = int(t_start)
-        observe = sup.observe
-        for rec in records:
+        for m in todo:
+            if m.site is not None:
+                self._apply(st, m, t_start)
+        self._finish(st)
+        self._staged = st
+        return st
+
+    def _apply(self, st: Staged, m: Message, t_start: float) -> None:
+        """One message's records and counts into the staged group."""
+        sup = self.site(m.site)
+        if sup not in st.sites:
+            st.sites.append(sup)
+        added, over = sup.added, sup.over_cap
+        observe, now = sup.observe, int(t_start)
+        for rec in m.records:
             observe(*rec, when=now)
         added, over = sup.added - added, sup.over_cap - over
-        if over and site not in self._capped:
-            self._capped.add(site)
+        st.new_urls += added
+        st.over_cap += over
+        if over and m.site not in self._capped:
+            self._capped.add(m.site)
             log.warning("site %s holds %s URLs (DUST_MAX_URLS_PER_SITE): its new URLs are not tracked, only "
                         "counted (over_cap in its counters, dust_urls_over_cap_total); logged once per site",
-                        site, sup.url_count())
-        total = self.counters(site)
-        for k, v in counts.items():
+                        m.site, sup.url_count())
+        total = st.counters.get(m.site) or self.counters(m.site)
+        for k, v in m.counts.items():
             total[k] = total.get(k, 0) + v
         if over:
             total["over_cap"] = total.get("over_cap", 0) + over
         # wall-clock span of this site's ingest (for throughput figures)
         total["ingest_first"] = total.get("ingest_first") or round(t_start, 3)
         total["ingest_last"] = round(time.time(), 3)
-        meta = {
-            b"meta:applied:" + topic.encode(): str(offset).encode(),
-            b"meta:count:" + site.encode(): marshal.dumps(total),
-        }
-        if sup.changed or counts.get("lines"):
-            meta[b"meta:dirty:" + site.encode()] = f"{topic}:{offset}".encode()  # a change token
-        puts = sup.pending_writes()
-        prefix = sup.record_prefix
-        changelog = [(k[1:], v) for k, v in puts.items() if v is not None and k.startswith(prefix)]
-        self._staged = Staged(site, offset, sup, meta, puts, changelog, total, added, over, topic)
-        return self._staged
+        st.counters[m.site] = total
+        if sup.changed or m.counts.get("lines"):
+            st.meta[b"meta:dirty:" + m.site.encode()] = f"{st.topic}:{m.offset}".encode()  # a change token
+
+    def _finish(self, st: Staged) -> None:
+        """The group's writes, changelog records and metadata."""
+        for sup in st.sites:
+            puts = sup.pending_writes()
+            prefix = sup.record_prefix
+            st.changelog += [(k[1:], v) for k, v in puts.items() if v is not None and k.startswith(prefix)]
+            st.puts.update(puts)
+        for site, total in st.counters.items():
+            st.meta[b"meta:count:" + site.encode()] = marshal.dumps(total)
+            st.changelog.append((f"{site}\0\0count".encode(), orjson.dumps(total)))
+        st.meta[b"meta:applied:" + st.topic.encode()] = str(st.offset).encode()
 
     def commit(self, staged: "Staged") -> None:
-        """One atomic write: the message's URL records and its offset."""
+        """One atomic write: the group's URL records and its last offset."""
         self.kv.write(staged.puts, staged.meta)
         self._staged = None
 
@@ -190,11 +229,6 @@ class PartitionState:
         if progress:
             progress(n, total)
         return n
-
-    def skip(self, topic: str, offset: int) -> None:
-        """Advance the applied offset over a message that carried nothing (a rejected one)."""
-        if offset > self.applied(topic):
-            self.kv.write({}, {b"meta:applied:" + topic.encode(): str(offset).encode()})
 
     def dirty_sites(self) -> list[tuple[str, bytes]]:
         """(site, change token) of the sites changed since their last window."""

@@ -47,13 +47,10 @@ class Changelog:
             await self.producer.stop()
             self.producer = None
 
-    async def write(self, partition: int, site: str, offset: int, urls: list[tuple[bytes, bytes]], counters: dict) -> None:
-        """Write one input message's changes (``urls``: (site \\0 url, record JSON) pairs) and wait
-        until the broker has them all."""
-        records = list(urls)
-        records.append((f"{site}\0\0count".encode(), orjson.dumps(counters)))
-        records.append((APPLIED, str(offset).encode()))
-        await self.send_all(partition, records)
+    async def write(self, partition: int, offset: int, records: list[tuple[bytes, bytes]]) -> None:
+        """Write the changes of input messages up to ``offset`` (``records``: (site \\0 url, record)
+        and (site \\0\\0count, counters) pairs) and wait until the broker has them all."""
+        await self.send_all(partition, [*records, (APPLIED, str(offset).encode())])
 
     async def send_all(self, partition: int, records: list[tuple[bytes, bytes]]) -> None:
         """Send (key, value) records to one partition, in order, in as few batches as fit, and wait
