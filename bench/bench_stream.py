@@ -9,8 +9,9 @@ Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker. 
    rate is unique URLs / the worker's ingest span (first message applied to the last; the windows
    that ran meanwhile included, since they share the state thread);
 2. known URLs: the worker stopped, the same log produced four more times (every URL is known), the
-   worker started again on its state; the rate is lines / ingest span between its first and last
-   candidate sets (windows included);
+   worker started again on its state with a window longer than the run (no window runs: the ingest
+   alone); the rate is lines per second between its first and last acknowledged changelog writes
+   (each group's ``\\0applied`` record, with the broker's timestamp);
 3. floors: a bare aiokafka consumer reading the raw topic (all five passes) and decoding each
    message's JSON; the batch engine (read + ``mine``, in this process) on the same log;
 4. state size on disk per 10,000 unique URLs (after step 2, compacted);
@@ -54,20 +55,29 @@ def snapshots(env: dict, site: str, until_lines: int, timeout: float = 600) -> l
     raise SystemExit("timed out waiting for candidates")
 
 
+BATCH_LINES = 500  #: lines per raw message (dustbuster feed --batch-lines)
+
+
 def feed(env: dict, path: Path, site: str) -> float:
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "dustbuster", "feed", str(path), "--site", site, "-q", "--batch-lines", "500"],
+    subprocess.run([sys.executable, "-m", "dustbuster", "feed", str(path), "--site", site, "-q", "--batch-lines",
+                    str(BATCH_LINES)],
                    cwd=ROOT, env=env, check=True)
     return time.perf_counter() - t0
 
 
-def ingest_rate(rows: list[tuple], lo: int) -> float:
-    """Lines per second of the worker's ingest span between its first and last candidate sets past
-    ``lo`` lines (rows: time, lines, urls, ingest span)."""
-    mid = [r for r in rows if r[1] > lo]
-    if len(mid) < 2 or mid[-1][3] <= mid[0][3]:
+def applied_timeline(bootstrap: str, topic: str) -> list[tuple[float, int]]:
+    """(broker timestamp in s, raw offset) of every ``\\0applied`` record of the URL changelog
+    (a fresh topic: none is compacted away during a run)."""
+    return sorted((m.timestamp / 1000.0, int(m.value)) for m in read_topic(bootstrap, topic) if m.key == b"\0applied")
+
+
+def timeline_rate(points: list[tuple[float, int]], lo: int, lines_per_message: int) -> float:
+    """Lines per second between the first and the last applied offset beyond ``lo``."""
+    mid = [p for p in points if p[1] > lo]
+    if len(mid) < 2 or mid[-1][0] <= mid[0][0]:
         return float("nan")
-    return (mid[-1][1] - mid[0][1]) / (mid[-1][3] - mid[0][3])
+    return (mid[-1][1] - mid[0][1]) * lines_per_message / (mid[-1][0] - mid[0][0])
 
 
 def bare_consumer(bootstrap: str, topic: str) -> tuple[int, float]:
@@ -139,13 +149,18 @@ def main() -> int:
             feed(env, log, site)
         lines, secs = bare_consumer(bootstrap, env["DUST_TOPIC_PREFIX"] + "-raw")
         out["floor_bare_consumer_lines_per_s"] = lines / secs
-        w = Worker(env, tmp / "w", tmp / "w2.log").start()
+        w = Worker({**env, "DUST_WINDOW_S": "3600"}, tmp / "w", tmp / "w2.log").start()
+        changelog = env["DUST_TOPIC_PREFIX"] + "-urls-changelog"
+        last = messages_per_pass = -(-a.lines // BATCH_LINES)
         try:
-            rows2 = snapshots(env, site, 5 * a.lines)
+            deadline = time.monotonic() + 600
+            while time.monotonic() < deadline and last < 5 * messages_per_pass - 1:
+                time.sleep(1)
+                points = applied_timeline(bootstrap, changelog)
+                last = points[-1][1] if points else -1
         finally:
             w.stop()
-        out["known_lines_per_s"] = ingest_rate(rows2, a.lines)
-        out["known_windows"] = len(rows2)
+        out["known_lines_per_s"] = timeline_rate(points, messages_per_pass - 1, BATCH_LINES)
         size = sum(f.stat().st_size for f in (tmp / "w" / "state").rglob("*") if f.is_file())
         out["state_bytes"] = size
         out["state_mb_per_10k_urls"] = size / 1e6 / out["unique_urls"] * 10000
