@@ -13,6 +13,8 @@ Scenarios, each in a fresh subprocess and a fresh data directory, one site:
 * ``junk``: distinct random URLs (random path segments and query parameters, ~22 tokens);
 * ``capped``: ``junk`` again with ``DUST_MAX_URLS_PER_SITE``-style cap of ``--cap`` URLs per site
   (what the URLs beyond the cap still cost);
+* ``hostile``: ``--hostile`` distinct junk URLs (a million by default) against the default cap of
+  100,000 URLs per site: the state and the window stay bounded by the cap;
 * ``loop``: one message of ``--long`` URLs of 253 tokens staged and committed twice, first on the
   event loop (as the ingest agent once did), then through ``Stores.run`` (the state
   thread, as it does now), while a 10 ms ticker on the loop records its largest delay;
@@ -21,7 +23,9 @@ Scenarios, each in a fresh subprocess and a fresh data directory, one site:
   callbacks, largest event-loop delay.
 
 For each: URLs, seconds (and per 1,000 URLs), envelopes per URL, RSS growth (VmRSS after minus
-before, and peak VmHWM), bytes on disk after the last commit and after a full compaction, per URL.
+before), the window (``PartitionState.window``: Figure 1 on the site's URLs, phases 2 and 3) in
+seconds, the peak RSS (VmHWM, the window included), bytes on disk after the last commit and after a
+full compaction, per URL.
 docs/cost.md has the figures and the command lines that produced them.
 """
 
@@ -126,6 +130,9 @@ def run_one(kind: str, n: int, batch: int, cap: int | None) -> dict:
         offset += 1
     secs = time.perf_counter() - t0
     rss1 = _proc_kb("VmRSS")
+    t0 = time.perf_counter()
+    result = st.window(site)  # what the window timer runs: Figure 1 on the site's URLs, phases 2-3
+    window_s = time.perf_counter() - t0
     disk = _du(tmp)
     st.kv.compact()
     disk_compact = _du(tmp)
@@ -140,6 +147,7 @@ def run_one(kind: str, n: int, batch: int, cap: int | None) -> dict:
         "envelopes_per_url_mean": round(sum(envs_capped) / max(1, len(envs_capped)), 1),
         "max_envelopes": params.max_envelopes,
         "seconds": round(secs, 2), "seconds_per_1000_urls": round(secs / max(1, len(recs)) * 1000, 3),
+        "window_seconds": round(window_s, 2), "window_candidates": len(result.kept) + len(result.general),
         "rss_growth_mb": round((rss1 - rss0) / 1024, 1), "rss_peak_mb": round(_proc_kb("VmHWM") / 1024, 1),
         "disk_mb": round(disk / 1e6, 1), "disk_mb_compacted": round(disk_compact / 1e6, 1),
         "disk_bytes_per_url": round(disk / max(1, len(recs))),
@@ -240,11 +248,12 @@ def run_rebuild(n: int) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["typical", "long", "junk", "capped", "loop", "rebuild"], action="append")
+    ap.add_argument("--only", choices=["typical", "long", "junk", "capped", "hostile", "loop", "rebuild"], action="append")
     ap.add_argument("--typical", type=int, default=10000, help="typical URLs (forum log)")
     ap.add_argument("--long", type=int, default=2000, help="URLs of 253 tokens")
     ap.add_argument("--junk", type=int, default=20000, help="distinct junk URLs")
     ap.add_argument("--cap", type=int, default=5000, help="per-site cap for the 'capped' scenario")
+    ap.add_argument("--hostile", type=int, default=1_000_000, help="distinct junk URLs against the default cap")
     ap.add_argument("--batch", type=int, default=100, help="records per message")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -258,11 +267,11 @@ def main() -> int:
             print(json.dumps(run_one(kind, int(n), a.batch, int(cap) if cap != "-" else None)))
         return 0
     plan = {"typical": (a.typical, "-"), "long": (a.long, "-"), "junk": (a.junk, "-"), "capped": (a.junk, str(a.cap)),
-            "loop": (a.long, "-"), "rebuild": (a.typical, "-")}
+            "hostile": (a.hostile, "100000"), "loop": (a.long, "-"), "rebuild": (a.typical, "-")}
     out = []
     for kind in a.only or list(plan):
         n, cap = plan[kind]
-        real = "junk" if kind == "capped" else kind
+        real = "junk" if kind in ("capped", "hostile") else kind
         got = subprocess.run([sys.executable, __file__, "--child", f"{real}:{n}:{cap}", "--batch", str(a.batch)],
                              check=True, capture_output=True, text=True)
         row = json.loads(got.stdout.strip().splitlines()[-1])
