@@ -20,8 +20,8 @@ texts are sliced once per distinct substring that takes part in a LikelySimilar 
 Positions: in ``^ t1 .. tk $`` (n = k + 2 tokens) a non-empty substring is any [i, j) with
 0 <= i < j <= n and j - i <= S; the empty substring (ℓ = 0, thesis §5.1) is taken at the
 positions 1 <= i <= n - 1 between the sentinels.  Bounded cost (ours): a URL whose envelopes
-would exceed ``params.max_envelopes`` gets a smaller S of its own (:func:`max_span`), the same in
-the streaming engine (core/incremental.py); docs/cost.md.
+would exceed ``params.max_envelopes`` gets a smaller S of its own (:func:`max_span`); streaming
+windows run this same function on a site's URL list (state/partitions.py); docs/cost.md.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import numpy as np
 
 from .params import DustParams
 from .substrings import Tokens, dense, seq_keys, sort_keys
-from .tokens import _TOKEN_RE, shrinks, wrap  # noqa: F401 - _TOKEN_RE: dustbuster.core.incremental imports it from here
+from .tokens import shrinks, wrap
 from .urllist import URLList, likely_similar
 
 log = logging.getLogger(__name__)
@@ -260,21 +260,6 @@ def _member_ids(tok: Tokens, start: np.ndarray, length: np.ndarray, used: np.nda
     first = np.empty(int(ids.max()) + 1 if len(ids) else 0, dtype=np.int64)
     first[ids] = sel  # any member of an id will do: they have the same text
     return aid, tok.text(start[first], length[first])
-
-
-_sort_keys = sort_keys  #: the packed value sort (dustbuster.core.substrings), under its old name
-
-
-def _common_prefix_len(a: str, b: str) -> int:
-    """The largest m with ``a[:m] == b[:m]`` (kept for importers of this module)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # bisection on C-speed comparisons
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _likely_similar_mask(

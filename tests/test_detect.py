@@ -187,7 +187,7 @@ def test_real_sample_equals_oracle(logs_dir):
 def test_sort_keys_packed_and_partitioned(n, hi):
     import numpy as np
 
-    from dustbuster.core.detect import _sort_keys
+    from dustbuster.core.substrings import sort_keys as _sort_keys
 
     rng = np.random.default_rng(n)
     key = rng.integers(0, hi, size=n, dtype=np.int64)

@@ -1,0 +1,109 @@
+"""Scale-out: 1, 2 and 3 workers in one consumer group on one broker, the same new-URL load.
+
+    .venv/bin/python bench/bench_scale.py [--sites 6] [--lines 20000] [--workers 1,2,3] [--window 5]
+
+Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker.  For each worker
+count, on fresh topics with ``--sites`` partitions: the workers are started and given time to join
+the group, then one synthetic forum log per site (dustbuster.sim.forum, a different seed each) is
+produced, each site under its own name; the run ends when every site's candidate set has seen all
+its lines.  The rate is the unique URLs of all sites over the group's ingest span (the earliest
+first message applied to the latest last one, across sites; windows included, since they share
+each worker's state thread).  The producer runs meanwhile, in its own process: on a machine with
+few cores the workers, the broker and the producer share them, which the output states.
+
+Prints JSON and writes bench/out/bench_scale.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from dustbuster.devkafka import Worker, kafka_bootstrap, read_topic, stream_env  # noqa: E402
+
+JOIN_S = 10  #: seconds the workers get to join the group before the first line
+
+
+def produce(env: dict, files: dict[str, Path]) -> None:
+    for site, path in files.items():
+        subprocess.run([sys.executable, "-m", "dustbuster", "feed", str(path), "--site", site, "-q", "--batch-lines",
+                        "500"], cwd=ROOT, env=env, check=True)
+
+
+def wait_all(env: dict, want: dict[str, int], workers: list[Worker], timeout: float = 900) -> dict[str, dict]:
+    """Each site's newest candidate stats once it has seen ``want[site]`` lines."""
+    topic = env["DUST_TOPIC_PREFIX"] + "-candidates"
+    deadline = time.monotonic() + timeout
+    latest: dict[str, dict] = {}
+    while time.monotonic() < deadline:
+        if not all(w.alive() for w in workers):
+            raise SystemExit("a worker died; see its log")
+        for m in read_topic(env["DUST_KAFKA_BOOTSTRAP"], topic):
+            d = json.loads(m.value)
+            if d["stats"].get("lines", 0) >= latest.get(d["site"], {}).get("lines", -1):
+                latest[d["site"]] = d["stats"]
+        if all(latest.get(s, {}).get("lines", 0) >= n for s, n in want.items()):
+            return latest
+        time.sleep(1)
+    raise SystemExit("timed out waiting for candidates")
+
+
+def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: int, window: float) -> dict:
+    env = stream_env(bootstrap, window=window, partitions=len(files))
+    ws = [Worker(env, tmp / f"n{workers}w{i}", tmp / f"n{workers}w{i}.log").start() for i in range(workers)]
+    try:
+        time.sleep(JOIN_S)
+        produce(env, files)
+        stats = wait_all(env, {s: lines for s in files}, ws)
+    finally:
+        for w in ws:
+            w.stop()
+    first = min(st["ingest_first"] for st in stats.values())
+    last = max(st["ingest_last"] for st in stats.values())
+    urls = sum(st["urls"] for st in stats.values())
+    owners = sorted({st["worker"] for st in stats.values()})
+    return {"workers": workers, "workers_with_sites": len(owners), "unique_urls": urls, "span_s": round(last - first, 2),
+            "new_urls_per_s": round(urls / (last - first))}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sites", type=int, default=6)
+    ap.add_argument("--lines", type=int, default=20000, help="lines per site")
+    ap.add_argument("--workers", default="1,2,3")
+    ap.add_argument("--window", type=float, default=5.0)
+    a = ap.parse_args()
+    from dustbuster.sim.forum import generate
+
+    tmp = Path(tempfile.mkdtemp(prefix="dust-scale-"))
+    files = {}
+    for k in range(a.sites):
+        p = tmp / f"site{k}.log"
+        p.write_text("\n".join(generate(a.lines, seed=200 + k)) + "\n")
+        files[f"site{k}.example"] = p
+    out = {"when": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "sites": a.sites, "lines_per_site": a.lines,
+           "window_s": a.window, "runs": []}
+    with kafka_bootstrap() as bootstrap:
+        for n in [int(x) for x in a.workers.split(",")]:
+            row = run(bootstrap, tmp, files, a.lines, n, a.window)
+            out["runs"].append(row)
+            sys.stderr.write(json.dumps(row) + "\n")
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps(out, indent=1))
+    (ROOT / "bench" / "out").mkdir(parents=True, exist_ok=True)
+    (ROOT / "bench" / "out" / "bench_scale.json").write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
