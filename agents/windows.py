@@ -1,5 +1,10 @@
 """The window timer: every window, each site whose state changed emits its candidate set.  The
-mining runs on the state thread (``Stores.run``), off the event loop."""
+mining runs on the state thread (``Stores.run``), off the event loop.
+
+A window costs the batch engine's time on the site's URLs (seconds for a site near its cap,
+docs/cost.md) and the state thread is the worker's one: so a site's windows take at most
+:data:`WINDOW_SHARE` of the time — after a window of d seconds the site's next one waits until
+d / WINDOW_SHARE seconds after the last one started (the site stays marked as changed meanwhile)."""
 
 from __future__ import annotations
 
@@ -15,16 +20,42 @@ from .context import WorkerContext
 
 log = logging.getLogger(__name__)
 
+#: the largest share of the time one site's windows may take (see the module doc)
+WINDOW_SHARE = 0.5
+
+
+class Pacer:
+    """When each (partition, site) may run its next window."""
+
+    def __init__(self, share: float = WINDOW_SHARE) -> None:
+        self.share = share
+        self.next_at: dict[tuple[int, str], float] = {}
+
+    def due(self, key: tuple[int, str], now: float) -> bool:
+        return now >= self.next_at.get(key, 0.0)
+
+    def ran(self, key: tuple[int, str], started: float, seconds: float) -> None:
+        self.next_at[key] = started + seconds / self.share
+
 
 def register(ctx: WorkerContext) -> None:
     """The ``dust-window`` timer, every DUST_WINDOW_S seconds."""
+
+    pacer = Pacer()
 
     @ctx.app.timer(ctx.settings.window_s, name="dust-window")
     async def window() -> None:
         wid = int(time.time() // ctx.settings.window_s)
         for part in list(ctx.stores.parts.values()):
             for site, token in await ctx.stores.run(part.dirty_sites):
+                key = (part.partition, site)
+                if not pacer.due(key, time.monotonic()):
+                    log.debug("%s: window deferred (a site's windows take at most %.0f%% of the time)", site,
+                              100 * pacer.share)
+                    continue
+                started = time.monotonic()
                 await emit(ctx, part, site, token, wid)
+                pacer.ran(key, started, time.monotonic() - started)
 
 
 async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes, wid: int) -> None:

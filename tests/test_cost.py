@@ -285,3 +285,15 @@ def test_a_message_staged_but_never_committed_leaves_nothing_behind(tmp_path):
     assert {k: v[1] for k, v in got.items() if v[1]} == want.as_dict("high")
     assert st_.counters("s.org")["lines"] == 40 and st_.site("s.org").url_count() == 40
     st_.close()
+
+
+def test_a_site_window_waits_in_proportion_to_its_cost():
+    """A window of d seconds is followed by the site's next one no sooner than d / share after it
+    started (agents/windows.py): a site at its cap cannot hold the state thread all the time."""
+    from dustbuster.agents.windows import Pacer
+
+    p = Pacer(0.5)
+    a, b = (0, "a.org"), (0, "b.org")
+    assert p.due(a, 0.0) and p.due(b, 0.0)
+    p.ran(a, 10.0, 4.0)
+    assert not p.due(a, 17.9) and p.due(a, 18.0) and p.due(b, 11.0)
