@@ -29,20 +29,33 @@ from itertools import combinations
 from .params import DustParams
 from .scope import in_scope, scopes_of, split_url
 from .scopedrules import CaseRule
+from .urlindex import URLIndex
 from .urllist import URLList
 
 #: the most spellings of one URL compared pairwise (k spellings make k(k-1)/2 comparisons)
 MAX_GROUP = 16
 
 
-def case_groups(urllist: URLList) -> list[list[str]]:
+def case_groups(urllist: URLList, index: URLIndex | None = None) -> list[list[str]]:
     """Groups (sorted, two or more members) of listed URLs that differ only in the case of their
-    path; the groups are sorted by their first member."""
+    path; the groups are sorted by their first member.  ``index``: the shared parse of the list
+    (core/urlindex.py), when there is one."""
     groups: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-    for url in urllist:
-        head, path, tail = split_url(url)
-        if head and path:
-            groups[(head, path.lower(), tail)].add(url)
+    if index is None or index.urllist is not urllist:
+        for url in urllist:
+            head, path, tail = split_url(url)
+            if head and path:
+                groups[(head, path.lower(), tail)].add(url)
+    else:
+        paths = index.paths()
+        first: dict[tuple[str, str, str], str] = {}  # a set only for a key seen twice (few)
+        for url, (base, _, _) in index.entries.items():
+            path = paths[base][0]
+            if path and len(base) > len(path):  # split_url's head: the base before its path
+                key = (base[:len(base) - len(path)], path.lower(), url[len(base):])
+                other = first.setdefault(key, url)
+                if other != url:
+                    groups[key].update((other, url))
     return sorted((sorted(g) for g in groups.values() if len(g) > 1), key=lambda g: g[0])
 
 
@@ -60,16 +73,19 @@ def _pair_scopes(u: str, v: str) -> list[str]:
     return [s for s in scopes_of(pu) if len(s) <= d and in_scope(pv, s)]
 
 
-def mine_case_rules(urllist: URLList, params: DustParams | None = None) -> list[CaseRule]:
-    """The widest scopes under which paths differing only in case look like the same page."""
+def mine_case_rules(urllist: URLList, params: DustParams | None = None,
+                    index: URLIndex | None = None) -> list[CaseRule]:
+    """The widest scopes under which paths differing only in case look like the same page.
+    ``index``: the shared parse of the list and its LikelySimilar outcomes (core/urlindex.py)."""
     from .scoped import _Evidence, holding_scopes  # one scope test for every scoped miner
 
     params = params or DustParams()
+    ix = URLIndex.of(urllist, params, index)
     ev = _Evidence()
     example: dict[str, list[str]] = {}
-    for group in case_groups(urllist):
+    for group in case_groups(urllist, ix):
         for u, v in combinations(group[:MAX_GROUP], 2):
-            similar = urllist.similar(u, v, params)
+            similar = ix.similar(u, v)
             scopes = _pair_scopes(u, v)
             for s in scopes:
                 ev.count(s, similar, scopes)

@@ -15,6 +15,7 @@ from .paramrules import ParamCandidate, detect_param_rules
 from .params import DustParams
 from .refine import eliminate, elimination_order
 from .rules import ParamRule, Rule, SubstringRule, canonization_order
+from .urlindex import URLIndex
 from .urllist import URLList
 
 STAGES = ("detect", "eliminate")
@@ -101,28 +102,32 @@ def mine_table(table: SupportTable, urllist: URLList, params: DustParams, stage:
     else:
         kept = list(detected)
     t0 = time.perf_counter()
-    pkept, pcands = detect_param_rules(urllist, params)
+    index = URLIndex(urllist, params)  # every URL parsed once for phase 3 and the general miners
+    pkept, pcands = detect_param_rules(urllist, params, index)
     stats["param_candidates"] = len(pcands)
     stats["param_rules"] = len(pkept)
     stats["param_seconds"] = round(time.perf_counter() - t0, 3)
     result = MineResult(params, stage, detected, kept, pcands, pkept, stats, eliminated_by)
     if params.language == "extended":
         t0 = time.perf_counter()
-        mine_general(result, urllist)
+        mine_general(result, urllist, index)
         stats["general_seconds"] = round(time.perf_counter() - t0, 3)
     return result
 
 
-def mine_general(result: MineResult, urllist: URLList) -> None:
+def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = None) -> None:
     """The rules beyond the paper's language (docs/rules.md): scoped parameter rules instead of
-    the global ones, query rules, case rules, and pattern rules generalising the likely pairs."""
+    the global ones, query rules, case rules, and pattern rules generalising the likely pairs.
+    ``index``: the URLs parsed once (core/urlindex.py), shared with phase 3."""
     from .casemine import mine_case_rules
     from .generalize import generalize_pairs
     from .scoped import mine_query_rules, mine_scoped_param_rules
 
     p = result.params
-    result.scoped_params = mine_scoped_param_rules(urllist, p)
-    result.general = [*mine_query_rules(urllist, p), *mine_case_rules(urllist, p), *generalize_pairs(result.kept, p)]
+    ix = URLIndex.of(urllist, p, index)
+    result.scoped_params = mine_scoped_param_rules(urllist, p, ix)
+    result.general = [*mine_query_rules(urllist, p, ix), *mine_case_rules(urllist, p, ix),
+                      *generalize_pairs(result.kept, p)]
     counts = {"thesis_param_rules": result.stats["param_rules"], "param_rules": len(result.scoped_params),
               "scoped_param_rules": sum(1 for r in result.scoped_params if r.scope), "general_rules": len(result.general)}
     for r in result.general:

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from . import query
 from .params import DustParams
+from .urlindex import Occurrence, URLIndex
 from .urllist import URLList
 
 
@@ -44,62 +44,44 @@ class ParamCandidate:
         return self.support / total if total else 0.0
 
 
-Occurrence = tuple[str, str, int, str, list]  #: (url, value, item index, base, items)
-
-
-def param_occurrences(urllist: URLList, max_items: int = 0) -> dict[str, list[Occurrence]]:
+def param_occurrences(urllist: URLList, max_items: int = 0, index: URLIndex | None = None,
+                      params: DustParams | None = None) -> dict[str, list[Occurrence]]:
     """Each parameter name → its first ``name=value`` item in every URL that has one, in list order
-    (URLs with more than ``max_items`` query items left out when it is > 0)."""
-    occ: dict[str, list[Occurrence]] = defaultdict(list)
-    for url in urllist:
-        base, items = query.split(url)
-        if not items or (max_items and len(items) > max_items):
-            continue
-        seen: set[str] = set()
-        for idx, (name, value) in enumerate(items):
-            if value is None or not name or name in seen:
-                continue
-            seen.add(name)
-            occ[name].append((url, value, idx, base, items))
-    return occ
-
-
-def detect_param_rules(urllist: URLList, params: DustParams | None = None) -> tuple[list[ParamCandidate], list[ParamCandidate]]:
-    """Returns ``(kept, all_candidates)``, both sorted by support (desc), then name, remove first."""
-    params = params or DustParams()
-    occ = param_occurrences(urllist)
-    cands: list[ParamCandidate] = []
+    (URLs with more than ``max_items`` query items left out when it is > 0).  Rows are
+    :data:`~dustbuster.core.urlindex.Occurrence` tuples, from the shared parse (``index``)."""
+    same = index is not None and index.urllist is urllist  # occurrences depend on no parameter
+    occ = (index if same else URLIndex(urllist, params)).occurrences()  # type: ignore[union-attr]
+    if not max_items:
+        return dict(occ)
+    out: dict[str, list[Occurrence]] = {}
     for name, rows in occ.items():
+        kept = [r for r in rows if r[4] <= max_items]
+        if kept:
+            out[name] = kept
+    return out
+
+
+def detect_param_rules(urllist: URLList, params: DustParams | None = None,
+                       index: URLIndex | None = None) -> tuple[list[ParamCandidate], list[ParamCandidate]]:
+    """Returns ``(kept, all_candidates)``, both sorted by support (desc), then name, remove first.
+    ``index``: the URLs already parsed for this list and ``params`` (core/urlindex.py)."""
+    params = params or DustParams()
+    ix = URLIndex.of(urllist, params, index)
+    cands: list[ParamCandidate] = []
+    for name, rows in ix.occurrences().items():
         if len(rows) < params.param_min_urls:
             continue
-        counts = Counter(v for _, v, _, _, _ in rows)
+        counts = Counter(r[1] for r in rows)
         best = max(counts.values())
         default = min(v for v, c in counts.items() if c == best)
-        # replace-rule evidence
-        groups: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        for url, value, idx, base, items in rows:
-            ctx = list(items)
-            ctx[idx] = (name, "\x00")
-            groups[query.join(base, ctx)].append((value, url))
-        sup = dis = 0
-        for members in groups.values():
-            if len(members) < 2:
-                continue
-            rep = next((u for v, u in members if v == default), None) or min(members)[1]
-            for _, u in members:
-                if u == rep:
-                    continue
-                if urllist.similar(u, rep, params):
-                    sup += 1
-                else:
-                    dis += 1
+        sup, dis = _replace_support(ix, name, default)
         cands.append(ParamCandidate(name, "replace", default, sup, dis, len(rows)))
         # remove-rule evidence
         sup = dis = 0
-        for url, *_ in rows:
-            v = query.remove_param(url, name)
-            if v != url and v in urllist:
-                if urllist.similar(url, v, params):
+        for row in rows:
+            similar = ix.removal(row[0], name)
+            if similar is not None:
+                if similar:
                     sup += 1
                 else:
                     dis += 1
@@ -107,3 +89,38 @@ def detect_param_rules(urllist: URLList, params: DustParams | None = None) -> tu
     cands.sort(key=lambda c: (-c.support, c.name, c.action != "remove"))
     kept = [c for c in cands if c.support >= params.ms and c.ratio >= params.param_min_ratio]
     return kept, cands
+
+
+def replace_groups(ix: URLIndex, name: str, max_items: int = 0) -> list[list[tuple[str, str]]]:
+    """The URLs with the parameter grouped by their text with its (first) value blanked, in order
+    of first appearance: the thesis' "buckets whose prefix ends with the parameter name" (§5.3);
+    each member is ``(value, url)``.  Groups of one member left out, and with ``max_items`` the
+    groups of URLs with more query items (the members of a group have as many).  Made once per
+    name and index."""
+    key = ("replace_groups", name)
+    groups = ix.cache.get(key)
+    if groups is None:
+        by_key: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for url, value, start, end, _ in ix.occurrences().get(name, ()):
+            by_key[url[:start] + "\x00" + url[end:]].append((value, url))
+        groups = ix.cache[key] = [g for g in by_key.values() if len(g) > 1]
+    if max_items:
+        entries = ix.entries
+        return [g for g in groups if len(entries[g[0][1]][1]) <= max_items]  # type: ignore[arg-type]
+    return groups
+
+
+def _replace_support(ix: URLIndex, name: str, default: str) -> tuple[int, int]:
+    """Replace-rule evidence: each group member compared with the group's v_p member (or, without
+    one, the member of smallest value)."""
+    sup = dis = 0
+    for members in replace_groups(ix, name):
+        rep = next((u for v, u in members if v == default), None) or min(members)[1]
+        for _, u in members:
+            if u == rep:
+                continue
+            if ix.similar(u, rep):
+                sup += 1
+            else:
+                dis += 1
+    return sup, dis

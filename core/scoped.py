@@ -33,13 +33,15 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Iterable, Sequence
 
-from . import query
-from .paramrules import Occurrence, param_occurrences
+from .paramrules import param_occurrences, replace_groups
 from .params import DustParams
 from .rules import ParamRule
-from .scope import scopes_of, split_url
+from .scope import scopes_of
 from .scopedrules import QueryRule
+from .urlindex import Occurrence, URLIndex
 from .urllist import URLList
 
 Tally = dict[str, list[int]]  #: scope -> [support, disqualified]
@@ -47,24 +49,36 @@ MAX_KEEP = 4  #: a "drop the query but K" rule keeps at most this many parameter
 #: URLs with more query items than this are left out of the scoped miners (each item of each URL is
 #: compared: quadratic in the items; no real page has that many parameters, a hostile log may)
 MAX_ITEMS = 64
+_NAME = itemgetter(0)  #: a query item's name
 
 
 @dataclass
 class _Evidence:
     tally: Tally = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
     names: dict[str, set] = field(default_factory=lambda: defaultdict(set))
-    spread: dict[str, list[str]] = field(default_factory=dict)  #: scope -> scopes_of its evidence's LCA
+    spread: dict[str, Sequence[str]] = field(default_factory=dict)  #: scope -> scopes_of its evidence's LCA
 
     def add(self, path: str, similar: bool, names: tuple[str, ...] = ()) -> None:
-        mine = scopes_of(path)
-        for s in mine:
-            self.count(s, similar, mine)
+        self.add_many(scopes_of(path), int(similar), int(not similar), names)
+
+    def add_many(self, path_scopes: Sequence[str], sup: int, dis: int, names: Iterable[str] = ()) -> None:
+        """``sup + dis`` comparisons of URLs of one path (``path_scopes`` = its scopes), counted for
+        every scope of the path, ``names`` the union of their parameter names."""
+        for s in path_scopes:
+            self.count_many(s, sup, dis, path_scopes)
             if names:
                 self.names[s].update(names)
 
-    def count(self, scope: str, similar: bool, path_scopes: list[str]) -> None:
-        self.tally[scope][0 if similar else 1] += 1
-        if similar:
+    def count(self, scope: str, similar: bool, path_scopes: Sequence[str]) -> None:
+        self.count_many(scope, int(similar), int(not similar), path_scopes)
+
+    def count_many(self, scope: str, sup: int, dis: int, path_scopes: Sequence[str]) -> None:
+        """``sup`` likely-similar and ``dis`` other comparisons of URLs whose path has
+        ``path_scopes``, counted for ``scope`` (as many :meth:`count` calls)."""
+        t = self.tally[scope]
+        t[0] += sup
+        t[1] += dis
+        if sup:
             old = self.spread.get(scope)
             self.spread[scope] = path_scopes if old is None else _common(old, path_scopes)
 
@@ -74,7 +88,9 @@ class _Evidence:
         return self.spread[scope][-1] if scope in self.spread else scope
 
 
-def _common(a: list[str], b: list[str]) -> list[str]:
+def _common(a: Sequence[str], b: Sequence[str]) -> Sequence[str]:
+    if a is b:
+        return a
     k = 0
     while k < len(a) and k < len(b) and a[k] == b[k]:
         k += 1
@@ -102,57 +118,68 @@ def _within(inner: str, outer: str) -> bool:
     return not outer or inner == outer or inner.startswith(outer + "/")
 
 
-def _param_rows(urllist: URLList, min_urls: int) -> dict[str, list[Occurrence]]:
-    occ = param_occurrences(urllist, MAX_ITEMS)
-    return {n: rows for n, rows in occ.items() if len(rows) >= min_urls}
-
-
-def _remove_evidence(urllist: URLList, name: str, rows: list, params: DustParams) -> _Evidence:
+def _remove_evidence(ix: URLIndex, name: str, rows: list[Occurrence]) -> _Evidence:
+    """Each URL with the parameter whose parameter-less form is listed (thesis §5.3), counted per
+    path (the comparisons of one path share their scopes)."""
+    url_scopes = ix.url_scopes()
+    per_path: dict[int, list] = {}
+    for row in rows:
+        similar = ix.removal(row[0], name)
+        if similar is not None:
+            scopes = url_scopes[row[0]]
+            acc = per_path.get(id(scopes))
+            if acc is None:
+                acc = per_path[id(scopes)] = [scopes, 0, 0]
+            acc[1 if similar else 2] += 1
     ev = _Evidence()
-    for url, *_ in rows:
-        v = query.remove_param(url, name)
-        if v != url and v in urllist:
-            ev.add(split_url(url)[1], urllist.similar(url, v, params))
+    for scopes, sup, dis in per_path.values():
+        ev.add_many(scopes, sup, dis)
     return ev
 
 
-def _replace_evidence(urllist: URLList, name: str, rows: list, params: DustParams) -> tuple[_Evidence, dict[str, str]]:
+def _replace_evidence(ix: URLIndex, name: str, rows: list[Occurrence]) -> tuple[_Evidence, dict[str, str]]:
     """Comparisons with the most common value of each group's widest scope; returns the evidence
     and each scope's value (its most common value, ties to the smallest)."""
-    counts: dict[str, Counter] = defaultdict(Counter)
+    url_scopes = ix.url_scopes()
+    per_path: dict[int, tuple[tuple[str, ...], Counter]] = {}
     for url, value, *_ in rows:
-        for s in scopes_of(split_url(url)[1]):
-            counts[s][value] += 1
+        scopes = url_scopes[url]
+        acc = per_path.get(id(scopes))
+        if acc is None:
+            acc = per_path[id(scopes)] = (scopes, Counter())
+        acc[1][value] += 1
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for scopes, c in per_path.values():
+        for s in scopes:
+            counts[s].update(c)
     default = {s: min(c, key=lambda v: (-c[v], v)) for s, c in counts.items()}
-    groups: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for url, value, idx, base, items in rows:
-        ctx = list(items)
-        ctx[idx] = (name, "\x00")
-        groups[query.join(base, ctx)].append((value, url))
     ev = _Evidence()
-    for members in groups.values():
-        if len(members) < 2:
-            continue
-        mine = scopes_of(split_url(members[0][1])[1])
+    for members in replace_groups(ix, name, MAX_ITEMS):
+        mine = url_scopes[members[0][1]]
+        smallest = min(members)[1]
+        outcome: dict[str, tuple[int, int]] = {}  # representative -> (sup, dis)
         for s in mine:
-            rep = next((u for v, u in members if v == default[s]), None) or min(members)[1]
-            for _, u in members:
-                if u != rep:
-                    ev.count(s, urllist.similar(u, rep, params), mine)
+            rep = next((u for v, u in members if v == default[s]), None) or smallest
+            if rep not in outcome:
+                sims = [ix.similar(u, rep) for _, u in members if u != rep]
+                outcome[rep] = (sum(sims), len(sims) - sum(sims))
+            ev.count_many(s, *outcome[rep], mine)
     return ev, default
 
 
-def mine_scoped_param_rules(urllist: URLList, params: DustParams) -> list[ParamRule]:
+def mine_scoped_param_rules(urllist: URLList, params: DustParams, index: URLIndex | None = None) -> list[ParamRule]:
     """Scoped parameter rules (remove, replace) at their widest holding scopes; a rule whose
-    scope is the whole site is the thesis' global rule."""
+    scope is the whole site is the thesis' global rule.  ``index``: the shared parse."""
+    ix = URLIndex.of(urllist, params, index)
     out: list[ParamRule] = []
-    for name, rows in sorted(_param_rows(urllist, params.param_min_urls).items()):
-        ev = _remove_evidence(urllist, name, rows, params)
+    occ = param_occurrences(urllist, MAX_ITEMS, ix)
+    for name, rows in sorted((n, r) for n, r in occ.items() if len(r) >= params.param_min_urls):
+        ev = _remove_evidence(ix, name, rows)
         removed = holding_scopes(ev.tally, params)
         for s in removed:
             sup, dis = ev.tally[s]
             out.append(ParamRule(name, "remove", None, sup, dis, "likely", _ev(len(rows), sup, dis), s))
-        rev, default = _replace_evidence(urllist, name, rows, params)
+        rev, default = _replace_evidence(ix, name, rows)
         for s in holding_scopes(rev.tally, params):
             if any(_within(s, r) for r in removed):
                 continue  # removing it there says more
@@ -167,46 +194,57 @@ def _ev(urls: int, sup: int, dis: int) -> dict:
     return {"urls_with_param": urls, "similar_ratio": round(sup / (sup + dis), 4) if sup + dis else 0.0}
 
 
-def mine_query_rules(urllist: URLList, params: DustParams) -> list[QueryRule]:
-    """Whole-query (drop) and order (sort) rules at their widest holding scopes."""
+def mine_query_rules(urllist: URLList, params: DustParams, index: URLIndex | None = None) -> list[QueryRule]:
+    """Whole-query (drop) and order (sort) rules at their widest holding scopes.  ``index``: the
+    shared parse (core/urlindex.py)."""
+    ix = URLIndex.of(urllist, params, index)
     by_path: dict[str, list[str]] = defaultdict(list)
-    for url in urllist:
+    for url, entry in ix.entries.items():
         if url.count("&") < MAX_ITEMS:
-            by_path[url.split("?", 1)[0]].append(url)
+            by_path[entry[0]].append(url)
     drop, order = _Evidence(), _Evidence()
     for base, urls in by_path.items():
         if len(urls) >= 2:
-            _query_evidence(urllist, params, urls, drop, order)
+            _query_evidence(ix, urls, drop, order)
     held = holding_scopes(drop.tally, params)
     out = [_query_rule(drop, s, "drop") for s in held if len(drop.names[s]) >= 2]
     held_set = set(held)
     failed = sorted(s for s, (sup, dis) in drop.tally.items()
                     if sup + dis >= params.ms and not held_set.intersection(scopes_of(s)))
-    out += _keep_rules(urllist, params, {b: us for b, us in by_path.items()
-                                         if not held_set.intersection(scopes_of(split_url(b)[1]))}, failed)
+    paths = ix.paths()
+    out += _keep_rules(ix, {b: us for b, us in by_path.items()
+                            if not held_set.intersection(paths[b][1])}, failed)
     out += [_query_rule(order, s, "sort") for s in holding_scopes(order.tally, params)]
     return out
 
 
-def _query_evidence(urllist: URLList, params: DustParams, urls: list[str], drop: _Evidence,
-                    order: _Evidence) -> None:
+def _query_evidence(ix: URLIndex, urls: list[str], drop: _Evidence, order: _Evidence) -> None:
     """One path's comparisons: each spelling of a query (its items sorted by name, as the sort rule
     writes it) once with the path's shortest URL (drop), the other spellings with the shortest of
     theirs (order).  Representatives are the shortest URLs, whatever the list's order."""
-    path = split_url(urls[0])[1]
+    entries = ix.entries
+    path_scopes = ix.url_scopes()[urls[0]]
     rep = min(urls, key=lambda u: (len(u), u))
     forms: dict[tuple, list[str]] = defaultdict(list)
     for u in urls:
-        forms[tuple(sorted(query.split(u)[1] or (), key=lambda it: it[0]))].append(u)
-    rep_names = {n for n, _ in query.split(rep)[1] or ()}
+        forms[tuple(sorted(entries[u][1] or (), key=_NAME))].append(u)
+    rep_names = {n for n, _ in entries[rep][1] or ()}
+    tallies = {"order": [0, 0, set()], "drop": [0, 0, set()]}  # sup, dis, names
     for key, members in forms.items():
         first = min(members, key=lambda u: (len(u), u))
-        names = tuple(sorted({n for n, _ in key}))
+        names = {n for n, _ in key}
+        acc = tallies["order"]
         for u in members:
             if u != first:
-                order.add(path, urllist.similar(u, first, params), names)
+                acc[0 if ix.similar(u, first) else 1] += 1
+                acc[2] |= names
         if first != rep:
-            drop.add(path, urllist.similar(first, rep, params), tuple(sorted(set(names) ^ rep_names)))
+            acc = tallies["drop"]
+            acc[0 if ix.similar(first, rep) else 1] += 1
+            acc[2] |= names ^ rep_names
+    for ev, (sup, dis, union) in ((order, tallies["order"]), (drop, tallies["drop"])):
+        if sup + dis:
+            ev.add_many(path_scopes, sup, dis, union)
 
 
 def _query_rule(ev: _Evidence, held: str, action: str) -> QueryRule:
@@ -217,20 +255,28 @@ def _query_rule(ev: _Evidence, held: str, action: str) -> QueryRule:
                      {"comparisons": sup + dis, "parameters": names[:10], "similar_ratio": round(sup / (sup + dis), 4)})
 
 
-def _meaningful(urllist: URLList, params: DustParams) -> dict[str, set[str]]:
+def _meaningful(ix: URLIndex, params: DustParams) -> dict[str, set[str]]:
     """Scope → the parameters whose removal mostly changes the page there (at least MS comparisons
     not likely similar, more than the similar ones): what a "drop but …" rule must keep."""
-    tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for url in urllist:
-        base, items = query.split(url)
-        if items and len(items) > MAX_ITEMS:
+    per_path: dict[tuple[int, str], list] = {}  # (path's scopes, name) -> [scopes, sup, dis]
+    url_scopes = ix.url_scopes()
+    for url, (_, items, _) in ix.entries.items():
+        if not items or len(items) > MAX_ITEMS:
             continue
-        for name in {n for n, v in items or () if v is not None}:
-            v = query.remove_param(url, name)
-            if v != url and v in urllist:
-                ok = urllist.similar(url, v, params)
-                for s in scopes_of(split_url(base)[1]):
-                    tally[(s, name)][0 if ok else 1] += 1
+        path_scopes = url_scopes[url]
+        for name in {n for n, v in items if v is not None}:
+            ok = ix.removal(url, name)
+            if ok is not None:
+                acc = per_path.get((id(path_scopes), name))
+                if acc is None:
+                    acc = per_path[(id(path_scopes), name)] = [path_scopes, 0, 0]
+                acc[1 if ok else 2] += 1
+    tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for (_, name), (path_scopes, sup, dis) in per_path.items():
+        for s in path_scopes:
+            t = tally[(s, name)]
+            t[0] += sup
+            t[1] += dis
     out: dict[str, set[str]] = defaultdict(set)
     for (s, name), (sup, dis) in tally.items():
         if dis >= params.ms and dis > sup:
@@ -238,25 +284,34 @@ def _meaningful(urllist: URLList, params: DustParams) -> dict[str, set[str]]:
     return out
 
 
-def _keep_rules(urllist: URLList, params: DustParams, by_path: dict[str, list[str]],
-                failed: list[str]) -> list[QueryRule]:
+def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str]) -> list[QueryRule]:
     """"Drop the query but K" where dropping it all fails (``by_path`` holds no URL of a scope where
     it holds): K = the scope's meaningful parameters; evidence = URLs of one path with the same K
     items and other queries (compared with the shortest of them); kept when the scope holds and at
-    least two other names are involved.  Each scope reads only its own paths (an index by scope)."""
-    meaningful = _meaningful(urllist, params)
+    least two other names are involved.  Each scope reads only its own paths (an index by scope);
+    a path's comparisons for one K are made once, whichever of its scopes asks."""
+    params, paths = ix.params, ix.paths()
+    meaningful = _meaningful(ix, params) if failed else {}
     bases: dict[str, list[str]] = defaultdict(list)
     for base in by_path:
-        for s in scopes_of(split_url(base)[1]):
+        for s in paths[base][1]:
             bases[s].append(base)
     out: list[QueryRule] = []
+    memo: dict[tuple[str, frozenset], tuple[int, int, set[str]]] = {}
     for scope in failed:
         keep = meaningful.get(scope)
         if not keep or len(keep) > MAX_KEEP or any(_within(scope, r.scope) for r in out):
             continue
         ev = _Evidence()
+        frozen = frozenset(keep)
         for base in bases.get(scope, ()):
-            _keep_evidence(urllist, params, by_path[base], keep, scope, ev)
+            done = memo.get((base, frozen))
+            if done is None:
+                done = memo[(base, frozen)] = _keep_evidence(ix, by_path[base], keep)
+            sup, dis, names = done
+            if sup + dis:
+                ev.count_many(scope, sup, dis, paths[base][1])
+                ev.names[scope].update(names)
         if scope in holding_scopes({scope: ev.tally[scope]}, params) and len(ev.names[scope]) >= 2:
             sup, dis = ev.tally[scope]  # the comparisons counted for this scope
             out.append(QueryRule(ev.narrowed(scope), "drop", tuple(sorted(keep)), sup, dis, "likely",
@@ -265,16 +320,24 @@ def _keep_rules(urllist: URLList, params: DustParams, by_path: dict[str, list[st
     return out
 
 
-def _keep_evidence(urllist: URLList, params: DustParams, urls: list[str], keep: set[str], scope: str,
-                   ev: _Evidence) -> None:
-    """One path's comparisons for "drop the query but ``keep``" in ``scope``."""
-    path_scopes = scopes_of(split_url(urls[0])[1])
+def _keep_evidence(ix: URLIndex, urls: list[str], keep: set[str]) -> tuple[int, int, set[str]]:
+    """One path's comparisons for "drop the query but ``keep``": (support, disqualified, the
+    other parameter names of the compared URLs)."""
+    entries = ix.entries
     groups: dict[tuple, list[str]] = defaultdict(list)
     for u in urls:
-        groups[tuple(it for it in query.split(u)[1] or () if it[0] in keep)].append(u)
+        groups[tuple([it for it in entries[u][1] or () if it[0] in keep])].append(u)
+    sup = dis = 0
+    names: set[str] = set()
     for members in groups.values():
+        if len(members) < 2:
+            continue
         rep = min(members, key=lambda u: (len(u), u))
         for u in members:
             if u != rep:
-                ev.count(scope, urllist.similar(u, rep, params), path_scopes)
-                ev.names[scope].update(n for n, _ in query.split(u)[1] or () if n not in keep)
+                if ix.similar(u, rep):
+                    sup += 1
+                else:
+                    dis += 1
+                names.update([n for n, _ in entries[u][1] or () if n not in keep])
+    return sup, dis, names
