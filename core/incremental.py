@@ -66,6 +66,7 @@ class SiteSupports:
         #: commits that changed what mining reads (URLs, their order, their evidence); hits and
         #: first/last seen times do not count: no phase reads them
         self.generation = 0
+        self._handed_change = False  #: the writes handed over hold such a change (not committed yet)
         self.touched: dict[str, URLInfo] = {}  #: URLs whose record changed since the last commit
         self.added = 0  #: URLs observed for the first time by this object (a counter for metrics)
 
@@ -140,22 +141,29 @@ class SiteSupports:
                 out[key] = enc_info(records[key][0], info)
         if self._next is not None:
             out[self._n] = self._next.to_bytes(8, "big")
-        if self.changed:
-            self.generation += 1
-            self.changed = False
+        self._handed_change = self._handed_change or self.changed
+        self.changed = False
         self.touched = {}
         if len(self._records) > self.max_records:
             self._records.clear()
         return out
 
+    def committed(self) -> None:
+        """The writes handed over are in the store: a change among them counts in ``generation``
+        now (a window that runs in between reads the store without them)."""
+        if self._handed_change:
+            self.generation += 1
+            self._handed_change = False
+
     def discard(self) -> None:
         """Forget the uncommitted changes (a message staged and never committed): the decoded
         records (all of a shared cache) are read again from the store."""
         self._records.clear()
-        self.touched, self._next, self.changed = {}, None, False
+        self.touched, self._next, self.changed, self._handed_change = {}, None, False, False
 
     def commit(self, meta: dict[bytes, bytes] | None = None) -> None:
         self.kv.write(self.pending_writes(), meta or {})
+        self.committed()
 
     def urllist(self) -> URLList:
         """The committed URL list, in the order the URLs were first seen (their ids)."""

@@ -184,6 +184,8 @@ class PartitionState:
     def commit(self, staged: "Staged") -> None:
         """One atomic write: the group's URL records and its last offset."""
         self.kv.write(staged.puts, staged.meta)
+        for sup in staged.sites:
+            sup.committed()
         self._staged = None
 
     def rebuild(self, topic: str, applied: int, sites: dict[str, dict[str, dict]], counters: dict[str, dict],

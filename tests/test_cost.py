@@ -297,3 +297,30 @@ def test_a_site_window_waits_in_proportion_to_its_cost():
     assert p.due(a, 0.0) and p.due(b, 0.0)
     p.ran(a, 10.0, 4.0)
     assert not p.due(a, 17.9) and p.due(a, 18.0) and p.due(b, 11.0)
+
+
+def test_a_window_between_stage_and_commit_is_not_reused_after_the_commit(tmp_path):
+    """A window that runs while a group is staged (its changelog write pending) mines the committed
+    URL list; once the group is committed, the next window mines again (found by bench_scale: a
+    stale result was reused with the new line counts)."""
+    from dustbuster.core.mine import mine
+
+    a = [f"http://s.org/a/{k}/index.html" for k in range(30)] + [f"http://s.org/a/{k}/" for k in range(30)]
+    b = [f"http://s.org/b/{k}/story.php?id={k}" for k in range(40)]
+    st_ = PartitionState(tmp_path, 0, DustParams())
+    st_.commit(st_.stage("raw", 0, "s.org", _records(a), {"lines": len(a)}))
+    assert st_.window("s.org").stats["reused"] is False
+    staged = st_.stage("raw", 1, "s.org", _records(b), {"lines": len(b)})
+    between = st_.window("s.org")
+    assert between.stats["urls"] == len(a) and between.stats["reused"] is True
+    st_.commit(staged)
+    after = st_.window("s.org")
+    assert after.stats["reused"] is False and after.stats["urls"] == len(a) + len(b)
+    again = st_.window("s.org")
+    assert again.stats["reused"] is True
+    ul = URLList()
+    for r in _records(a + b):
+        ul.add(*r)
+    want = mine(ul, DustParams())
+    assert [(p.alpha, p.beta, p.support) for p in again.kept] == [(p.alpha, p.beta, p.support) for p in want.kept]
+    st_.close()
