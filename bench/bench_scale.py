@@ -58,6 +58,13 @@ def wait_all(env: dict, want: dict[str, int], workers: list[Worker], timeout: fl
     raise SystemExit("timed out waiting for candidates")
 
 
+def expected_urls(files: dict[str, Path]) -> dict[str, int]:
+    """Each site's unique URLs as ``dustbuster mine`` reads its log."""
+    from dustbuster.logs.reader import read_urllist
+
+    return {site: len(read_urllist([path], site=site)[0]) for site, path in files.items()}
+
+
 def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: int, window: float) -> dict:
     env = stream_env(bootstrap, window=window, partitions=len(files))
     ws = [Worker(env, tmp / f"n{workers}w{i}", tmp / f"n{workers}w{i}.log").start() for i in range(workers)]
@@ -72,8 +79,10 @@ def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: 
     last = max(st["ingest_last"] for st in stats.values())
     urls = sum(st["urls"] for st in stats.values())
     owners = sorted({st["worker"] for st in stats.values()})
+    want = expected_urls(files)
     return {"workers": workers, "workers_with_sites": len(owners), "unique_urls": urls, "span_s": round(last - first, 2),
-            "new_urls_per_s": round(urls / (last - first))}
+            "new_urls_per_s": round(urls / (last - first)),
+            "urls_equal_to_mine": all(stats[s]["urls"] == n for s, n in want.items())}
 
 
 def main() -> int:
