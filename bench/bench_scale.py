@@ -12,7 +12,8 @@ each worker's state thread).  The producer (one per site, in this process, all a
 meanwhile and its time is given: on a machine with few cores the workers, the broker and the
 producer share them, which the output states (``cpus``).
 
-Prints JSON and writes bench/out/bench_scale.json.
+Runs every worker count ``--repeat`` times, interleaved; prints JSON with the medians and writes
+bench/out/bench_scale.json.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -101,6 +103,7 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=20000, help="lines per site")
     ap.add_argument("--workers", default="1,2,3")
     ap.add_argument("--window", type=float, default=5.0)
+    ap.add_argument("--repeat", type=int, default=3, help="runs per worker count (interleaved); medians")
     a = ap.parse_args()
     from dustbuster.sim.forum import generate
 
@@ -112,11 +115,15 @@ def main() -> int:
         files[f"site{k}.example"] = p
     out = {"when": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "sites": a.sites, "lines_per_site": a.lines,
            "window_s": a.window, "runs": []}
+    counts = [int(x) for x in a.workers.split(",")]
     with kafka_bootstrap() as bootstrap:
-        for n in [int(x) for x in a.workers.split(",")]:
-            row = run(bootstrap, tmp, files, a.lines, n, a.window)
-            out["runs"].append(row)
-            sys.stderr.write(json.dumps(row) + "\n")
+        for _ in range(a.repeat):
+            for n in counts:
+                row = run(bootstrap, tmp, files, a.lines, n, a.window)
+                out["runs"].append(row)
+                sys.stderr.write(json.dumps(row) + "\n")
+    out["median_new_urls_per_s"] = {n: statistics.median(r["new_urls_per_s"] for r in out["runs"] if r["workers"] == n)
+                                    for n in counts}
     shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps(out, indent=1))
     (ROOT / "bench" / "out").mkdir(parents=True, exist_ok=True)
