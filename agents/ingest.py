@@ -7,7 +7,9 @@ and acknowledged by the broker, then committed to the local RocksDB in one write
 last offset.  So the per-message costs (a round trip to the state thread, a changelog
 acknowledgement, a RocksDB write) are paid once per group, and a record touched by several
 messages of the group is written once; exactly-once holds as before, since the group commits
-atomically with its last offset.  A message at or below the applied offset is a replay and is
+atomically with its last offset.  The group's raw messages are acknowledged to Faust (so their
+offsets may be committed to Kafka) only after that commit: a group cut short by a crash or a stop
+is delivered again.  A changelog write that fails is tried again until the broker takes it.  A message at or below the applied offset is a replay and is
 skipped; a message *beyond* applied + 1 means another worker went on with this partition (a
 rebalance) or the local copy is missing: the partition's state is rebuilt from the changelog
 first.  The state work (stage, commit, rebuild) runs on the state thread (``Stores.run``), off the
@@ -16,6 +18,7 @@ event loop.  docs/state.md, docs/cost.md.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -35,6 +38,8 @@ log = logging.getLogger(__name__)
 
 #: how long a group waits for more messages once one has arrived (seconds)
 GROUP_WAIT_S = 0.05
+#: the longest pause between two tries of a changelog write (seconds)
+CHANGELOG_RETRY_MAX_S = 30.0
 
 
 def register(ctx: WorkerContext) -> None:
@@ -46,10 +51,14 @@ def register(ctx: WorkerContext) -> None:
     @ctx.app.agent(ctx.topics.raw, name="dust-ingest")
     @health.agent("dust-ingest")
     async def ingest(stream):
-        groups = stream.take_events(ctx.settings.ingest_group, within=GROUP_WAIT_S)
+        # noack_take: an event is acknowledged (so its offset may be committed) only once its group
+        # is in the changelog and the local store; a group cut short (a crash, a stop) comes again
+        groups = stream.noack_take(ctx.settings.ingest_group, within=GROUP_WAIT_S)
         async for events in health.track("dust-ingest", groups):
             for part in by_partition(events):
                 await ingest_messages(ctx, changelog, part)
+                for ev in part:
+                    await stream.ack(ev)
 
 
 def by_partition(events: list) -> list[list]:
@@ -92,8 +101,24 @@ async def ingest_messages(ctx: WorkerContext, changelog: Changelog, events: list
     ctx.metrics.urls_over_cap.inc(staged.over_cap)
     for msg, reason, detail, line, site in rejects:
         await send_reject(ctx, msg, reason, detail, line, site)
-    await changelog.write(first.partition, staged.offset, staged.changelog)
+    await write_changelog(changelog, first.partition, staged.offset, staged.changelog)
     await stores.run(state.commit, staged)
+
+
+async def write_changelog(changelog: Changelog, partition: int, offset: int, records: list) -> None:
+    """The group's changelog records, acknowledged by the broker: retried with a growing pause
+    (up to :data:`CHANGELOG_RETRY_MAX_S`) until they are, since nothing may be committed before.
+    Records hold absolute values, so writing some twice is harmless."""
+    pause = 0.5
+    while True:
+        try:
+            await changelog.write(partition, offset, records)
+            return
+        except Exception as exc:  # noqa: BLE001 - KafkaError or a broken connection: try again
+            log.warning("URL changelog write for partition %s (offset %s) failed: %s: %s; retrying in %.1fs",
+                        partition, offset, type(exc).__name__, exc, pause)
+            await asyncio.sleep(pause)
+            pause = min(CHANGELOG_RETRY_MAX_S, pause * 2)
 
 
 def decode(ctx: WorkerContext, value) -> tuple[RawBatch, "BatchResult"]:

@@ -127,10 +127,6 @@ class SiteSupports:
         self.changed = True
 
     # ------------------------------------------------------------------ commit and read
-    def pending_count(self) -> int:
-        """Records waiting for the next commit."""
-        return len(self.touched)
-
     def pending_writes(self) -> dict[bytes, bytes | None]:
         """The changed records (and the next id) as writes; hands them over (then resets)."""
         out: dict[bytes, bytes | None] = {}
@@ -144,8 +140,6 @@ class SiteSupports:
         self._handed_change = self._handed_change or self.changed
         self.changed = False
         self.touched = {}
-        if len(self._records) > self.max_records:
-            self._records.clear()
         return out
 
     def committed(self) -> None:
@@ -154,6 +148,8 @@ class SiteSupports:
         if self._handed_change:
             self.generation += 1
             self._handed_change = False
+        if len(self._records) > self.max_records:  # only once written: it may hold what is handed over
+            self._records.clear()
 
     def discard(self) -> None:
         """Forget the uncommitted changes (a message staged and never committed): the decoded

@@ -10,7 +10,6 @@ from typing import Iterator, Protocol
 
 class KV(Protocol):
     def get(self, key: bytes) -> bytes | None: ...
-    def multi_get(self, keys: list[bytes]) -> list[bytes | None]: ...
     def write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None: ...
     def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]: ...
 
@@ -23,9 +22,6 @@ class MemoryKV:
 
     def get(self, key: bytes) -> bytes | None:
         return self.d.get(key)
-
-    def multi_get(self, keys: list[bytes]) -> list[bytes | None]:
-        return [self.d.get(k) for k in keys]
 
     def write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None:
         for k, v in list(puts.items()) + list(meta.items()):

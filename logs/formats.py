@@ -239,7 +239,7 @@ REFERENCE_PARSERS: dict[str, Callable[[str, Context], LogRecord]] = {
     "tsv": parse_tsv,
 }
 #: the parsers in use: the reference's, with the fast paths of dustbuster.logs.fastparse (same results)
-#: for common, combined, vhost and jsonl, which it registers here when imported (below)
+#: for common, combined, vhost, jsonl and tsv, which it registers here when imported (below)
 PARSERS: dict[str, Callable[[str, Context], LogRecord]] = dict(REFERENCE_PARSERS)
 
 

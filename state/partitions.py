@@ -10,7 +10,8 @@ land on that partition (core/incremental.py), plus per-partition metadata in the
   and pair supports on disk) is wiped when opened; the worker then rebuilds it from the URL
   changelog, whose records are unchanged.
 
-A message's writes (one record per URL it touched) go in one atomic write with its offset.  The
+A group of messages' writes (one record per URL it touched) go in one atomic write with its last
+offset.  The
 work on a partition's state is synchronous and can take seconds (a window on a large site, a
 rebuild); :meth:`Stores.run` runs it on one worker thread, off the event loop, one call at a time,
 so the API, heartbeats and timers go on meanwhile.  docs/state.md describes the design;
@@ -72,7 +73,6 @@ class Staged:
 
     topic: str
     offset: int  #: the group's last offset (committed with it)
-    offsets: list[int]  #: the offsets applied (the others were replays)
     sites: list[SiteSupports]
     meta: dict[bytes, bytes]
     puts: dict[bytes, bytes | None]  #: the group's writes (URL records, next ids)
@@ -93,7 +93,7 @@ class PartitionState:
         #: the last window's result per site, with the object and generation it was mined from
         self._mined: dict[str, tuple[SiteSupports, int, MineResult]] = {}
         self._records: dict = {}  #: decoded URL records, shared by the sites (SiteSupports)
-        self._staged: Staged | None = None  #: the message staged and not committed yet
+        self._staged: Staged | None = None  #: the group staged and not committed yet
 
     def site(self, name: str) -> SiteSupports:
         s = self._sites.get(name)
@@ -131,13 +131,13 @@ class PartitionState:
             for sup in self._staged.sites:
                 sup.discard()
             self._staged = None
-        st = Staged(topic, todo[-1].offset, [m.offset for m in todo], [], {}, {}, [], {})
+        st = Staged(topic, todo[-1].offset, [], {}, {}, [], {})
+        self._staged = st  # from here on: should this raise midway, the next group discards it
         t_start = time.time()
         for m in todo:
             if m.site is not None:
                 self._apply(st, m, t_start)
         self._finish(st)
-        self._staged = st
         return st
 
     def _apply(self, st: Staged, m: Message, t_start: float) -> None:

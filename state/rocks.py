@@ -4,8 +4,8 @@ disk, surviving restarts.
 
 Writes of one batch, and the caller's metadata (input offsets, changelog positions), go in one
 ``WriteBatch``: RocksDB applies it atomically, so a crash leaves either the whole batch or none.
-The records (URLs, metadata) also go through a bounded write-through cache, since the worker is
-their only writer: a line of a known URL reads its record from memory.
+The metadata (offsets, counters) also goes through a bounded write-through cache, since the worker
+is its only writer; a known URL's record is cached decoded by its reader (core/incremental.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dustbuster.core.errors import StateError
 
 log = logging.getLogger(__name__)
 
-CACHE_ENTRIES = 400_000
+CACHE_ENTRIES = 10_000  #: metadata values cached (a few per site)
 
 
 def _options(write_buffer_mb: int, cache_mb: int = 64) -> Options:
@@ -66,17 +66,18 @@ class RocksKV:
         self.cache: dict[bytes, bytes | None] = {}
 
     def get(self, key: bytes) -> bytes | None:
+        """The value of ``key``; metadata (``meta:`` keys) is cached, the URL records are cached
+        decoded by their reader (core/incremental.py), and a miss is never cached (a flood of new
+        URLs would fill the cache with them)."""
         try:
             return self.cache[key]
         except KeyError:
             v = self.db.get(key)
-            if len(self.cache) >= CACHE_ENTRIES:
-                self.cache.clear()
-            self.cache[key] = v
+            if v is not None and key.startswith(b"meta:"):
+                if len(self.cache) >= CACHE_ENTRIES:
+                    self.cache.clear()
+                self.cache[key] = v
             return v
-
-    def multi_get(self, keys: list[bytes]) -> list[bytes | None]:
-        return [self.get(k) for k in keys]
 
     def write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None:
         wb = WriteBatch(raw_mode=True)

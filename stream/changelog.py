@@ -3,8 +3,8 @@
 Partition N of the changelog describes the sites of input partition N: one record per URL
 (key ``site \\0 url``, value the URL's record), one per site for its counters (``site \\0\\0count``)
 and the input offset the partition has applied (``\\0applied``).  The topic is compacted, so it
-holds the latest value of each key.  A worker writes a message's records, and waits for the
-broker's acknowledgement, *before* it commits the same message to its local RocksDB; so the
+holds the latest value of each key.  A worker writes a group of messages' records, and waits for the
+broker's acknowledgement, *before* it commits the same group to its local RocksDB; so the
 changelog is never behind the local state, and a worker that lacks a partition's state (or has a
 stale copy) rebuilds it by reading the partition from the start.
 """

@@ -324,3 +324,42 @@ def test_a_window_between_stage_and_commit_is_not_reused_after_the_commit(tmp_pa
     want = mine(ul, DustParams())
     assert [(p.alpha, p.beta, p.support) for p in again.kept] == [(p.alpha, p.beta, p.support) for p in want.kept]
     st_.close()
+
+
+def test_a_group_of_several_sites_with_a_full_record_cache(tmp_path, monkeypatch):
+    """The decoded-record cache is trimmed only after a group is written: a group spanning two
+    sites with the cache past its bound used to lose the second site's records (KeyError)."""
+    import dustbuster.state.partitions as sp
+
+    monkeypatch.setattr(sp, "CACHED_RECORDS", 2)
+    st_ = sp.PartitionState(tmp_path, 0, DustParams())
+    a = [f"http://a.org/x/{k}" for k in range(5)]
+    b = [f"http://b.org/y/{k}" for k in range(5)]
+    for off in (0, 1):  # the second group sees every URL again: all cached or re-read
+        st_.commit(st_.stage_group("raw", [sp.Message(2 * off, "a.org", _records(a), {"lines": 5}),
+                                           sp.Message(2 * off + 1, "b.org", _records(b), {"lines": 5})]))
+    assert set(st_.site("a.org").urllist()) == set(a) and set(st_.site("b.org").urllist()) == set(b)
+    assert all(i.hits == 2 for i in st_.site("b.org").urllist().infos.values())
+    assert st_.counters("a.org")["lines"] == 10 and st_.applied("raw") == 3
+    st_.close()
+
+
+def test_a_failed_changelog_write_is_tried_again(monkeypatch):
+    import asyncio
+
+    import dustbuster.agents.ingest as ingest
+
+    calls = []
+
+    class Flaky:
+        async def write(self, partition, offset, records):
+            calls.append(offset)
+            if len(calls) < 3:
+                raise ConnectionError("broker gone")
+
+    async def no_sleep(_s):
+        return None
+
+    monkeypatch.setattr(ingest.asyncio, "sleep", no_sleep)
+    asyncio.run(ingest.write_changelog(Flaky(), 0, 7, []))
+    assert calls == [7, 7, 7]
