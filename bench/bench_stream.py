@@ -1,7 +1,7 @@
 """Streaming benchmarks through a real broker, one worker process, with their floors measured in
 the same run.
 
-    .venv/bin/python bench/bench_stream.py [--lines 50000] [--window 5]
+    .venv/bin/python bench/bench_stream.py [--lines 50000] [--window 5] [--repeat 3]
 
 Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker.  Steps:
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -122,65 +123,80 @@ def batch_engine(log: Path, site: str) -> tuple[float, int]:
     return time.perf_counter() - t0, len(ul)
 
 
+def new_and_known(bootstrap: str, tmp: Path, log: Path, site: str, lines: int, window: float) -> dict:
+    """Steps 1-4 on fresh topics (see the module doc)."""
+    out: dict = {}
+    env = stream_env(bootstrap, window=window, partitions=1)
+    out["feed_s"] = feed(env, log, site)
+    w = Worker(env, tmp / "w", tmp / "w.log").start()
+    try:
+        rows = snapshots(env, site, lines)
+    finally:
+        w.stop()
+    out["unique_urls"] = rows[-1][2]
+    out["new_urls_per_s"] = rows[-1][2] / rows[-1][3]  # first message applied → last, windows included
+    out["new_windows"] = len(rows)
+    for _ in range(4):  # every URL known now
+        feed(env, log, site)
+    n, secs = bare_consumer(bootstrap, env["DUST_TOPIC_PREFIX"] + "-raw")
+    out["floor_bare_consumer_lines_per_s"] = n / secs
+    w = Worker({**env, "DUST_WINDOW_S": "3600"}, tmp / "w", tmp / "w2.log").start()
+    changelog = env["DUST_TOPIC_PREFIX"] + "-urls-changelog"
+    last = messages_per_pass = -(-lines // BATCH_LINES)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and last < 5 * messages_per_pass - 1:
+            time.sleep(1)
+            points = applied_timeline(bootstrap, changelog)
+            last = points[-1][1] if points else -1
+    finally:
+        w.stop()
+    out["known_lines_per_s"] = timeline_rate(points, messages_per_pass - 1, BATCH_LINES)
+    size = sum(f.stat().st_size for f in (tmp / "w" / "state").rglob("*") if f.is_file())
+    out["state_mb_per_10k_urls"] = size / 1e6 / out["unique_urls"] * 10000
+    secs, urls = batch_engine(log, site)
+    out["floor_batch_engine_lines_per_s"], out["floor_batch_engine_urls_per_s"] = lines / secs, urls / secs
+    return out
+
+
+def freshness(bootstrap: str, tmp: Path, log2: Path, site: str, lines: int, window: float) -> float:
+    """Step 5: the worker is running and idle; a fresh log fed; its last line to the candidates."""
+    env2 = stream_env(bootstrap, window=window, partitions=1)
+    w2 = Worker(env2, tmp / "w2", tmp / "w2.log").start()
+    try:
+        time.sleep(8)
+        feed(env2, log2, site)
+        t_last = time.time()
+        rows3 = snapshots(env2, site, lines)
+        return rows3[-1][0] - t_last
+    finally:
+        w2.stop()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lines", type=int, default=50000)
     ap.add_argument("--window", type=float, default=5.0)
+    ap.add_argument("--repeat", type=int, default=3, help="runs, each on fresh topics; medians are reported")
     a = ap.parse_args()
     from dustbuster.sim.forum import generate
 
-    tmp = Path(tempfile.mkdtemp(prefix="dust-bench-"))
-    log = tmp / "forum.log"
-    log.write_text("\n".join(generate(a.lines, seed=1)) + "\n")
     site = "www.forum.co.il"
-    out: dict = {"lines": a.lines, "window_s": a.window, "when": time.strftime("%Y-%m-%d %H:%M")}
+    runs = []
     with kafka_bootstrap() as bootstrap:
-        env = stream_env(bootstrap, window=a.window, partitions=1)
-        out["feed_s"] = feed(env, log, site)
-        w = Worker(env, tmp / "w", tmp / "w.log").start()
-        try:
-            rows = snapshots(env, site, a.lines)
-        finally:
-            w.stop()
-        out["unique_urls"] = rows[-1][2]
-        out["new_urls_per_s"] = rows[-1][2] / rows[-1][3]  # first message applied → last, windows included
-        out["new_windows"] = len(rows)
-        for _ in range(4):  # every URL known now
-            feed(env, log, site)
-        lines, secs = bare_consumer(bootstrap, env["DUST_TOPIC_PREFIX"] + "-raw")
-        out["floor_bare_consumer_lines_per_s"] = lines / secs
-        w = Worker({**env, "DUST_WINDOW_S": "3600"}, tmp / "w", tmp / "w2.log").start()
-        changelog = env["DUST_TOPIC_PREFIX"] + "-urls-changelog"
-        last = messages_per_pass = -(-a.lines // BATCH_LINES)
-        try:
-            deadline = time.monotonic() + 600
-            while time.monotonic() < deadline and last < 5 * messages_per_pass - 1:
-                time.sleep(1)
-                points = applied_timeline(bootstrap, changelog)
-                last = points[-1][1] if points else -1
-        finally:
-            w.stop()
-        out["known_lines_per_s"] = timeline_rate(points, messages_per_pass - 1, BATCH_LINES)
-        size = sum(f.stat().st_size for f in (tmp / "w" / "state").rglob("*") if f.is_file())
-        out["state_bytes"] = size
-        out["state_mb_per_10k_urls"] = size / 1e6 / out["unique_urls"] * 10000
-        secs, urls = batch_engine(log, site)
-        out["floor_batch_engine_lines_per_s"], out["floor_batch_engine_urls_per_s"] = a.lines / secs, urls / secs
-        # freshness: the worker is running and idle; feed a fresh log and time the last line
-        env2 = stream_env(bootstrap, window=a.window, partitions=1)
-        log2 = tmp / "forum2.log"
-        log2.write_text("\n".join(generate(a.lines, seed=2)) + "\n")
-        w2 = Worker(env2, tmp / "w2", tmp / "w2.log").start()
-        try:
-            time.sleep(8)
-            feed(env2, log2, site)
-            t_last = time.time()
-            rows3 = snapshots(env2, site, a.lines)
-            out["freshness_s"] = rows3[-1][0] - t_last
-        finally:
-            w2.stop()
-    shutil.rmtree(tmp, ignore_errors=True)
-    print(json.dumps(out, indent=1))
+        for k in range(a.repeat):
+            tmp = Path(tempfile.mkdtemp(prefix="dust-bench-"))
+            log, log2 = tmp / "forum.log", tmp / "forum2.log"
+            log.write_text("\n".join(generate(a.lines, seed=1)) + "\n")
+            log2.write_text("\n".join(generate(a.lines, seed=2)) + "\n")
+            row = new_and_known(bootstrap, tmp, log, site, a.lines, a.window)
+            row["freshness_s"] = freshness(bootstrap, tmp, log2, site, a.lines, a.window)
+            runs.append(row)
+            sys.stderr.write(json.dumps(row) + "\n")
+            shutil.rmtree(tmp, ignore_errors=True)
+    out = {"lines": a.lines, "window_s": a.window, "when": time.strftime("%Y-%m-%d %H:%M"), "runs": runs,
+           "median": {k: statistics.median(r[k] for r in runs) for k in runs[0]}}
+    print(json.dumps(out["median"], indent=1))
     (ROOT / "bench" / "out").mkdir(parents=True, exist_ok=True)
     (ROOT / "bench" / "out" / "bench_stream.json").write_text(json.dumps(out, indent=1))
     return 0
