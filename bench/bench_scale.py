@@ -78,7 +78,8 @@ def expected_urls(files: dict[str, Path]) -> dict[str, int]:
 
 def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: int, window: float) -> dict:
     env = stream_env(bootstrap, window=window, partitions=len(files))
-    ws = [Worker(env, tmp / f"n{workers}w{i}", tmp / f"n{workers}w{i}.log").start() for i in range(workers)]
+    tag = env["DUST_TOPIC_PREFIX"]  # fresh topics, and fresh data directories with them
+    ws = [Worker(env, tmp / f"{tag}w{i}", tmp / f"{tag}w{i}.log").start() for i in range(workers)]
     try:
         time.sleep(JOIN_S)
         produce_s = produce(env, files)
