@@ -24,7 +24,6 @@ import asyncio
 import dataclasses
 import functools
 import logging
-import marshal
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -90,8 +89,9 @@ class PartitionState:
         self.kv = _open_current(Path(root) / partition_dir(partition), partition)
         self._sites: dict[str, SiteSupports] = {}
         self._capped: set[str] = set()  # sites whose cap was logged (once per site and process)
-        #: the last window's result per site, with the object and generation it was mined from
-        self._mined: dict[str, tuple[SiteSupports, int, MineResult]] = {}
+        #: the last window's result per site, with the generation it was mined from (the site
+        #: objects are replaced only by a rebuild, which empties this too)
+        self._mined: dict[str, tuple[int, MineResult]] = {}
         self._records: dict = {}  #: decoded URL records, shared by the sites (SiteSupports)
         self._staged: Staged | None = None  #: the group staged and not committed yet
 
@@ -108,7 +108,7 @@ class PartitionState:
 
     def counters(self, site: str) -> dict[str, int]:
         raw = self.kv.get(b"meta:count:" + site.encode())
-        return dict(marshal.loads(raw)) if raw else {k: 0 for k in COUNTERS}
+        return orjson.loads(raw) if raw else {k: 0 for k in COUNTERS}
 
     def stage(self, topic: str, offset: int, site: str, records: Iterable[tuple], counts: dict[str, int]) -> "Staged | None":
         """:meth:`stage_group` of one message."""
@@ -177,8 +177,9 @@ class PartitionState:
             st.changelog += [(k[1:], v) for k, v in puts.items() if v is not None and k.startswith(prefix)]
             st.puts.update(puts)
         for site, total in st.counters.items():
-            st.meta[b"meta:count:" + site.encode()] = marshal.dumps(total)
-            st.changelog.append((f"{site}\0\0count".encode(), orjson.dumps(total)))
+            blob = orjson.dumps(total)  # the same bytes in the store and in the changelog
+            st.meta[b"meta:count:" + site.encode()] = blob
+            st.changelog.append((f"{site}\0\0count".encode(), blob))
         st.meta[b"meta:applied:" + st.topic.encode()] = str(st.offset).encode()
 
     def commit(self, staged: "Staged") -> None:
@@ -226,7 +227,7 @@ class PartitionState:
             sup.commit({b"meta:dirty:" + site.encode(): f"rebuild:{applied}".encode()})
         meta = {b"meta:applied:" + topic.encode(): str(applied).encode()}
         for site, c in counters.items():
-            meta[b"meta:count:" + site.encode()] = marshal.dumps(c)
+            meta[b"meta:count:" + site.encode()] = orjson.dumps(c)
         self.kv.write({}, meta)
         if progress:
             progress(n, total)
@@ -244,12 +245,12 @@ class PartitionState:
         sup = self.site(site)
         ul = sup.urllist()
         last = self._mined.get(site)
-        if last is not None and last[0] is sup and last[1] == sup.generation:
-            result = dataclasses.replace(last[2], stats=dict(last[2].stats))
+        if last is not None and last[0] == sup.generation:
+            result = dataclasses.replace(last[1], stats=dict(last[1].stats))
             result.stats["reused"] = True
         else:
             result = mine(ul, self.params)
-            self._mined[site] = (sup, sup.generation, result)
+            self._mined[site] = (sup.generation, result)
             result = dataclasses.replace(result, stats=dict(result.stats))
             result.stats["reused"] = False
         result.stats.update(self.counters(site))
