@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dustbuster.devkafka import Worker, kafka_bootstrap, read_topic, stream_env  # noqa: E402
+from dustbuster.devkafka import Worker, kafka_bootstrap, latest_candidates, stream_env  # noqa: E402
 
 JOIN_S = 10  #: seconds the workers get to join the group before the first line
 
@@ -54,24 +54,6 @@ def produce(env: dict, files: dict[str, Path]) -> float:
     return time.perf_counter() - t0
 
 
-def wait_all(env: dict, want: dict[str, int], workers: list[Worker], timeout: float = 900) -> dict[str, dict]:
-    """Each site's newest candidate stats once it has seen ``want[site]`` lines."""
-    topic = env["DUST_TOPIC_PREFIX"] + "-candidates"
-    deadline = time.monotonic() + timeout
-    latest: dict[str, dict] = {}
-    while time.monotonic() < deadline:
-        if not all(w.alive() for w in workers):
-            raise SystemExit("a worker died; see its log")
-        for m in read_topic(env["DUST_KAFKA_BOOTSTRAP"], topic):
-            d = json.loads(m.value)
-            if d["stats"].get("lines", 0) >= latest.get(d["site"], {}).get("lines", -1):
-                latest[d["site"]] = d["stats"]
-        if all(latest.get(s, {}).get("lines", 0) >= n for s, n in want.items()):
-            return latest
-        time.sleep(1)
-    raise SystemExit("timed out waiting for candidates")
-
-
 def expected_urls(files: dict[str, Path]) -> dict[str, int]:
     """Each site's unique URLs as ``dustbuster mine`` reads its log."""
     from dustbuster.logs.reader import read_urllist
@@ -86,7 +68,8 @@ def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: 
     try:
         time.sleep(JOIN_S)
         produce_s = produce(env, files)
-        stats = wait_all(env, {s: lines for s in files}, ws)
+        got = latest_candidates(env, {s: lines for s in files}, timeout=900, workers=ws)
+        stats = {site: d["stats"] for site, d in got.items()}
     finally:
         for w in ws:
             w.stop()

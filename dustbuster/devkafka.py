@@ -13,6 +13,7 @@ The broker, in order:
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import shutil
@@ -20,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -138,3 +140,22 @@ def read_topic(bootstrap: str, topic: str) -> list:
     Not :func:`dustbuster.stream.consume.latest_by_key`: the tests and benchmarks count and inspect
     every record (each reject, each raw batch, a compaction's effect), not the latest per key."""
     return asyncio.run(_read_all(bootstrap, topic))
+
+
+def latest_candidates(env: dict, want: dict[str, int], timeout: float = 120.0, workers: "list[Worker]" = ()) -> dict[str, dict]:
+    """Wait until every site's newest candidate set has seen ``want[site]`` lines; return them
+    (site → candidate set).  RuntimeError when a worker dies or the time runs out."""
+    deadline = time.monotonic() + timeout
+    topic = env["DUST_TOPIC_PREFIX"] + "-candidates"
+    latest: dict[str, dict] = {}
+    while time.monotonic() < deadline:
+        for w in workers:
+            if not w.alive():
+                raise RuntimeError(f"worker died: {w.log.read_text()[-3000:]}")
+        for m in read_topic(env["DUST_KAFKA_BOOTSTRAP"], topic):
+            d = json.loads(m.value)
+            latest[d["site"]] = d
+        if all(s in latest and latest[s]["stats"].get("lines") == n for s, n in want.items()):
+            return latest
+        time.sleep(1.0)
+    raise RuntimeError(f"candidates did not catch up: { {s: d['stats'].get('lines') for s, d in latest.items()} } want {want}")
