@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	@mkdir -p var
 	@$(BIN)/python -m pip install -q --upgrade pip > var/pip-install.log 2>&1 || (cat var/pip-install.log; exit 1)
-	@$(BIN)/python -m pip install -q -e '.[test]' >> var/pip-install.log 2>&1 || (cat var/pip-install.log; exit 1)
+	@$(BIN)/python -m pip install -q -e '.[test,learned]' >> var/pip-install.log 2>&1 || (cat var/pip-install.log; exit 1)
 	@touch $(STAMP)
 	@echo "== installed: $$($(BIN)/python -m pip list 2>/dev/null | wc -l) packages"
 

@@ -53,6 +53,7 @@ ALLOWED: dict[str, set[str]] = {
     "state": {"core"},
     "stream": {"core"},
     "sim": {"core"},
+    "learned": {"core"},  # the seq2seq model (JAX, optional extra [learned]): beside the core
 }
 
 #: the names the code had before it moved into one namespace; none may be imported any more
