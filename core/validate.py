@@ -319,6 +319,7 @@ async def validate(
     threshold: float = 1.0,
     cache: VerdictCache | None = None,
     on_verdict: Callable[[Verdict], None] | None = None,
+    extra: Sequence[Rule] = (),
 ) -> ValidationResult:
     """Figure 4 over every candidate.  ``param_rules`` are the rules that are not pairs: parameter,
     query and case rules are decided first (they normalise the query and the path, so one of them
@@ -327,7 +328,8 @@ async def validate(
     (on every test URL it changes, u and R(u) get one canonical form) is dropped before any fetch
     (``ValidationResult.covered``).  With a ``cache``, a rule decided before (valid or invalid,
     within its TTL) is not fetched again; undecided verdicts are not cached.  ``on_verdict`` is
-    called after each decision (progress)."""
+    called after each decision (progress).  ``extra`` (the learned canonizer's candidates, issue 15)
+    are decided last: the mined candidates' verdicts are the same with or without them."""
     rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
     decide = _Decider(test_urls, rf, params or DustParams(), threshold, cache, on_verdict, frozenset(test_urls),
                       Coverage(test_urls))
@@ -339,6 +341,7 @@ async def validate(
     await _validate_rules(decide, early, seed + 10_000, valid, verdicts, covered)
     dropped = await _validate_pairs(decide, pairs, seed, valid, verdicts, covered)
     await _validate_rules(decide, late, seed + 20_000, valid, verdicts, covered)
+    await _validate_rules(decide, extra, seed + 30_000, valid, verdicts, covered)
     return ValidationResult(canonization_order(valid), verdicts, dropped, rf.fetches, dict(rf.outcomes), covered)
 
 
@@ -352,7 +355,8 @@ async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, 
         v = await decide(rule, seed + k)
         verdicts.append(v)
         if v.valid:
-            valid.append(dataclasses.replace(rule, status="valid", evidence=v.evidence()))
+            source = {"source": rule.evidence["source"]} if "source" in (rule.evidence or {}) else {}
+            valid.append(dataclasses.replace(rule, status="valid", evidence=source | v.evidence()))
 
 
 def covered_by(rule: Rule, valid: Sequence[Rule], test_urls: Sequence[str]) -> bool:

@@ -110,11 +110,11 @@ class SiteValidation:
 
 async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: list[str], policy: FetchPolicy,
                         settings: Settings, cache=None, previous: list[Rule] = (), on_verdict=None,
-                        track=None) -> SiteValidation | None:
+                        track=None, extra: list[Rule] = ()) -> SiteValidation | None:
     """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept (only a
     refutation removes a rule), then the set-level checks (dustbuster.core.setcheck).  None when the site does
     not answer at all (an outage decides nothing).  The validator agent and ``dustbuster validate``
-    both run this.  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
+    both run this.  ``extra``: candidates from elsewhere (``validate --candidates``), decided last.  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
     t0 = time.perf_counter()
     threshold = settings.params.sketch_threshold
     async with Fetcher(policy) as fetcher:
@@ -128,7 +128,7 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
             return None
         rf = RoundFetcher(SoftErrorAware(fetcher, threshold))
         res = await validate(pairs, params, test_urls, rf, settings.params, threshold=threshold,
-                             cache=cache, on_verdict=on_verdict)
+                             cache=cache, on_verdict=on_verdict, extra=extra)
         kept = carried_over(previous, (v.rule.text for v in res.verdicts if v.valid is None), res.valid)
         sc = await check_rule_set(canonization_order(res.valid + kept), test_urls, rf, settings.params,
                                   threshold=threshold)

@@ -51,6 +51,9 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     t.add_argument("--format", default="auto", help="log format (default auto; see `mine --help`)")
     t.add_argument("--threshold", type=float, default=0.9,
                    help="estimated shingle resemblance for 'same content' (default %(default)s)")
+    t.add_argument("--max-urls", type=int, default=0, metavar="N",
+                   help="fetch at most the first N distinct 2xx URLs of the logs: the fetch budget when the truth is "
+                   "training data for `dustbuster learn` (default: every URL)")
     t.add_argument("--refetch", action="store_true", help="fetch every URL again, ignoring the records in the file")
     t.add_argument("--no-soft-errors", action="store_true",
                    help="keep pages that look like the site's answer to a page that cannot exist")
@@ -206,6 +209,8 @@ def run(a: argparse.Namespace) -> int:
         raise ConfigError("--threshold must be in (0, 1]")
     t0 = time.perf_counter()
     urls, read = log_urls(a.logs, a.format, site, a.scheme)
+    if a.max_urls > 0:
+        urls = urls[:a.max_urls]
     if not urls:
         raise DustError(f"no 2xx URL read from {', '.join(a.logs)} ({read['rejected'] or 'empty'})")
     out = Path(a.output)

@@ -10,6 +10,7 @@ import asyncio
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from dustbuster.core.errors import DustError
@@ -41,6 +42,9 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     v.add_argument("-o", "--output", metavar="RULES.json", help="write the RuleSet here (default: stdout)")
     v.add_argument("--scheme", default="http", choices=("http", "https"), help="scheme for lines without one")
     v.add_argument("--format", default="auto", help="log format (default auto; see `mine --help`)")
+    v.add_argument("--candidates", metavar="CANDIDATES.json", action="append", default=[],
+                   help="more candidate rules to decide with the mined ones (e.g. `dustbuster learn propose`'s "
+                   "output): the same Figure 3 sampling and set-level checks; repeatable")
     v.add_argument("--seed", type=int, default=0, help="sampling seed of Figure 3 (default %(default)s)")
     # the old name of --sketch-threshold (add_params), still accepted: the same value, hidden
     v.add_argument("--sketch-min-equal", type=float, dest="sketch_threshold", default=argparse.SUPPRESS,
@@ -67,9 +71,10 @@ def run(a: argparse.Namespace) -> int:
         raise DustError(nothing_read_hint(a.logs, stats.to_dict()))
     result = mine(ul, params)
     pairs, prules = result.kept, [*result.param_rules(), *result.general]
-    bar = _VerdictBar(len(pairs) + len(prules), show)
+    extra = extra_candidates(a.candidates)
+    bar = _VerdictBar(len(pairs) + len(prules) + len(extra), show)
     try:
-        sv = asyncio.run(validate_site(pairs, prules, list(ul), policy, settings, on_verdict=bar))
+        sv = asyncio.run(validate_site(pairs, prules, list(ul), policy, settings, on_verdict=bar, extra=extra))
     finally:
         bar.close()
     if sv is None:
@@ -78,7 +83,7 @@ def run(a: argparse.Namespace) -> int:
 
     doc = ruleset_document(site, 1, [r.to_json() | {"validated_at": round(time.time(), 3)} for r in sv.rules],
                            created=time.time(),
-                           stats=sv.stats(len(pairs) + len(prules)) | {"urls": len(ul), "seconds": round(time.perf_counter() - t0, 3)})
+                           stats=sv.stats(len(pairs) + len(prules) + len(extra)) | {"urls": len(ul), "seconds": round(time.perf_counter() - t0, 3)})
     text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     if a.output:
         Path(a.output).write_text(text, encoding="utf-8")
@@ -87,6 +92,24 @@ def run(a: argparse.Namespace) -> int:
     if not a.quiet:
         _summary(site, doc, a.output, sys.stderr)
     return 0
+
+
+def extra_candidates(paths: list[str]) -> list:
+    """The rules of candidate documents (any status: each is decided again here), in file order."""
+    from dustbuster.core.errors import ConfigError, RuleError
+    from dustbuster.core.rules import rules_from_document
+
+    out = []
+    for path in paths:
+        try:
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+            rules = rules_from_document(doc)
+        except FileNotFoundError:
+            raise ConfigError(f"no such candidates file: {path}") from None
+        except (ValueError, RuleError) as exc:
+            raise DustError(f"{path}: not a rule document: {exc}") from None
+        out += [replace(r, status="likely") for r in rules]
+    return out
 
 
 class _VerdictBar:
