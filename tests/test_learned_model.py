@@ -21,7 +21,7 @@ from dustbuster.learned.seq2seq import (Hyper, ModelError, Prediction, UNK, exac
                                         train)
 from dustbuster.learned.store import ModelStore, load_model, save_model  # noqa: E402
 
-TINY = Hyper(embed=16, hidden=32, epochs=60, batch=16, lr=1e-2, seed=3, patience=8)
+TINY = Hyper(embed=16, hidden=32, epochs=60, batch=16, lr=1e-2, seed=3, patience=8, min_steps=0)
 WORDS = ["wiki", "user", "page", "tag", "edit", "view"]
 
 
@@ -52,6 +52,14 @@ def test_on_epoch_is_called_with_mean_losses():
     seen = []
     train(toy_pairs(20), dataclasses.replace(TINY, epochs=2), on_epoch=lambda e, l: seen.append((e, l)))
     assert [e for e, _ in seen] == [1, 2] and all(loss > 0 for _, loss in seen)
+
+
+def test_a_small_site_gets_at_least_min_steps():
+    # 20 pairs in batches of 16 = 2 steps per epoch: 10 steps need 5 epochs, though epochs=2
+    seen = []
+    train(toy_pairs(20), dataclasses.replace(TINY, epochs=2, min_steps=10, patience=100),
+          on_epoch=lambda e, l: seen.append(e))
+    assert seen == [1, 2, 3, 4, 5]
 
 
 def test_same_seed_same_parameters_and_predictions():

@@ -40,6 +40,9 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     e.add_argument("--html", metavar="REPORT.html", help="also write a self-contained HTML report (table and charts)")
     e.add_argument("--examples", type=int, default=3, help="false-merge examples per canonicalizer (default %(default)s)")
     e.add_argument("--classes", type=int, default=12, help="URL classes shown in tables (default %(default)s; JSON has all)")
+    e.add_argument("--model", action="append", default=[], metavar="DIR",
+                   help="also score a learned model alone as the canonicalizer (dustbuster learn; the paper's "
+                   "use, unvalidated; needs the [learned] extra); repeatable")
     e.add_argument("--no-w3lib", action="store_true", help="leave out the w3lib baseline")
     e.add_argument("--ma", type=int, default=10, help="max canonization iterations (default %(default)s)")
     return e
@@ -110,7 +113,7 @@ def rule_canon(path: str, ma: int, quiet: bool) -> tuple[Callable[[str], str], d
     return Canonizer(ok, ma), info
 
 
-def canonicalizers(a: argparse.Namespace) -> list[tuple[str, Callable[[str], str], dict]]:
+def canonicalizers(a: argparse.Namespace, urls: list[str]) -> list[tuple[str, Callable[[str], str], dict]]:
     out: list[tuple[str, Callable[[str], str], dict]] = [("KeepAll", lambda u: u, {"kind": "baseline"})]
     if not a.no_w3lib:
         w3 = w3lib_canon()
@@ -123,7 +126,22 @@ def canonicalizers(a: argparse.Namespace) -> list[tuple[str, Callable[[str], str
     for path in a.rules:
         canon, info = rule_canon(path, a.ma, a.quiet)
         out.append((f"{Path(path).name} ({info['kind']}, {info['applied']} rules)", canon, info))
+    for path in a.model:
+        out.append(model_canon(path, urls))
     return out
+
+
+def model_canon(path: str, urls: list[str]) -> tuple[str, Callable[[str], str], dict]:
+    """A learned model alone (SIGIR 2017 §2: each URL → the model's form), predicted in one pass."""
+    try:
+        from dustbuster.learned.canonizer import LearnedCanonizer
+    except ImportError:
+        raise ConfigError("--model needs the learned canonizer's JAX: pip install 'dustbuster[learned]'") from None
+    canon = LearnedCanonizer.load(Path(path))
+    canon.canonicalize_all(urls)
+    name = f"learned model alone ({Path(path).parent.name}/{Path(path).name})"
+    return name, canon, {"kind": "learned model (unvalidated)", "file": path, "applied": 0,
+                         "dropped": dict(canon.dropped)}
 
 
 def run(a: argparse.Namespace) -> int:
@@ -132,7 +150,7 @@ def run(a: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     pages, left = load_truth(a.truth)
     results = []
-    for name, canon, info in canonicalizers(a):
+    for name, canon, info in canonicalizers(a, [p.url for p in pages]):
         memo: dict[str, str] = {}
 
         def cached(u: str, canon=canon, memo=memo) -> str:
