@@ -118,12 +118,14 @@ def main() -> None:
     ap.add_argument("--epochs", type=int)
     ap.add_argument("--batch", type=int)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--time-budget", type=float, dest="time_budget_s", help="stop training after this many seconds")
     args = ap.parse_args()
 
     import jax
     from dustbuster.learned.seq2seq import Hyper
 
-    overrides = {k: getattr(args, k) for k in ("embed", "hidden", "epochs", "batch") if getattr(args, k)}
+    overrides = {k: getattr(args, k) for k in ("embed", "hidden", "epochs", "batch", "time_budget_s")
+                 if getattr(args, k)}
     hyper = Hyper(seed=args.seed, **overrides)
     pairs = synthetic_pairs(args.pairs, args.seed)
     print(f"jax {jax.__version__}, backend {jax.default_backend()}, device {jax.devices()[0].device_kind}"

@@ -243,7 +243,7 @@ def by_type(truth: Path, rules: Path) -> dict:
     return out
 
 
-def run_app(app: App) -> dict:
+def run_app(app: App, learned: bool = False, small: bool = False) -> dict:
     if app.out.exists():
         shutil.rmtree(app.out)
     app.out.mkdir(parents=True)
@@ -269,6 +269,12 @@ def run_app(app: App) -> dict:
         paper = app.out / "rules-paper.json"  # the paper's rule language, the same validation
         dust("validate", *learn, "--site", app.host, "--sites", str(sites), "-o", str(paper), "-q",
              "--language", "paper", steps=steps)
+        if learned:  # issue 15: the seq2seq model's candidates, validated (bench/quality/learnedstage.py)
+            from learnedstage import learned_stage
+
+            extra = {"learned": learned_stage(app, logs, sites, truth, rules, dust, steps, small)}
+        else:
+            extra = {}
     finally:
         app.stop()
     scores = app.out / "eval.json"
@@ -283,7 +289,17 @@ def run_app(app: App) -> dict:
             "ruleset": json.loads(rules.read_text()), "eval": json.loads(scores.read_text()),
             "paper_ruleset": json.loads(paper.read_text()), "by_type": by_type(truth, rules),
             "left": leftovers(truth, rules),
-            "out": str(app.out)}
+            "out": str(app.out)} | extra
+
+
+def has_jax() -> bool:
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        print("note: no JAX here (pip install -e '.[learned]'): the learned canonizer's stage is left out",
+              file=sys.stderr)
+        return False
+    return True
 
 
 def report_only(out: Path, small: bool) -> int:
@@ -310,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "quality"), help="work folder (default %(default)s)")
     ap.add_argument("--venv", default=str(ROOT / "var" / "quality" / "venv"), help="the apps' virtualenv")
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/quality.md")
+    ap.add_argument("--no-learned", action="store_true",
+                    help="leave out the learned canonizer's stage (issue 15; it needs the [learned] extra)")
     ap.add_argument("--report-only", action="store_true",
                     help="run nothing: write docs/quality.md again from the last results in --out")
     a = ap.parse_args(argv)
@@ -325,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         host, kind = kinds[name]
         t0 = time.perf_counter()
         print(f"{name}: {kind} ...", file=sys.stderr, flush=True)
-        res = run_app(App(name, host, kind, out / name, venv, sizes[name]))
+        res = run_app(App(name, host, kind, out / name, venv, sizes[name]), learned=not a.no_learned and has_jax(),
+                      small=a.small)
         (out / name / "result.json").write_text(json.dumps(res, indent=1))
         results.append(res)
         print(f"{name}: done in {time.perf_counter() - t0:.0f}s; {out / name / 'eval.txt'}", file=sys.stderr)
@@ -342,6 +361,11 @@ def main(argv: list[str] | None = None) -> int:
 
         write_doc(results, ROOT / "docs" / "quality.md", small=a.small)
         print(f"wrote {ROOT / 'docs' / 'quality.md'}", file=sys.stderr)
+        if any("learned" in r for r in results):
+            from learnedreport import write_learned  # bench/quality/learnedreport.py
+
+            write_learned(out, ROOT / "docs" / "learned.md")
+            print(f"wrote {ROOT / 'docs' / 'learned.md'}", file=sys.stderr)
     return 0
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from dustbuster.core.errors import ConfigError, DustError
 
 from . import progress as prog
+from .common import nothing_read_hint
 
 EPILOG = """\
 examples (one site; the truth file is the training data, fetched within a stated budget):
@@ -44,6 +45,9 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     t.add_argument("--epochs", type=int, default=None, help="training epochs (default: the model's)")
     t.add_argument("--hidden", type=int, default=None, help="GRU units (default: the model's; the paper used 512)")
     t.add_argument("--embed", type=int, default=None, help="embedding size (default: the model's; the paper used 512)")
+    t.add_argument("--min-steps", type=int, default=None, help="Adam steps at least (default: the model's)")
+    t.add_argument("--time-budget", type=float, default=None, dest="time_budget_s", metavar="SECONDS",
+                   help="stop training after the epoch that passes this (default: the model's, 600)")
     t.add_argument("--seed", type=int, default=0, help="training seed (default %(default)s): same data, same model")
     t.set_defaults(learn_run=run_train)
     r = s.add_parser("propose", parents=[common], help="candidate rules from the model's rewrites of a log's URLs")
@@ -99,7 +103,8 @@ def run_train(a: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     data = training_data(pages_from_truth(read_truth_records(a.truth)), a.threshold or TRAIN_THRESHOLD)
     hyper = Hyper(seed=a.seed)
-    over = {k: getattr(a, k) for k in ("epochs", "hidden", "embed") if getattr(a, k) is not None}
+    over = {k: getattr(a, k) for k in ("epochs", "hidden", "embed", "min_steps", "time_budget_s")
+            if getattr(a, k) is not None}
     if over:
         from dataclasses import replace
 
@@ -157,6 +162,17 @@ def model_dir(a: argparse.Namespace) -> Path:
     return got
 
 
+def residual(rewrites: dict, canon) -> dict[str, str]:
+    """The model's rewrites u → v that the rules leave: c(u) → c(v) where the rules' canonical forms
+    differ, each form once (its first rewrite); u → v that the rules already merge say nothing new."""
+    out: dict[str, str] = {}
+    for u, r in rewrites.items():
+        cu, cv = canon(u), canon(r.url)
+        if cu != cv:
+            out.setdefault(cu, cv)
+    return out
+
+
 def run_propose(a: argparse.Namespace) -> int:
     _need_jax()
     from dustbuster.core.canonize import Canonizer
@@ -172,14 +188,15 @@ def run_propose(a: argparse.Namespace) -> int:
     known = []
     if a.rules:
         known = [r for r in rule_canon(a.rules, 10, True)[0].rules if r.status == "valid"]
-    ul, _stats = read_urllist(a.logs, a.format, a.site.lower(), a.scheme, limits=Limits())
-    canon = Canonizer(known)
-    forms = list(dict.fromkeys(canon(u) for u in ul))
+    ul, stats = read_urllist(a.logs, a.format, a.site.lower(), a.scheme, limits=Limits())
+    if not len(ul):
+        raise DustError(nothing_read_hint(a.logs, stats.to_dict()))
     learned = LearnedCanonizer.load(model_dir(a), a.min_confidence)
-    rewrites = learned.rewrites(forms)
-    cands = rules_from_rewrites(list(rewrites.items()), known, max_rules=a.max_rules)
+    rewrites = learned.rewrites(list(ul))
+    left = residual(rewrites, Canonizer(known))
+    cands = rules_from_rewrites(list(left.items()), known, max_rules=a.max_rules)
     doc = ruleset_document(a.site.lower(), None, [r.to_json() for r in cands], created=time.time(),
-                           stats={"urls": len(ul), "forms": len(forms), "rewrites": len(rewrites),
+                           stats={"urls": len(ul), "rewrites": len(rewrites), "left_by_rules": len(left),
                                   "candidates": len(cands), "model": str(learned.path),
                                   "seconds": round(time.perf_counter() - t0, 3)})
     doc["schema"] = "dustbuster/candidates@1"
@@ -189,8 +206,8 @@ def run_propose(a: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     if not a.quiet:
-        sys.stderr.write(f"{a.site}: {len(forms)} canonical forms of {len(ul)} URLs, the model rewrites "
-                         f"{len(rewrites)} → {len(cands)} candidate rules (to validate):\n")
+        sys.stderr.write(f"{a.site}: the model rewrites {len(rewrites)} of {len(ul)} URLs, {len(left)} of them to "
+                         f"pages the rules keep apart → {len(cands)} candidate rules (to validate):\n")
         for r in cands:
             sys.stderr.write(f"  {r.text}   ({r.support} rewrites)\n")
     return 0

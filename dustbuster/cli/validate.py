@@ -81,9 +81,11 @@ def run(a: argparse.Namespace) -> int:
         raise DustError(f"{site}: no origin answers ({', '.join(sorted(policy.origins))}): nothing decided")
     from dustbuster.core.rules import ruleset_document
 
+    stats = sv.stats(len(pairs) + len(prules) + len(extra)) | {"urls": len(ul), "seconds": round(time.perf_counter() - t0, 3)}
+    if extra:
+        stats["extra_candidates"] = extra_verdicts(extra, sv)
     doc = ruleset_document(site, 1, [r.to_json() | {"validated_at": round(time.time(), 3)} for r in sv.rules],
-                           created=time.time(),
-                           stats=sv.stats(len(pairs) + len(prules) + len(extra)) | {"urls": len(ul), "seconds": round(time.perf_counter() - t0, 3)})
+                           created=time.time(), stats=stats)
     text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     if a.output:
         Path(a.output).write_text(text, encoding="utf-8")
@@ -109,6 +111,26 @@ def extra_candidates(paths: list[str]) -> list:
         except (ValueError, RuleError) as exc:
             raise DustError(f"{path}: not a rule document: {exc}") from None
         out += [replace(r, status="likely") for r in rules]
+    return out
+
+
+def extra_verdicts(extra: list, sv) -> list[dict]:
+    """What became of each --candidates rule: its verdict (valid/invalid/undecided and why), or
+    "covered" (the rules found valid before it already do what it does) — for the reader."""
+    verdicts = {v.rule.text: v for v in sv.result.verdicts}
+    covered = {r.text for r in sv.result.covered}
+    published = {r.text for r in sv.rules}
+    out = []
+    for r in extra:
+        v = verdicts.get(r.text)
+        row = {"rule": r.text, "support": r.support}
+        if v is None:
+            row["outcome"] = "covered" if r.text in covered else "not decided"
+        else:
+            row |= {"outcome": "valid" if v.valid and r.text in published else "dropped by the set checks" if v.valid
+                    else "invalid" if v.valid is False else "undecided", "reason": v.reason,
+                    "positives": v.positives, "negatives": v.negatives, "applicable": v.applicable}
+        out.append(row)
     return out
 
 
