@@ -43,7 +43,10 @@ Choices:
 * **size** — a family needs ``min_family`` members; a smaller literal family is kept only when α
   and β hold no argument token (no digit, the cheap sign of §2.1's arguments): such a rule
   (``"-print$" → "$"``) likely changes other URLs of the log, which the validator samples, while
-  ``"/s-3f9a/" → "/"`` would only ever change its one URL (a wasted fetch);
+  ``"/s-3f9a/" → "/"`` would only ever change its one URL (a wasted fetch); a literal edit whose
+  new text holds a number the URL lacks (``"_131$" → "_26$"``) is no candidate at all: the model
+  recalled an argument of its training pairs instead of copying one (on the simulator, 40 of 47
+  candidates were such, every one refuted);
 * **safety, before any fetch** — a rule must map each member's u to exactly v (members it misses
   are not its members), not feed itself (:func:`~dustbuster.core.rulecheck.self_feeding`), differ
   from every known rule (same type and text: valid ones are already there, invalid ones were
@@ -87,6 +90,7 @@ MAX_CONTEXT = 6
 _ROUNDS = 8
 _SCOPED = ("parameter", "query", "case")
 _ALNUM = re.compile(r"[A-Za-z0-9]")
+_NUMBER = re.compile(r"[0-9]+")
 _EXAMPLES = 3
 
 
@@ -220,8 +224,8 @@ def _literal_shape(u: str, v: str) -> Key | None:
     if room < 0:
         return None
     mid_u, mid_v = tu[p:len(tu) - s], tv[p:len(tv) - s]
-    if not mid_u:
-        return None  # an insertion: v would be longer
+    if not mid_u or _recalled("".join(mid_v), u):
+        return None  # an insertion (v would be longer), or a number the URL does not hold
     edge = lambda t: bool(t) and bool(_ALNUM.match(t))  # noqa: E731
     l0 = min(room, int(edge(mid_u[0]) or bool(mid_v) and edge(mid_v[0])))
     r0 = min(s, int(edge(mid_u[-1]) or bool(mid_v) and edge(mid_v[-1])))
@@ -236,6 +240,13 @@ def _literal_shape(u: str, v: str) -> Key | None:
         if rule is not None and rule.apply_internal(wu) == wv and self_feeding(rule) is None:
             return ("substring", alpha, beta)
     return None
+
+
+def _recalled(text: str, url: str) -> bool:
+    """True when ``text`` holds a number that ``url`` does not: an argument the model recalled
+    from its training pairs instead of copying it (§2.1's placeholders exist to copy), as in
+    ``story_131`` → ``story_26`` (a frequent training page); such a rule is refuted at a cost."""
+    return bool(set(_NUMBER.findall(text)) - set(_NUMBER.findall(url)))
 
 
 def _spans(l0: int, l1: int, r0: int, r1: int, sym: bool) -> list[tuple[int, int]]:

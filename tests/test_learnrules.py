@@ -278,3 +278,22 @@ def test_every_rule_maps_its_examples_and_the_candidates_converge(rewrites, min_
         assert canonize(s, rules).converged
     assert len(rules) == len({(r.type, r.text) for r in rules})
     assert [r.support for r in rules] == sorted((r.support for r in rules), reverse=True)
+
+
+RECALLED = [
+    # the model recalled a frequent training page's number instead of copying the URL's
+    ("http://f.test/story_131", "http://f.test/story_26"),
+    ("http://f.test/a/x_1&y", "http://f.test/a/x_0&y"),
+]
+
+
+@pytest.mark.parametrize("u,v", RECALLED)
+def test_a_number_the_url_does_not_hold_is_no_candidate(u, v):
+    rewrites = [(u, v), (u.replace("f.test", "f.test/b"), v.replace("f.test", "f.test/b"))]
+    assert rules_from_rewrites(rewrites) == []
+
+
+def test_a_number_copied_from_the_url_is_fine():
+    rws = [(f"http://f.test/story?id={i}", f"http://f.test/story_{i}") for i in (3, 4, 5)]
+    rules = rules_from_rewrites(rws)
+    assert rules and all(r.apply_internal("\x02" + u + "\x03")[1:-1] == v for r in rules for u, v in rws)
