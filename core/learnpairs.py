@@ -55,8 +55,10 @@ def pages_from_truth(records: Iterable[Mapping]) -> list[Page]:
     each URL once (the first record wins)."""
     out: dict[str, Page] = {}
     for r in records:
+        if not isinstance(r, Mapping) or not isinstance(r.get("url"), str):
+            continue  # not a truth record (the CLI reads JSON lines of any shape)
         sig = r.get("signature")
-        if not r.get("ok") or not isinstance(sig, Mapping) or r.get("url") in out:
+        if not r.get("ok") or not isinstance(sig, Mapping) or r["url"] in out:
             continue
         try:
             out[r["url"]] = Page(r["url"], Signature.from_json(sig))

@@ -91,6 +91,8 @@ _ROUNDS = 8
 _SCOPED = ("parameter", "query", "case")
 _ALNUM = re.compile(r"[A-Za-z0-9]")
 _NUMBER = re.compile(r"[0-9]+")
+#: a literal candidate's α is at most this long (a 5,000-character token would be a useless rule)
+MAX_ALPHA = 200
 _EXAMPLES = 3
 
 
@@ -234,7 +236,7 @@ def _literal_shape(u: str, v: str) -> Key | None:
                               _ALNUM.search("".join(mid_u + mid_v)) is None):
         alpha = "".join(tu[p - left:len(tu) - s + right])
         beta = "".join(tv[p - left:len(tv) - s + right])
-        if not _has_context(alpha) or _reaches_head(alpha, head):
+        if len(alpha) > MAX_ALPHA or not _has_context(alpha) or _reaches_head(alpha, head):
             continue
         rule = _make(("substring", alpha, beta))
         if rule is not None and rule.apply_internal(wu) == wv and self_feeding(rule) is None:

@@ -50,11 +50,17 @@ def placeholder(k: int) -> str:
     return f"<arg{k}>"
 
 
+def is_absolute(url: str) -> bool:
+    """``scheme://...``: a ``://`` before any ``/``, ``?`` or ``#`` (not one in a relative URL's query)."""
+    sep = url.find("://")
+    return sep > 0 and not any(c in url[:sep] for c in "/?#")
+
+
 def url_tokens(url: str) -> list[str]:
     """The tokens of ``url``, delimiters included, so that ``"".join(url_tokens(u)) == u``."""
     head, rest = "", url
     sep = url.find("://")
-    if sep > 0 and "/" not in url[:sep] and "?" not in url[:sep]:
+    if is_absolute(url):
         end = len(url)
         for c in "/?#":
             k = url.find(c, sep + 3)
@@ -101,7 +107,7 @@ def function_tokens(urls: Iterable[str], min_df: float = MIN_DF, min_urls: int =
     for u in urls:
         n += 1
         toks = url_tokens(u)
-        structural.update(t for i, t in enumerate(toks) if is_structural(t, i) and "://" in u)
+        structural.update(t for i, t in enumerate(toks) if is_structural(t, i) and is_absolute(u))
         df.update(set(toks))
     need = max(min_urls, min_df * n)
     frequent = {t for t, c in df.items() if c >= need}
@@ -125,7 +131,7 @@ def _is_function(token: str, position: int, functions: FunctionTokens, absolute:
 def encode(url: str, functions: FunctionTokens) -> Encoded:
     """``url`` with each distinct argument value replaced by its placeholder (§2.1)."""
     toks = url_tokens(url)
-    absolute = "://" in url
+    absolute = is_absolute(url)
     args: list[str] = []
     index: dict[str, int] = {}
     out = []
@@ -143,7 +149,7 @@ def encode(url: str, functions: FunctionTokens) -> Encoded:
 def encode_target(url: str, source: Encoded, functions: FunctionTokens) -> tuple[str, ...]:
     """The target (canonical) URL's tokens against the source's arguments (module docstring)."""
     index: Mapping[str, int] = {v: k for k, v in reversed(list(enumerate(source.args, 1)))}
-    absolute = "://" in url
+    absolute = is_absolute(url)
     out = []
     for i, t in enumerate(url_tokens(url)):
         if not _is_function(t, i, functions, absolute) and t in index:
@@ -173,4 +179,4 @@ def decode(tokens: Sequence[str], args: Sequence[str]) -> str | None:
 
 
 __all__ = ["DELIMITERS", "Encoded", "FunctionTokens", "MIN_DF", "MIN_URLS", "SPECIALS", "decode", "encode",
-           "encode_target", "function_tokens", "is_structural", "placeholder", "url_tokens"]
+           "encode_target", "function_tokens", "is_absolute", "is_structural", "placeholder", "url_tokens"]

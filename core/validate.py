@@ -328,8 +328,7 @@ async def validate(
     (on every test URL it changes, u and R(u) get one canonical form) is dropped before any fetch
     (``ValidationResult.covered``).  With a ``cache``, a rule decided before (valid or invalid,
     within its TTL) is not fetched again; undecided verdicts are not cached.  ``on_verdict`` is
-    called after each decision (progress).  ``extra`` (the learned canonizer's candidates, issue 15)
-    are decided last: the mined candidates' verdicts are the same with or without them."""
+    called after each decision (progress).  ``extra`` (issue 15) are decided last, a rule decided above skipped."""
     rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
     decide = _Decider(test_urls, rf, params or DustParams(), threshold, cache, on_verdict, frozenset(test_urls),
                       Coverage(test_urls))
@@ -341,7 +340,8 @@ async def validate(
     await _validate_rules(decide, early, seed + 10_000, valid, verdicts, covered)
     dropped = await _validate_pairs(decide, pairs, seed, valid, verdicts, covered)
     await _validate_rules(decide, late, seed + 20_000, valid, verdicts, covered)
-    await _validate_rules(decide, extra, seed + 30_000, valid, verdicts, covered)
+    seen = {(v.rule.type, v.rule.text) for v in verdicts} | {(r.type, r.text) for r in covered}
+    await _validate_rules(decide, [r for r in extra if (r.type, r.text) not in seen], seed + 30_000, valid, verdicts, covered)
     return ValidationResult(canonization_order(valid), verdicts, dropped, rf.fetches, dict(rf.outcomes), covered)
 
 

@@ -114,7 +114,8 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
     """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept (only a
     refutation removes a rule), then the set-level checks (dustbuster.core.setcheck).  None when the site does
     not answer at all (an outage decides nothing).  The validator agent and ``dustbuster validate``
-    both run this.  ``extra``: candidates from elsewhere (``validate --candidates``), decided last.  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
+    both run this.  ``extra``: candidates from elsewhere (``validate --candidates``), decided last and
+    never at the mined rules' expense (:func:`with_extras`).  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
     t0 = time.perf_counter()
     threshold = settings.params.sketch_threshold
     async with Fetcher(policy) as fetcher:
@@ -130,13 +131,33 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
         res = await validate(pairs, params, test_urls, rf, settings.params, threshold=threshold,
                              cache=cache, on_verdict=on_verdict, extra=extra)
         kept = carried_over(previous, (v.rule.text for v in res.verdicts if v.valid is None), res.valid)
-        sc = await check_rule_set(canonization_order(res.valid + kept), test_urls, rf, settings.params,
+        keys = {(r.type, r.text) for r in extra}
+        mined = [r for r in res.valid if (r.type, r.text) not in keys]
+        sc = await check_rule_set(canonization_order(mined + kept), test_urls, rf, settings.params,
                                   threshold=threshold)
+        if len(mined) < len(res.valid):
+            sc = await with_extras(sc, [r for r in res.valid if (r.type, r.text) in keys], test_urls, rf,
+                                   settings.params, threshold)
         counts = dict(fetcher.counts)
     for r, why in sc.dropped:
         log.debug("set-level check dropped %s: %s", r.text, why)
     return SiteValidation(sc.rules, res, sc, counts, time.perf_counter() - t0)
 
 
+async def with_extras(base: SetCheck, extras: list[Rule], test_urls: list[str], rf: RoundFetcher, params,
+                      threshold: float) -> SetCheck:
+    """The set-level checks again with the valid extra candidates added to what passed them without
+    any: the result stands only when it keeps every rule of ``base`` and is not refuted, else
+    ``base`` stands and the extras are dropped — an extra candidate never costs the set a rule."""
+    sc = await check_rule_set(canonization_order(base.rules + extras), test_urls, rf, params, threshold=threshold)
+    keys = {(r.type, r.text) for r in sc.rules}
+    if sc.passed is not False and all((r.type, r.text) in keys for r in base.rules):
+        sc.dropped, sc.fetches = base.dropped + sc.dropped, base.fetches + sc.fetches
+        return sc
+    base.dropped += [(r, "set_check: with the extra candidates the set lost a rule or was refuted") for r in extras]
+    base.fetches += sc.fetches
+    return base
+
+
 __all__ = ["SiteValidation", "SoftErrorAware", "check_site_policies", "configured_policy", "policy_of",
-           "site_policy", "validate_site"]
+           "site_policy", "validate_site", "with_extras"]

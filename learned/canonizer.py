@@ -32,8 +32,9 @@ class Rewrite:
 
 class LearnedCanonizer:
     """``canon(url)``: the model's canonical form, or ``url`` when the model keeps it, is unsure
-    (confidence below ``min_confidence``) or says something that is not a URL of the input's
-    arguments (an unknown token, a placeholder the input lacks)."""
+    (confidence below ``min_confidence``) or says something that is not an http(s) URL of the
+    input's arguments (an unknown token, a placeholder the input lacks, an empty output), and for
+    a URL longer than the model was trained on (``Hyper.max_len`` tokens)."""
 
     def __init__(self, model: Model, functions: FunctionTokens, min_confidence: float = 0.0,
                  path: Path | None = None) -> None:
@@ -42,7 +43,7 @@ class LearnedCanonizer:
         self.min_confidence = min_confidence
         self.path = path
         self.memo: dict[str, str] = {}
-        self.dropped = {"unsure": 0, "not_a_url": 0}
+        self.dropped = {"unsure": 0, "not_a_url": 0, "too_long": 0}
 
     @classmethod
     def load(cls, directory: Path, min_confidence: float = 0.0) -> "LearnedCanonizer":
@@ -57,9 +58,12 @@ class LearnedCanonizer:
         for k in range(0, len(todo), BATCH):
             chunk = todo[k:k + BATCH]
             enc = [encode(u, self.functions) for u in chunk]
-            for u, e, p in zip(chunk, enc, self.model.predict([x.tokens for x in enc])):
+            longest = self.model.hyper.max_len  # never trained on longer: left as they are
+            short = [(u, e) for u, e in zip(chunk, enc) if len(e.tokens) <= longest]
+            self.dropped["too_long"] += len(chunk) - len(short)
+            for (u, e), p in zip(short, self.model.predict([e.tokens for _, e in short])):
                 v = decode(p.tokens, e.args) if p.finished else None
-                if v is None:
+                if v is None or not _absolute(v):
                     self.dropped["not_a_url"] += 1
                 elif v != u and p.confidence < self.min_confidence:
                     self.dropped["unsure"] += 1
@@ -78,6 +82,12 @@ class LearnedCanonizer:
         if url not in self.memo:
             self.canonicalize_all([url])
         return self.memo[url]
+
+
+def _absolute(url: str) -> bool:
+    """An http(s) URL with a host: anything else the model says is not a canonical form."""
+    head, _, rest = url.partition("://")
+    return head in ("http", "https") and bool(rest) and not rest.startswith("/")
 
 
 __all__ = ["LearnedCanonizer", "Rewrite"]

@@ -387,7 +387,7 @@ def train(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], hyper: Hyper = H
             if fit == 1.0:
                 stopped = "fit"
                 break
-        if stale >= hyper.patience:
+        if stale >= hyper.patience and epoch * per_epoch >= hyper.min_steps:
             stopped = "plateau"
             break
         if hyper.time_budget_s is not None and time.perf_counter() - started > hyper.time_budget_s:

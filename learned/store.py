@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import re
+import zipfile
 from pathlib import Path
 
 import jax
@@ -85,6 +86,9 @@ def load_model(directory: str | os.PathLike) -> Model:
     foreign, of another format version or incomplete."""
     path = Path(directory)
     manifest = read_manifest(path)
+    missing = {"hyper", "vocab", "info", "param_shapes"} - set(manifest)
+    if missing:
+        raise ModelError(f"{path}/model.json lacks {sorted(missing)}: not a complete model")
     known = {f.name for f in dataclasses.fields(Hyper)}
     unknown = set(manifest["hyper"]) - known
     if unknown:
@@ -92,7 +96,7 @@ def load_model(directory: str | os.PathLike) -> Model:
     try:
         with np.load(path / "model.npz") as npz:
             params = {name: jnp.asarray(npz[name]) for name in npz.files}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
         raise ModelError(f"{path}/model.npz is missing or unreadable: {exc}") from None
     shapes = {name: list(a.shape) for name, a in sorted(params.items())}
     if shapes != manifest["param_shapes"]:

@@ -119,3 +119,32 @@ def test_validated_set_on_the_simulator_is_a_correct_canonicalizer(tmp_path):
     for r in rules:
         assert r.status == "valid" and r.evidence["positives"] >= 10 and r.evidence["applicable"] > 0
         assert r.evidence["samples"] and all(len(s) == 3 for s in r.evidence["samples"])
+
+
+# ------------------------------------------------------------------ extra candidates (issue 15)
+
+def test_an_extra_candidate_never_costs_the_set_a_rule():
+    from dustbuster.sitevalidation import with_extras
+
+    rf = RoundFetcher(make_fetch(forum_site, Counter()))
+    base = asyncio.run(check_rule_set([GOOD], TEST_URLS, rf))
+    assert base.rules == [GOOD]
+    # a bad extra that passed its own sample: the set with it is refuted, the base set stands
+    rf = RoundFetcher(make_fetch(forum_site, Counter()))
+    got = asyncio.run(with_extras(base, [BAD], TEST_URLS, rf, DustParams(), 1.0))
+    assert got.rules == [GOOD] and any(r == BAD for r, _ in got.dropped)
+    # an extra the static checks drop (it changes no test URL) leaves the base set as it was
+    ok = ParamRule("sid", "remove", status="valid")
+    got = asyncio.run(with_extras(asyncio.run(check_rule_set([GOOD], TEST_URLS, rf)), [ok], TEST_URLS, rf,
+                                  DustParams(), 1.0))
+    assert got.rules == [GOOD] and got.passed is True
+
+
+def test_an_extra_candidate_decided_as_a_mined_one_is_not_tried_again():
+    from dustbuster.core.validate import validate
+
+    rf = RoundFetcher(make_fetch(forum_site, Counter()))
+    bad = SubstringRule.from_parts("/index.html", "/about.html")
+    res = asyncio.run(validate([], [bad], TEST_URLS, rf, extra=[bad, GOOD]))
+    texts = [v.rule.text for v in res.verdicts]
+    assert texts.count(bad.text) == 1 and bad not in res.valid

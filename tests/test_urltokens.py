@@ -19,6 +19,7 @@ TOKENS = [
                                           "b", "=", "&", "c"]),
     ("http://h.test/x;jsessionid=AB#frag", ["http://", "h.test", "/", "x", ";", "jsessionid", "=", "AB", "#", "frag"]),
     ("/relative/path?q=1", ["/", "relative", "/", "path", "?", "q", "=", "1"]),
+    ("/zzz?u=http://x", ["/", "zzz", "?", "u", "=", "http:", "/", "/", "x"]),
     ("http://h.test/a%2Fb/%3C", ["http://", "h.test", "/", "a%2Fb", "/", "%3C"]),
     ("", []),
 ]
@@ -79,6 +80,12 @@ def test_function_tokens_of_a_small_list_need_two_urls():
     urls = [f"http://h.test/item/{i}" for i in range(50)]
     f = function_tokens(urls)
     assert "item" in f and "7" not in f
+
+
+def test_a_relative_url_with_a_url_in_its_query_has_no_authority():
+    f = function_tokens([f"/p{i}?u=http://x" for i in range(5)])
+    assert "p1" not in f and "/" in f
+    assert encode("/zzz?u=http://x", f).tokens[1] == "<arg1>"
 
 
 def test_placeholders_are_never_function_tokens():

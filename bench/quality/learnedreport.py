@@ -57,8 +57,8 @@ def app_section(res: dict) -> list[str]:
         out.append(f"* `{r['display']}` ({r['support']} rewrites) — {mark}")
     if len(cands) > 15:
         out.append(f"* … and {len(cands) - 15} more")
-    out += ["", f"Model: {mj.get('parameters', '–')} parameters, {mj.get('file_bytes', 0) / 1e6:.2f} MB on disk, "
-            f"vocabulary {len(mj.get('vocab_preview', [])) or info.get('vocab', '–')}, trained in "
+    out += ["", f"Model: {mj.get('param_count', '–'):,} parameters, {mj.get('npz_bytes', 0) / 1e6:.2f} MB on disk, "
+            f"vocabulary {mj.get('vocab_size', '–')} tokens, trained in "
             f"{info.get('train_seconds', float('nan')):.0f} s ({info.get('epochs', '–')} epochs, final loss "
             f"{info.get('final_loss', float('nan')):.4f}, exact match on its training pairs "
             f"{_pct(mj['meta'].get('train_exact_match'))}); stage times {ln['seconds']}.", ""]

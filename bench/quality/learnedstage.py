@@ -62,6 +62,7 @@ def learned_stage(app, logs: dict[str, Path], sites: Path, truth: Path, rules: P
     meta = json.loads((Path(model) / "model.json").read_text())
     fetched = sum(1 for _ in open(ttruth, encoding="utf-8"))
     return {"model": model, "model_json": {k: v for k, v in meta.items() if k not in ("vocab", "meta")}
+            | {"vocab_size": len(meta.get("vocab") or ())}
             | {"meta": {k: v for k, v in (meta.get("meta") or {}).items() if k != "functions"}},
             "training_fetches": fetched, "budget": TRAIN_BUDGET, "small": small, "seconds": {k: round(v, 1) for k, v in t.items()},
             "candidates": json.loads(cands.read_text()), "ruleset": json.loads(combined.read_text()),

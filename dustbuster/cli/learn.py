@@ -1,7 +1,7 @@
 """``dustbuster learn``: the seq2seq paper's learned canonizer as a source of candidate rules
 (issue 15, docs/learned.md).  ``train`` fits a site's model on the content clusters of pages that
-``dustbuster truth`` fetched; ``propose`` turns its rewrites of the URLs the valid rules leave alone
-into candidate rules for ``dustbuster validate --candidates``.  The model never canonizes a URL
+``dustbuster truth`` fetched; ``propose`` turns its rewrites u → v that the valid rules leave (their
+canonical forms c(u) ≠ c(v)) into candidate rules for ``dustbuster validate --candidates``.  The model never canonizes a URL
 itself: only rules the validator found valid are published.  Needs the ``[learned]`` extra (JAX)."""
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     r.add_argument("--site", required=True, help="the site: the host of lines that carry none")
     r.add_argument("--models", default="var/models", metavar="DIR", help="model store (default %(default)s)")
     r.add_argument("--model", metavar="DIR", help="a model version directory (default: the site's latest)")
-    r.add_argument("--rules", metavar="RULES.json", help="the valid rules: only URLs they leave alone are rewritten")
+    r.add_argument("--rules", metavar="RULES.json",
+                   help="the valid rules: a rewrite u → v counts only where they keep u and v apart, as "
+                   "c(u) → c(v) in their canonical forms")
     r.add_argument("-o", "--output", metavar="CANDIDATES.json", help="write the candidates here (default: stdout)")
     r.add_argument("--min-confidence", type=float, default=0.5,
                    help="drop rewrites the model is less sure of (geometric mean of its token probabilities; "
@@ -87,6 +89,8 @@ def read_truth_records(paths: list[str]) -> list[dict]:
             raise ConfigError(f"no such truth file: {path} (make it with dustbuster truth)")
         with open(p, encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
                 try:
                     out.append(json.loads(line))
                 except ValueError:
@@ -100,8 +104,12 @@ def run_train(a: argparse.Namespace) -> int:
     from dustbuster.learned.seq2seq import Hyper, exact_match, train
     from dustbuster.learned.store import ModelStore
 
+    if a.threshold is not None and not 0 < a.threshold <= 1:
+        raise ConfigError(f"--threshold must be in (0, 1], not {a.threshold}")
+    if any((getattr(a, k) or 1) < 1 for k in ("epochs", "hidden", "embed")):
+        raise ConfigError("--epochs, --hidden and --embed must be at least 1")
     t0 = time.perf_counter()
-    data = training_data(pages_from_truth(read_truth_records(a.truth)), a.threshold or TRAIN_THRESHOLD)
+    data = training_data(pages_from_truth(read_truth_records(a.truth)), TRAIN_THRESHOLD if a.threshold is None else a.threshold)
     hyper = Hyper(seed=a.seed)
     over = {k: getattr(a, k) for k in ("epochs", "hidden", "embed", "min_steps", "time_budget_s")
             if getattr(a, k) is not None}

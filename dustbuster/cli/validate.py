@@ -110,7 +110,12 @@ def extra_candidates(paths: list[str]) -> list:
             raise ConfigError(f"no such candidates file: {path}") from None
         except (ValueError, RuleError) as exc:
             raise DustError(f"{path}: not a rule document: {exc}") from None
-        out += [replace(r, status="likely") for r in rules]
+        for r in rules:
+            if r.type in ("substring", "pattern") and len(r.beta) > len(r.alpha):
+                sys.stderr.write(f"note: {path}: not deciding {r.text}: it lengthens URLs (only the miner's "
+                                 "candidates get the check for unobserved outputs that such a rule needs)\n")
+                continue
+            out.append(replace(r, status="likely"))
     return out
 
 
