@@ -20,6 +20,21 @@ def _row(label: str, s: dict, rules, fetches) -> str:
             f"{s['recall']:.3f} | **{s['f1']:.3f}** | {fetches} |")
 
 
+def _outcome(c: dict | None) -> str:
+    """A candidate's verdict as a reader wants it: valid, or refuted / undecided and on what."""
+    if c is None:
+        return "not decided"
+    if c["outcome"] == "valid":
+        return f"**valid** (+{c['positives']}/−{c['negatives']} of {c['applicable']} URLs it changes)"
+    if "positives" not in c:
+        return c["outcome"]
+    if c.get("reason") == "no_applicable_urls":
+        return "undecided: it changes no log URL"
+    why = {"refuted": "refuted", "refuted_on_fewer_samples": "refuted", "too_few_samples": "undecided: too few URLs",
+           "no_applicable_urls": "undecided: it changes no log URL"}.get(c.get("reason", ""), c["outcome"])
+    return f"{why} (+{c['positives']}/−{c['negatives']}; it changes {c['applicable']} log URLs)"
+
+
 def app_section(res: dict) -> list[str]:
     ln = res["learned"]
     ev = {r.get("file") or r["name"]: r for r in ln["eval"]["results"]}
@@ -51,10 +66,10 @@ def app_section(res: dict) -> list[str]:
                f"of them to a page the validated rules keep apart; {len(cands)} candidate rules, "
                f"{len(learned_valid)} validated:")
     out.append("")
-    valid_texts = {r["display"] for r in learned_valid}
+    outcome = {c["rule"]: c for c in ln["ruleset"]["stats"].get("extra_candidates", [])}
     for r in cands[:15]:
-        mark = "**valid**" if r["display"] in valid_texts else "not valid"
-        out.append(f"* `{r['display']}` ({r['support']} rewrites) — {mark}")
+        n = r["support"]
+        out.append(f"* `{r['display']}` ({n} rewrite{'s' if n != 1 else ''}) — {_outcome(outcome.get(r['display']))}")
     if len(cands) > 15:
         out.append(f"* … and {len(cands) - 15} more")
     out += ["", f"Model: {mj.get('param_count', '–'):,} parameters, {mj.get('npz_bytes', 0) / 1e6:.2f} MB on disk, "
