@@ -52,6 +52,7 @@ from .detect import Pair
 from .errors import RuleError
 from .params import DustParams
 from .pattern import CLASSES, PatternRule
+from .rulecheck import reaches_fixed_point
 from .tokens import END, START, display, tokenize
 
 _ALNUM_TOKEN = re.compile(r"[A-Za-z0-9]+")
@@ -165,26 +166,9 @@ def _rule(fam: _Family) -> PatternRule | None:
 
 
 def _converges(rules: list[PatternRule], samples: list[str]) -> bool:
-    """Canonizing each sample (rules in their final order) reaches a fixed point without meeting
-    a form twice: stricter than ``canonize``'s ``converged``, for which rules that undo each other
-    within one iteration look converged."""
-    rules = sorted(rules, key=lambda r: (-r.support, r.text))
-    for w in samples:
-        seen = {w}
-        for _ in range(_CHECK_ROUNDS):
-            prev = w
-            for r in rules:
-                nw = r.apply_internal(w)
-                if nw != w:
-                    if nw in seen:
-                        return False
-                    seen.add(nw)
-                    w = nw
-            if w == prev:
-                break
-        else:
-            return False
-    return True
+    """The members' α and β reach a fixed point under the rules in their final order (support,
+    then text): :func:`~dustbuster.core.rulecheck.reaches_fixed_point`."""
+    return reaches_fixed_point(sorted(rules, key=lambda r: (-r.support, r.text)), samples, _CHECK_ROUNDS)
 
 
 def generalize_pairs(pairs: Sequence[Pair], params: DustParams | None = None,

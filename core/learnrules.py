@@ -75,7 +75,7 @@ from .errors import RuleError
 from .generalize import generalize_pairs
 from .pattern import PatternRule
 from .refine import rule_refines
-from .rulecheck import self_feeding
+from .rulecheck import reaches_fixed_point, self_feeding
 from .rules import TYPE_ORDER, ParamRule, Rule, SubstringRule, canonization_order
 from .scope import scopes_of, split_url
 from .scopedrules import CaseRule, QueryRule
@@ -306,29 +306,9 @@ def _finish(key: Key, live: list[int], rw: Sequence[Rewrite], min_family: int) -
 
 
 def _converges(rules: list[Rule], samples: list[str]) -> bool:
-    """Canonizing each sample (canonization order) reaches a fixed point within ``_ROUNDS``
-    iterations without meeting a form twice (generalize.py's check, any rule type).  A rule whose
-    ``scan_key`` does not occur cannot change the URL (the canonizer's argument): not tried."""
-    ordered = [(r, r.scan_key) for r in canonization_order(rules)]
-    for s in dict.fromkeys(samples):
-        w = wrap(s)
-        seen = {w}
-        for _ in range(_ROUNDS):
-            prev = w
-            for r, k in ordered:
-                if k and k not in w:
-                    continue
-                nw = r.apply_internal(w)
-                if nw != w:
-                    if nw in seen:
-                        return False
-                    seen.add(nw)
-                    w = nw
-            if w == prev:
-                break
-        else:
-            return False
-    return True
+    """The samples (URLs) reach a fixed point under the rules in canonization order
+    (:func:`~dustbuster.core.rulecheck.reaches_fixed_point`, generalize.py's check for any type)."""
+    return reaches_fixed_point(canonization_order(rules), (wrap(u) for u in samples), _ROUNDS)
 
 
 def _implied(rule: Rule, known: Sequence[Rule], active: Sequence[Rule]) -> bool:

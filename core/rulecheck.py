@@ -136,6 +136,31 @@ def drop_inverses(rules: Sequence[Rule]) -> tuple[list[Rule], Dropped]:
     return kept, dropped
 
 
+def reaches_fixed_point(ordered: Sequence[Rule], forms: Iterable[str], rounds: int) -> bool:
+    """Applying ``ordered`` in turn to each internal form (``^url$``, or a pair's α or β) reaches a
+    fixed point within ``rounds`` passes without meeting a form twice: stricter than the canonizer's
+    ``converged``, for which rules that undo each other within one pass look converged.  A rule
+    whose ``scan_key`` does not occur cannot change the form (the canonizer's argument): not tried.
+    The candidate generators' check (core/generalize.py, core/learnrules.py)."""
+    keyed = [(r, r.scan_key) for r in ordered]
+    for w in dict.fromkeys(forms):
+        seen = {w}
+        for _ in range(rounds):
+            prev = w
+            for r, k in keyed:
+                nw = w if k and k not in w else r.apply_internal(w)
+                if nw != w:
+                    if nw in seen:
+                        return False
+                    seen.add(nw)
+                    w = nw
+            if w == prev:
+                break
+        else:
+            return False
+    return True
+
+
 def non_converging(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_MA) -> list[str]:
     """The URLs on which canonization stops at MA iterations instead of at a fixed point."""
     if not rules:
@@ -272,7 +297,7 @@ def check_static(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_M
     return kept, dropped + d
 
 
-__all__ = ["MIN_OBSERVED_SHARE", "PATTERN_SAMPLES",
+__all__ = ["reaches_fixed_point", "MIN_OBSERVED_SHARE", "PATTERN_SAMPLES",
            "UNSAFE_CHANGED_SHARE", "UNSAFE_OBSERVED_SHARE", "breaks_urls", "unsafe_candidate",
            "check_static", "cycle_culprit", "drop_url_breaking", "drop_inverses", "drop_non_converging",
            "drop_unused", "non_converging", "self_feeding", "unobserved_output"]

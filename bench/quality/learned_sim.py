@@ -36,28 +36,6 @@ class SimApp:
     host: str = HOST
 
 
-def start_sim() -> tuple[subprocess.Popen, int]:
-    from dustbuster.broker import free_port, port_open
-
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(300):
-        if port_open(port):
-            break
-        time.sleep(0.1)
-    return proc, port
-
-
-def write_sites(path: Path, port: int) -> Path:
-    from dustbuster.sim.forum import SITE_HOSTS
-
-    path.write_text(json.dumps({HOST: {"origins": [f"http://{h}:{port}" for h in SITE_HOSTS], "allow_private": True,
-                                       "resolve": {h: "127.0.0.1" for h in SITE_HOSTS}, "rate_per_s": 2000,
-                                       "concurrency": 8}}))
-    return path
-
-
 def split(log: Path, out: Path) -> dict[str, Path]:
     lines = log.read_bytes().splitlines(keepends=True)
     cuts = {"train": (0, len(lines) // 2), "validate": (len(lines) // 2, 3 * len(lines) // 4),
@@ -80,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     steps = out / "steps.log"
     steps.write_text("")
     t0 = time.perf_counter()
-    sim, port = start_sim()
+    from dustbuster.devsim import start_sim_site, write_sites
+
+    sim, port = start_sim_site(ROOT)
     try:
         log = out / "sim.log"
         subprocess.run([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port), "--write-log", str(log),

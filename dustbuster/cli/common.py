@@ -105,6 +105,21 @@ def read_doc(path: str) -> dict:
         raise DustError(f"{path} is not JSON: {exc}") from None
 
 
+def read_rules(path: str, what: str = "rule file") -> tuple[dict, list]:
+    """A rule document and its rules (dustbuster.core.rules.rules_from_document); a missing file is a
+    ConfigError, a broken one a DustError naming the file."""
+    from dustbuster.core.errors import ConfigError, RuleError
+    from dustbuster.core.rules import rules_from_document
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        return doc, rules_from_document(doc)
+    except FileNotFoundError:
+        raise ConfigError(f"no such {what}: {path}") from None
+    except (ValueError, RuleError) as exc:
+        raise DustError(f"{path}: not a rule document: {exc}") from None
+
+
 def nothing_read_hint(logs: list[str], read: dict) -> str:
     """One line that says why no URL came out of the logs, and what to do."""
     names = ", ".join(logs)

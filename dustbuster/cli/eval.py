@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from dustbuster.core.errors import ConfigError, DustError, RuleError
+from dustbuster.core.errors import ConfigError, DustError
 
 EPILOG = """\
 examples:
@@ -91,15 +91,11 @@ def rule_canon(path: str, ma: int, quiet: bool) -> tuple[Callable[[str], str], d
     screened like ``canonize --unvalidated``."""
     from dustbuster.core.admission import screen_rules
     from dustbuster.core.canonize import Canonizer
-    from dustbuster.core.rules import SCHEMA_RULESET, rules_from_document
+    from dustbuster.core.rules import SCHEMA_RULESET
 
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        rules = rules_from_document(doc)
-    except FileNotFoundError:
-        raise ConfigError(f"no such rule file: {path}") from None
-    except (ValueError, RuleError) as exc:
-        raise DustError(f"{path}: not a rule document: {exc}") from None
+    from .common import read_rules
+
+    doc, rules = read_rules(path)
     valid = [r for r in rules if r.status == "valid"]
     info = {"file": path, "site": doc.get("site"), "rules_in_file": len(rules), "stats": doc.get("stats") or {}}
     if valid or doc.get("schema") == SCHEMA_RULESET:  # a RuleSet, even an empty one

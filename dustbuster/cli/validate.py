@@ -98,18 +98,11 @@ def run(a: argparse.Namespace) -> int:
 
 def extra_candidates(paths: list[str]) -> list:
     """The rules of candidate documents (any status: each is decided again here), in file order."""
-    from dustbuster.core.errors import ConfigError, RuleError
-    from dustbuster.core.rules import rules_from_document
+    from .common import read_rules
 
     out = []
     for path in paths:
-        try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
-            rules = rules_from_document(doc)
-        except FileNotFoundError:
-            raise ConfigError(f"no such candidates file: {path}") from None
-        except (ValueError, RuleError) as exc:
-            raise DustError(f"{path}: not a rule document: {exc}") from None
+        _doc, rules = read_rules(path, "candidates file")
         for r in rules:
             if r.type in ("substring", "pattern") and len(r.beta) > len(r.alpha):
                 sys.stderr.write(f"note: {path}: not deciding {r.text}: it lengthens URLs (only the miner's "
