@@ -32,7 +32,8 @@ def _outcome(c: dict | None) -> str:
         return "undecided: it changes no log URL"
     why = {"refuted": "refuted", "refuted_on_fewer_samples": "refuted", "too_few_samples": "undecided: too few URLs",
            "no_applicable_urls": "undecided: it changes no log URL"}.get(c.get("reason", ""), c["outcome"])
-    return f"{why} (+{c['positives']}/−{c['negatives']}; it changes {c['applicable']} log URLs)"
+    n = c["applicable"]
+    return f"{why} (+{c['positives']}/−{c['negatives']}; it changes {n} log URL{'s' if n != 1 else ''})"
 
 
 def app_section(res: dict) -> list[str]:
