@@ -75,7 +75,7 @@ from .errors import RuleError
 from .generalize import generalize_pairs
 from .pattern import PatternRule
 from .refine import rule_refines
-from .rulecheck import reaches_fixed_point, self_feeding
+from .rulecheck import is_http_url, reaches_fixed_point, self_feeding
 from .rules import TYPE_ORDER, ParamRule, Rule, SubstringRule, canonization_order
 from .scope import scopes_of, split_url
 from .scopedrules import CaseRule, QueryRule
@@ -106,18 +106,13 @@ def rules_from_rewrites(rewrites: Sequence[tuple[str, str]], known: Sequence[Rul
     return sorted(out, key=lambda r: (-r.support, r.text))[:max_rules]
 
 
-def _absolute(url: str) -> bool:
-    head = split_url(url)[0]
-    return head.partition("://")[0].lower() in ("http", "https") and len(head) > head.find("://") + 3
-
-
 def _usable(rewrites: Sequence[Rewrite], active: Sequence[Rule]) -> list[Rewrite]:
     """The pairs worth explaining (module docstring, input)."""
     canon = Canonizer(active) if active else None
     out: list[Rewrite] = []
     seen: set[str] = set()
     for u, v in rewrites:
-        if (u in seen or u == v or len(v) > len(u) or not _absolute(u) or not _absolute(v)
+        if (u in seen or u == v or len(v) > len(u) or not is_http_url(u) or not is_http_url(v)
                 or any(c in u + v for c in START + END)):
             continue
         seen.add(u)

@@ -103,7 +103,7 @@ def unsafe_candidate(rule: Rule, urls: Sequence[str]) -> str | None:
         return why
     seen = dict.fromkeys(urls)  # in the caller's order: the same example URL on every run
     outs = [(u, v) for u in seen if (v := canonical(u, [rule], ma=1)) != u]
-    broken = next(((u, v) for u, v in outs if "://" in u and not _absolute(v)), None)
+    broken = next(((u, v) for u, v in outs if "://" in u and not is_http_url(v)), None)
     if broken:
         return f"not a URL: {broken[0]} becomes {broken[1]}"
     if seen and len(outs) >= UNSAFE_CHANGED_SHARE * len(seen):
@@ -113,7 +113,8 @@ def unsafe_candidate(rule: Rule, urls: Sequence[str]) -> str | None:
     return None
 
 
-def _absolute(url: str) -> bool:
+def is_http_url(url: str) -> bool:
+    """``http(s)://host...``: what a rule's output and the model's canonical form must be."""
     scheme, sep, rest = url.partition("://")
     return bool(sep) and scheme.lower() in ("http", "https") and bool(rest.split("/", 1)[0])
 
@@ -234,9 +235,9 @@ def drop_unused(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_MA
 def breaks_urls(rule: Rule, urls: Iterable[str]) -> str | None:
     """Why ``rule`` turns an absolute URL into something that is not one (None: it does not)."""
     for u in urls:
-        if "://" in u and _absolute(u):
+        if "://" in u and is_http_url(u):
             v = canonical(u, [rule], ma=1)
-            if v != u and not _absolute(v):
+            if v != u and not is_http_url(v):
                 return f"not_a_url: {u} becomes {v}"
     return None
 
@@ -251,7 +252,7 @@ def _breaking_step(url: str, rules: Sequence[Rule], ma: int) -> int | None:
             nw = r.apply_internal(w)
             if nw != w:
                 w = nw
-                if not _absolute(w[1:-1]):
+                if not is_http_url(w[1:-1]):
                     return i
         if w == prev:
             break
@@ -262,10 +263,10 @@ def drop_url_breaking(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFA
     """Rules that, composed with the others, turn a test URL into a non-URL (each rule alone may
     not: ``"/www." → "/"`` after ``"^http:/" → "^http:"``...): the rule blamed most goes, until none."""
     kept, dropped = list(rules), []
-    urls = [u for u in dict.fromkeys(urls) if "://" in u and _absolute(u)]
+    urls = [u for u in dict.fromkeys(urls) if "://" in u and is_http_url(u)]
     while kept:
         canon = Canonizer(kept, ma)
-        bad = [u for u in urls if not _absolute(canon(u))]
+        bad = [u for u in urls if not is_http_url(canon(u))]
         if not bad:
             break
         blame = Counter(i for u in bad[:50] if (i := _breaking_step(u, kept, ma)) is not None)
@@ -297,7 +298,7 @@ def check_static(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_M
     return kept, dropped + d
 
 
-__all__ = ["reaches_fixed_point", "MIN_OBSERVED_SHARE", "PATTERN_SAMPLES",
+__all__ = ["is_http_url", "reaches_fixed_point", "MIN_OBSERVED_SHARE", "PATTERN_SAMPLES",
            "UNSAFE_CHANGED_SHARE", "UNSAFE_OBSERVED_SHARE", "breaks_urls", "unsafe_candidate",
            "check_static", "cycle_culprit", "drop_url_breaking", "drop_inverses", "drop_non_converging",
            "drop_unused", "non_converging", "self_feeding", "unobserved_output"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from dustbuster.core.rulecheck import is_http_url
 from dustbuster.core.urltokens import FunctionTokens, decode, encode
 
 from .seq2seq import Model
@@ -63,7 +64,7 @@ class LearnedCanonizer:
             self.dropped["too_long"] += len(chunk) - len(short)
             for (u, e), p in zip(short, self.model.predict([e.tokens for _, e in short])):
                 v = decode(p.tokens, e.args) if p.finished else None
-                if v is None or not _absolute(v):
+                if v is None or not is_http_url(v):
                     self.dropped["not_a_url"] += 1
                 elif v != u and p.confidence < self.min_confidence:
                     self.dropped["unsure"] += 1
@@ -82,12 +83,6 @@ class LearnedCanonizer:
         if url not in self.memo:
             self.canonicalize_all([url])
         return self.memo[url]
-
-
-def _absolute(url: str) -> bool:
-    """An http(s) URL with a host: anything else the model says is not a canonical form."""
-    head, _, rest = url.partition("://")
-    return head in ("http", "https") and bool(rest) and not rest.startswith("/")
 
 
 __all__ = ["LearnedCanonizer", "Rewrite"]

@@ -6,12 +6,10 @@ import json
 import re
 from pathlib import Path
 
+from report import _pct  # bench/quality/report.py: the same percentages as docs/quality.md
+
 BEGIN, END = "<!-- learned-results: written by bench/quality/learnedstage.py -->", "<!-- /learned-results -->"
 APPS = ("trac", "docs", "sim")
-
-
-def _pct(x) -> str:
-    return "–" if x is None else f"{x:.1%}"
 
 
 def _row(label: str, s: dict, rules, fetches) -> str:
