@@ -19,6 +19,7 @@ The counters and gauges a dashboard of the worker shows:
 | dust_urls_over_cap_total | | records of new URLs not tracked: their site holds DUST_MAX_URLS_PER_SITE URLs |
 | dust_partition_rebuilds_total / dust_rebuild_urls_total | | partition states rebuilt from the changelog / URLs loaded by them |
 | dust_rebuild_pending_urls | | URLs still to load by the rebuilds in progress (0: none) |
+| dust_send_failures_total | topic, reason | records not sent: refused by the producer or the broker (reason: the error's class), or too large even when trimmed (`too_large`); counted, logged, never a crash |
 | dust_agent_crashes_total | agent | agent crashes (Faust restarts the agent) |
 | dust_healthy | | 1 when /healthz answers 200 (agents/health.py), else 0 |
 | dust_event_loop_lag_max_seconds / dust_event_loop_stalls_total | | largest event-loop delay seen / delays over 1 s |
@@ -57,6 +58,8 @@ class Metrics:
         self.rebuilds = Counter("dust_partition_rebuilds", "Partition states rebuilt from the changelog", registry=r)
         self.rebuild_urls = Counter("dust_rebuild_urls", "URLs loaded by partition rebuilds", registry=r)
         self.rebuild_pending = Gauge("dust_rebuild_pending_urls", "URLs still to load by rebuilds in progress", registry=r)
+        self.send_failures = Counter("dust_send_failures", "Records not sent, by topic and reason",
+                                     ["topic", "reason"], registry=r)
         self.agent_crashes = Counter("dust_agent_crashes", "Agent crashes", ["agent"], registry=r)
         self.healthy = Gauge("dust_healthy", "1 when /healthz answers 200", registry=r)
         self.loop_lag_max = Gauge("dust_event_loop_lag_max_seconds", "Largest event-loop delay seen", registry=r)

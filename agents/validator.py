@@ -9,12 +9,13 @@ import logging
 import time
 
 from dustbuster.core.detect import Pair
-from dustbuster.core.errors import RuleError
+from dustbuster.core.errors import RuleError, StreamError
 from dustbuster.core.rules import ParamRule, Rule, SubstringRule, rule_from_json
 from dustbuster.core.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, decide_version
 from dustbuster.sitevalidation import SiteValidation, check_site_policies, site_policy, validate_site
 from dustbuster.state.verdicts import VerdictStore
-from dustbuster.stream.records import CandidateSet, RuleSet
+from dustbuster.stream.fit import budget
+from dustbuster.stream.records import CandidateSet, RuleSet, encode
 from dustbuster.stream.settings import Settings
 
 from .context import WorkerContext
@@ -62,6 +63,11 @@ def register(ctx: WorkerContext) -> None:
 async def run_round(ctx: WorkerContext, site: str, cand) -> None:
     """One round in the worker: its rule sets go to the rules topic, its progress to the dashboard."""
     async def publish(site: str, value: RuleSet | None) -> None:
+        size = 0 if value is None else len(encode(value))
+        if size > budget(ctx.settings.max_message_bytes):  # never a send that raises (stream/fit.py)
+            ctx.metrics.send_failures.labels("rules", "too_large").inc()
+            raise StreamError(f"the rule set of {site} is {size} bytes, over DUST_MAX_MESSAGE_BYTES="
+                              f"{ctx.settings.max_message_bytes}: not published (the previous version stays)")
         await ctx.topics.rules.send(key=site.encode(), value=value)
 
     def held_version(site: str) -> int | None:

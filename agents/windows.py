@@ -8,12 +8,16 @@ d / WINDOW_SHARE seconds after the last one started (the site stays marked as ch
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
 import time
 
+from faust.exceptions import ProducerSendError
+
 from dustbuster.state.partitions import PartitionState
+from dustbuster.stream.fit import fit_candidate_set
 from dustbuster.stream.records import CandidateSet
 
 from .context import WorkerContext
@@ -54,21 +58,49 @@ def register(ctx: WorkerContext) -> None:
                               100 * pacer.share)
                     continue
                 started = time.monotonic()
-                await emit(ctx, part, site, token, wid)
+                await guarded_emit(ctx, part, site, token, wid)
                 pacer.ran(key, started, time.monotonic() - started)
 
 
+async def guarded_emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes, wid: int) -> None:
+    """:func:`emit`, where a failure is one site's counted, logged skip and never the timer's crash: a
+    send the broker refuses for good (too large, invalid) clears the site's mark so the next window
+    does not repeat it; one that may succeed later (the broker away) keeps it for the next window."""
+    try:
+        await emit(ctx, part, site, token, wid)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        cause = exc.__cause__ if isinstance(exc, ProducerSendError) and exc.__cause__ else exc
+        retriable = bool(getattr(cause, "retriable", False))
+        ctx.metrics.send_failures.labels("candidates", type(cause).__name__).inc()
+        log.error("%s: window %s not sent (%s: %s); %s", site, wid, type(cause).__name__, str(cause)[:300],
+                  "the next window tries again" if retriable else "skipped until the site changes again")
+        if not retriable:
+            await ctx.stores.run(part.clear_dirty, site, token)
+
+
 async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes, wid: int) -> None:
-    """Mine one changed site of a partition and send its candidate set of window ``wid``."""
+    """Mine one changed site of a partition and send its candidate set of window ``wid``, cut to fit
+    the message limit first (stream/fit.py)."""
     t0 = time.perf_counter()
     result = await ctx.stores.run(part.window, site)
     doc = result.to_json()
     doc["stats"]["window_seconds"] = round(time.perf_counter() - t0, 3)
     doc["stats"]["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     doc["stats"]["partition"] = part.partition
+    doc = fit_candidate_set({"site": site, "window": wid, "test_urls": getattr(result, "test_urls", [])} | doc,
+                            ctx.settings.max_message_bytes)
+    if doc is None:
+        ctx.metrics.send_failures.labels("candidates", "too_large").inc()
+        await ctx.stores.run(part.clear_dirty, site, token)
+        return
+    if "trimmed" in doc["stats"]:
+        log.warning("%s: window %s trimmed to fit %s bytes: %s", site, wid, ctx.settings.max_message_bytes,
+                    doc["stats"]["trimmed"])
     await ctx.topics.candidates.send(key=site.encode(), value=CandidateSet(
         site=site, window=wid, rules=doc["rules"], param_rules=doc["param_rules"], general_rules=doc["general_rules"],
-        stats=doc["stats"], params=doc["params"], test_urls=getattr(result, "test_urls", [])))
+        stats=doc["stats"], params=doc["params"], test_urls=doc["test_urls"]))
     await ctx.stores.run(part.clear_dirty, site, token)
     ctx.metrics.candidate_sets.inc()
     ctx.metrics.candidates.inc(len(doc["rules"]) + len(doc["param_rules"]) + len(doc["general_rules"]))

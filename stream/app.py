@@ -34,6 +34,7 @@ def create_app(settings: Settings) -> faust.App:
         web_port=settings.web_port or 6066,
         topic_partitions=settings.partitions,
         producer_acks=-1,
+        producer_max_request_size=settings.max_message_bytes,  # what we produce fits it (stream/fit.py)
         consumer_auto_offset_reset="earliest",
         broker_commit_every=50,
         broker_commit_interval=1.0,

@@ -1,0 +1,83 @@
+"""Records that fit the broker's message limit by construction (issue 27, finding 1).
+
+A window's candidate set carries up to ``state.partitions.TEST_URLS`` recent URLs of the site for
+validation (Figure 3's test list) next to its rules; with long URLs (3,000 URLs of 351 characters)
+the record passes the producer's ``max_request_size`` and the broker's ``message.max.bytes``
+(1,000,000 and 1,048,588 bytes by default) and the send fails.  Before any send,
+:func:`fit_candidate_set` therefore measures the encoded record and, when it is over the budget,
+
+1. keeps only the newest test URLs that fit (the list is newest first; the validator samples them),
+2. and only if the rules alone are still too big, drops the lowest-ranked rules (each list is in
+   rank order: support, then Figure 4's order) a tenth at a time,
+
+and says so in ``stats["trimmed"]`` (URLs and rules dropped, bytes before and after), so the
+dashboard and the validator see that the set was cut.  A set that cannot be made to fit (no URL
+and no rule left over the budget: a record of absurd parameters) comes back as None and is a
+counted, logged skip at the caller — never a send that raises.  Trimming the test list is the
+choice here (not splitting the set in several records): the validator needs one record per window
+to decide a round, and a few hundred of the newest URLs already give Figure 3 its N = 40 samples
+per rule many times over.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+
+log = logging.getLogger(__name__)
+
+#: bytes kept free under the message limit for the record's key, headers and Kafka framing
+FRAMING_BYTES = 4096
+#: the rule lists of a candidate set, trimmed last to first when the rules alone do not fit
+RULE_LISTS = ("general_rules", "param_rules", "rules")
+
+
+def encoded_size(value: Any) -> int:
+    """Bytes of ``value`` as JSON (what Faust's json serializer writes, give or take whitespace)."""
+    return len(orjson.dumps(value))
+
+
+def budget(max_message_bytes: int) -> int:
+    """The bytes a record's value may take under a message limit of ``max_message_bytes``."""
+    return max(1024, max_message_bytes - FRAMING_BYTES)
+
+
+def fit_candidate_set(doc: dict[str, Any], max_message_bytes: int) -> dict[str, Any] | None:
+    """``doc`` (a candidate set as a JSON object: ``rules``, ``param_rules``, ``general_rules``,
+    ``test_urls``, ``stats``...) cut to fit ``max_message_bytes`` (see the module doc); the same
+    object when it fits already, None when nothing can make it fit."""
+    limit = budget(max_message_bytes)
+    before = encoded_size(doc)
+    if before <= limit:
+        return doc
+    out = dict(doc)
+    urls = list(doc.get("test_urls") or [])
+    out["test_urls"] = _newest_that_fit(urls, before - limit)
+    dropped_rules = 0
+    while encoded_size(out) > limit:
+        name = next((n for n in RULE_LISTS if out.get(n)), None)
+        if name is None:
+            log.warning("%s: a candidate set of %s bytes cannot be cut to fit %s bytes", doc.get("site"), before, limit)
+            return None
+        rules = list(out[name])
+        keep = len(rules) - max(1, len(rules) // 10)
+        dropped_rules += len(rules) - keep
+        out[name] = rules[:keep]
+    out["stats"] = dict(doc.get("stats") or {})
+    out["stats"]["trimmed"] = {"test_urls": len(urls) - len(out["test_urls"]), "rules": dropped_rules,
+                               "bytes_before": before, "bytes_after": 0}
+    trimmed = out["stats"]["trimmed"]
+    while trimmed["bytes_after"] != (size := encoded_size(out)):  # the figure counts its own digits
+        trimmed["bytes_after"] = size
+    return out
+
+
+def _newest_that_fit(urls: list[str], excess: int) -> list[str]:
+    """The longest head of ``urls`` (newest first) whose tail removed frees ``excess`` bytes."""
+    freed, keep = 0, len(urls)
+    while keep and freed < excess:
+        keep -= 1
+        freed += encoded_size(urls[keep]) + 1  # the string and its comma
+    return urls[:keep]
