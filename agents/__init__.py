@@ -24,6 +24,10 @@ def register_all(app, settings, topics=None, stores=None) -> WorkerContext:
         async def watch_event_loop() -> None:
             await watch_loop(ctx.metrics)
 
+        @app.task
+        async def probe_broker() -> None:
+            await ctx.probe.run()
+
         register_ingest(ctx)
         register_windows(ctx)
         if settings.validate:

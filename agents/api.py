@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import resource
 from typing import Callable
 
 from aiohttp import web
@@ -227,23 +228,72 @@ def register(ctx: WorkerContext) -> None:
 
 
 async def serve(ctx: WorkerContext) -> None:
-    """Listen on DUST_API_HOST:DUST_API_PORT until the worker stops."""
+    """Listen on DUST_API_HOST:DUST_API_PORT until the worker stops (see :func:`listen` for the
+    limits that keep idle and half-open connections from starving the worker)."""
     settings, follower = ctx.settings, ctx.follower
     api = make_api(ctx.book, ctx.metrics, ready=follower.ready.is_set if follower else (lambda: True),
                    token=settings.api_token, max_batch=settings.api_max_batch, health=ctx.health,
                    dashboard=ctx.dashboard)
     # lingering_time=0: a request whose body was refused unread (bad Content-Encoding, 408) has its
     # connection closed after the JSON answer instead of aiohttp reading on (and logging the error)
-    runner = web.AppRunner(api, access_log=None, lingering_time=0)
+    runner = web.AppRunner(api, access_log=None, lingering_time=0, keepalive_timeout=settings.api_idle_timeout_s,
+                           shutdown_timeout=SHUTDOWN_S)
     await runner.setup()
+    cap = max_connections(settings.api_max_connections)
     try:
-        await web.TCPSite(runner, settings.api_host, settings.api_port).start()
+        server = await listen(runner.server, settings.api_host, settings.api_port, cap,
+                              lambda: ctx.metrics.api_rejects.labels("too_many_connections").inc())
     except OSError as exc:
         log.error("HTTP API not served: cannot listen on %s:%s: %s", settings.api_host, settings.api_port, exc)
         await runner.cleanup()
         return
-    log.info("HTTP API and dashboard on http://%s:%s/", settings.api_host, settings.api_port)
+    log.info("HTTP API and dashboard on http://%s:%s/ (at most %s connections, idle ones closed after %gs)",
+             settings.api_host, settings.api_port, cap, settings.api_idle_timeout_s)
     try:
         await asyncio.Event().wait()
     finally:
+        server.close()
         await runner.cleanup()
+
+
+#: seconds the API waits for its requests in flight when the worker stops
+SHUTDOWN_S = 2.0
+#: the share of the process's file descriptors the API's connections may hold; the rest is for
+#: RocksDB (at most ``state.rocks.MAX_OPEN_FILES`` per store) and the Kafka clients
+API_FD_SHARE = 4
+#: the listening socket's backlog (see :func:`listen`)
+ACCEPT_BURST = 32
+#: what a connection over the cap is told before it is closed
+_BUSY_BODY = b'{"error": "too many connections", "reason": "too_many_connections"}'
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        b"Retry-After: 1\r\nContent-Length: %d\r\n\r\n%s" % (len(_BUSY_BODY), _BUSY_BODY))
+
+
+def max_connections(configured: int) -> int:
+    """The API's connection cap: ``configured`` (DUST_API_MAX_CONNECTIONS), and never more than a
+    quarter of this process's file-descriptor limit (at least 16)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    share = soft // API_FD_SHARE if soft != resource.RLIM_INFINITY else configured
+    return max(16, min(configured, share))
+
+
+class _Busy(asyncio.Protocol):
+    """A connection over the cap: a 503 and closed at once (its descriptor freed)."""
+
+    def connection_made(self, transport) -> None:
+        transport.write(BUSY)
+        transport.close()
+
+
+async def listen(server: web.Server, host: str, port: int, cap: int, on_refuse: Callable[[], None]):
+    """An asyncio server for ``server``'s requests that holds at most ``cap`` connections: each one
+    past it is answered 503 and closed at once, and counted (``on_refuse``)."""
+    def factory() -> asyncio.Protocol:
+        if len(server.connections) >= cap:
+            on_refuse()
+            return _Busy()
+        return server()
+
+    # backlog: also the most connections asyncio accepts in one go before any is handed to the
+    # factory (and refused): the burst a flood adds over the cap
+    return await asyncio.get_running_loop().create_server(factory, host, port, reuse_address=True, backlog=ACCEPT_BURST)

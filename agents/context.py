@@ -14,6 +14,7 @@ from dustbuster.state.registry import PartitionStores
 from dustbuster.state.seen import SeenStore, seen_stores
 from dustbuster.state.verdicts import VerdictStore
 from dustbuster.stream.app import Topics, topics as make_topics
+from dustbuster.stream.brokerprobe import BrokerProbe
 from dustbuster.stream.rulesview import TopicFollower
 from dustbuster.stream.settings import Settings
 
@@ -40,6 +41,7 @@ class WorkerContext:
     seen: PartitionStores[SeenStore] | None = None  #: the canonizer's seen sets (DUST_CANONIZE)
     verdicts: VerdictStore | None = None  #: the validator's memory (DUST_VALIDATE)
     dashboard: DashboardState | None = None  #: what the dashboard shows (the API on: DUST_API_PORT)
+    probe: BrokerProbe | None = None  #: is the broker reachable (health)
     #: the sites whose candidates were said to wait unvalidated (not configured; said once per site)
     told_unconfigured: set[str] = field(default_factory=set, compare=False)
 
@@ -61,6 +63,8 @@ def build_context(app: faust.App, settings: Settings, topics: Topics | None = No
     metrics = Metrics()
     health = Health(on_crash=lambda name: metrics.agent_crashes.labels(name).inc())
     health.membership = lambda: consumer_problem(app)
+    probe = BrokerProbe(settings.kafka_bootstrap, settings.broker_grace_s)
+    health.broker = probe.problem
     metrics.healthy.set_function(lambda: 1.0 if health.ok() else 0.0)
     book = RuleBook(settings.params.ma, settings.normalize)
     dashboard = DashboardState() if settings.api_port else None
@@ -71,7 +75,7 @@ def build_context(app: faust.App, settings: Settings, topics: Topics | None = No
         if settings.canonize else None,
         seen=seen_stores(settings.data_dir / "seen") if settings.canonize else None,
         verdicts=VerdictStore(settings.data_dir / "verdicts") if settings.validate else None,
-        dashboard=dashboard)
+        dashboard=dashboard, probe=probe)
 
 
 def rules_follower(settings: Settings, book: RuleBook, metrics: Metrics,

@@ -2,10 +2,15 @@
 
 A worker is unhealthy while
 
+* one of its agents crashed and was not restarted (for as long as that lasts), or is stalled:
+  it cannot apply its input now and tries again (:meth:`Health.stalled`, the ingest agent when
+  its store cannot be opened or written), until it goes on;
 * one of its agents is crashed or restarting: it raised, and has completed no message since,
   for up to ``settle_s`` seconds (an agent that crashes on every message stays unhealthy as long
   as messages keep coming; one that crashed once and then has nothing to do is healthy again
   after ``settle_s``);
+* the Kafka broker has not answered for more than ``DUST_BROKER_GRACE_S`` seconds
+  (stream/brokerprobe.py);
 * its Kafka consumer is not a member of its group: not joined yet, a rebalance in progress, or
   the membership lost (session expired, poll interval exceeded) and not yet regained.
 
@@ -39,6 +44,7 @@ class AgentState:
     started: float | None = None
     crash_seq: int = 0  #: event numbers (a clock can tie): a message done after the last crash?
     done_seq: int = 0
+    start_seq: int = 0
 
 
 @dataclass
@@ -58,6 +64,9 @@ class Health:
         self.rebuilds: dict[str, Rebuild] = {}
         #: why the consumer is not a group member now (None: it is, or it cannot be told)
         self.membership: Callable[[], str | None] = lambda: None
+        #: why the broker counts as unreachable now (None: it answers; stream/brokerprobe.py)
+        self.broker: Callable[[], str | None] = lambda: None
+        self.stalls: dict[str, str] = {}  #: agent → why it cannot go on now (it retries)
         self._seq = 0
 
     # ------------------------------------------------------------------ agents
@@ -65,7 +74,10 @@ class Health:
         return self.agents.setdefault(name, AgentState())
 
     def started(self, name: str) -> None:
-        self._agent(name).started = self.clock()
+        st = self._agent(name)
+        st.started = self.clock()
+        self._seq += 1
+        st.start_seq = self._seq
 
     def crashed(self, name: str, exc: BaseException) -> None:
         st = self._agent(name)
@@ -82,6 +94,13 @@ class Health:
         st.last_done = self.clock()
         self._seq += 1
         st.done_seq = self._seq
+
+    def stalled(self, name: str, why: str) -> None:
+        """The agent cannot go on now and tries again (its input waits): a problem until :meth:`resumed`."""
+        self.stalls[name] = why
+
+    def resumed(self, name: str) -> None:
+        self.stalls.pop(name, None)
 
     def agent(self, name: str) -> Callable[[Callable[[E], Awaitable[None]]], Callable[[E], Awaitable[None]]]:
         """Decorator of a Faust agent function (below ``@app.agent``): records each start (Faust
@@ -128,16 +147,22 @@ class Health:
             if st.last_crash is None:
                 continue
             recovered = st.done_seq > st.crash_seq
-            if not recovered and now - st.last_crash < self.settle_s:
+            restarted = st.start_seq > st.crash_seq
+            if not restarted:
+                out.append(f"agent {name} crashed {now - st.last_crash:.0f}s ago and was not restarted "
+                           f"(last error: {st.last_error})")
+            elif not recovered and now - st.last_crash < self.settle_s:
                 out.append(f"agent {name} crashed {now - st.last_crash:.0f}s ago and has completed no message "
                            f"since ({st.crashes} crashes; last: {st.last_error})")
-        try:
-            why = self.membership()
-        except Exception as exc:  # a probe of library internals must never break /healthz
-            log.debug("consumer membership probe failed: %s", exc)
-            why = None
-        if why:
-            out.append(why)
+        out += [f"agent {name} is stalled: {why}" for name, why in sorted(self.stalls.items())]
+        for probe in (self.broker, self.membership):
+            try:
+                why = probe()
+            except Exception as exc:  # a probe of library internals must never break /healthz
+                log.debug("health probe failed: %s", exc)
+                why = None
+            if why:
+                out.append(why)
         return out
 
     def ok(self) -> bool:

@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 GROUP_WAIT_S = 0.05
 #: the longest pause between two tries of a changelog write (seconds)
 CHANGELOG_RETRY_MAX_S = 30.0
+#: the longest pause between two tries of a group that could not be applied (seconds)
+APPLY_RETRY_MAX_S = 10.0
 
 
 def register(ctx: WorkerContext) -> None:
@@ -56,9 +58,33 @@ def register(ctx: WorkerContext) -> None:
         groups = stream.noack_take(ctx.settings.ingest_group, within=GROUP_WAIT_S)
         async for events in health.track("dust-ingest", groups):
             for part in by_partition(events):
-                await ingest_messages(ctx, changelog, part)
+                await apply_until_done(ctx, changelog, part)
                 for ev in part:
                     await stream.ack(ev)
+
+
+async def apply_until_done(ctx: WorkerContext, changelog: Changelog, events: list) -> None:
+    """:func:`ingest_messages`, tried again with a growing pause (up to :data:`APPLY_RETRY_MAX_S`)
+    when it fails — the store cannot be opened (no file descriptor left, the disk full), the state
+    thread raised — instead of crashing the agent: a crashed agent would stop ingesting for good.
+    Nothing is lost (the group is acknowledged only once applied; a group cut midway is discarded
+    by the next try), and while it fails the worker's /healthz is 503 with the reason
+    (:meth:`~dustbuster.agents.health.Health.stalled`)."""
+    pause, partition = 0.5, events[0].message.partition
+    while True:
+        try:
+            await ingest_messages(ctx, changelog, events)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure: retried, shown, never a dead agent
+            why = f"cannot apply raw partition {partition}: {type(exc).__name__}: {str(exc)[:ERROR_DETAIL_CHARS]}"
+            ctx.health.stalled("dust-ingest", why)
+            log.error("%s; retrying in %.1fs", why, pause)
+            await asyncio.sleep(pause)
+            pause = min(APPLY_RETRY_MAX_S, pause * 2)
+            continue
+        ctx.health.resumed("dust-ingest")
+        return
 
 
 def by_partition(events: list) -> list[list]:

@@ -22,6 +22,9 @@ from dustbuster.core.errors import StateError
 log = logging.getLogger(__name__)
 
 CACHE_ENTRIES = 10_000  #: metadata values cached (a few per site)
+#: the most files one partition store keeps open (RocksDB's default is no limit): a worker's file
+#: descriptors are shared with the API's connections and the Kafka clients (agents/api.py)
+MAX_OPEN_FILES = 256
 
 
 def _options(write_buffer_mb: int, cache_mb: int = 64) -> Options:
@@ -34,6 +37,7 @@ def _options(write_buffer_mb: int, cache_mb: int = 64) -> Options:
     table.set_cache_index_and_filter_blocks(True)
     opts.set_block_based_table_factory(table)
     opts.set_write_buffer_size(write_buffer_mb * 1024 * 1024)
+    opts.set_max_open_files(MAX_OPEN_FILES)
     return opts
 
 

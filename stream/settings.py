@@ -22,9 +22,12 @@ other commands never read it).  It is read once: edits need a restart.
 | DUST_API_PORT | 8870 (0 = off) | the HTTP API (POST /canonicalize, /sites, /healthz, /metrics) |
 | DUST_API_HOST | 127.0.0.1 | the address the API listens on |
 | DUST_API_TOKEN | (none) | when set, requests must carry `Authorization: Bearer <token>` (all but /healthz) |
+| DUST_API_MAX_CONNECTIONS | 1024 | most connections the API holds at once, and never more than a quarter of the process's file-descriptor limit (the rest is RocksDB's and Kafka's); one more is answered 503 and closed (`too_many_connections`) |
+| DUST_API_IDLE_TIMEOUT_S | 15 | a connection that has not sent a whole request (headers included) within this many seconds of opening or of its last answer is closed |
 | DUST_API_MAX_BATCH | 10000 | most URLs in one POST /canonicalize (more: 413) |
 | DUST_INGEST_GROUP | 50 | raw messages the ingest agent applies together at most (one state write, one changelog acknowledgement; agents/ingest.py) |
 | DUST_MAX_MESSAGE_BYTES | 1000000 | the most bytes of one record the worker produces (the producer's `max_request_size`; the broker's default `message.max.bytes` is 1,048,588): a candidate set over it is trimmed to fit (stream/fit.py), a send that still fails is a counted, logged skip (`dust_send_failures_total`) |
+| DUST_BROKER_GRACE_S | 15 | `/healthz` answers 503 once the broker has not answered a metadata request (every 2 s) for this many seconds (stream/brokerprobe.py) |
 | DUST_MAX_URLS_PER_SITE | 100000 (0 = no cap) | URLs tracked per site; a new URL beyond it is counted (`over_cap`, `dust_urls_over_cap_total`), logged once per site, and not tracked (docs/cost.md) |
 | DUST_S, DUST_T_LOW, DUST_T_HIGH, DUST_MS, DUST_MRD, DUST_MAD, DUST_MW | papers' | DustBuster parameters |
 | DUST_N, DUST_EPSILON | DustParams | validation: the comparisons that decide a rule and the refutation threshold (Figure 3) |
@@ -69,10 +72,13 @@ class Settings:
     api_host: str = "127.0.0.1"
     api_token: str = ""
     api_max_batch: int = 10000
+    api_max_connections: int = 1024
+    api_idle_timeout_s: float = 15.0
     max_lines_per_message: int = 10000
     max_line_bytes: int = 65536
     max_urls_per_site: int = 100_000
     max_message_bytes: int = 1_000_000
+    broker_grace_s: float = 15.0
     ingest_group: int = 50
     params: DustParams = field(default_factory=DustParams)
 
@@ -147,6 +153,8 @@ class Settings:
             raise ConfigError("DUST_PARTITIONS must be >= 1 and DUST_WINDOW_S > 0")
         if s.ingest_group < 1:
             raise ConfigError("DUST_INGEST_GROUP must be >= 1")
+        if s.api_max_connections < 1 or s.api_idle_timeout_s <= 0:
+            raise ConfigError("DUST_API_MAX_CONNECTIONS must be >= 1 and DUST_API_IDLE_TIMEOUT_S > 0")
         if s.max_message_bytes < 64 * 1024:
             raise ConfigError("DUST_MAX_MESSAGE_BYTES must be at least 65536")
         if s.max_urls_per_site < 0:

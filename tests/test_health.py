@@ -77,10 +77,35 @@ def test_an_idle_agent_after_a_crash_is_healthy_after_settle_time():
     h = Health(settle_s=60, clock=clock)
     with pytest.raises(TypeError):
         run_agent(h, "dust-canonizer", ["poison"], poison_body)
+    run_agent(h, "dust-canonizer", [], ok_body)  # Faust restarts it; nothing comes
     clock.t += 59
     assert not h.ok()
     clock.t += 2
     assert h.ok()
+
+
+def test_an_agent_that_crashed_and_was_not_restarted_stays_unhealthy():
+    """Issue 27, finding 2: an agent that stopped for good was 'healthy' after settle_s."""
+    clock = Clock()
+    h = Health(settle_s=60, clock=clock)
+    with pytest.raises(TypeError):
+        run_agent(h, "dust-ingest", ["poison"], poison_body)
+    clock.t += 3600
+    assert not h.ok() and "was not restarted" in h.problems()[0] and "TypeError" in h.problems()[0]
+
+
+def test_a_stalled_agent_is_unhealthy_with_the_reason_until_it_goes_on():
+    h = Health(clock=Clock())
+    h.stalled("dust-ingest", "cannot apply raw partition 0: StateError: Too many open files")
+    assert h.problems() == ["agent dust-ingest is stalled: cannot apply raw partition 0: StateError: Too many open files"]
+    h.resumed("dust-ingest")
+    assert h.ok()
+
+
+def test_an_unreachable_broker_is_a_problem():
+    h = Health(clock=Clock())
+    h.broker = lambda: "Kafka broker unreachable for 20s (127.0.0.1:9)"
+    assert h.problems() == ["Kafka broker unreachable for 20s (127.0.0.1:9)"]
 
 
 def test_continue_counts_as_done_and_cancel_is_no_crash():
@@ -178,3 +203,31 @@ def test_loop_watch_reports_a_stall():
     value = {ln.split()[0]: float(ln.split()[1]) for ln in text.splitlines() if ln and not ln.startswith("#")}
     assert value["dust_event_loop_stalls_total"] >= 1  # (a loaded machine may add more: lower bounds only)
     assert value["dust_event_loop_lag_max_seconds"] >= 0.25
+
+
+def test_the_ingest_agent_retries_a_group_it_cannot_apply_and_shows_why(monkeypatch):
+    """Issue 27, finding 2: a store that cannot be opened (no file descriptor left) stopped the
+    ingest agent for good; now the group is tried again, /healthz says why meanwhile."""
+    from dustbuster.agents import ingest
+
+    h = Health(clock=Clock())
+    seen: list[list[str]] = []
+    calls = {"n": 0}
+
+    async def flaky(ctx, changelog, events):
+        calls["n"] += 1
+        if calls["n"] <= 2:
+            raise OSError(24, "Too many open files")
+        seen.append([e.message.offset for e in events])
+
+    async def no_sleep(s):
+        problems.append(h.problems())
+
+    problems: list[list[str]] = []
+    monkeypatch.setattr(ingest, "ingest_messages", flaky)
+    monkeypatch.setattr(ingest.asyncio, "sleep", no_sleep)
+    ev = SimpleNamespace(message=SimpleNamespace(partition=3, offset=41))
+    asyncio.run(ingest.apply_until_done(SimpleNamespace(health=h), None, [ev]))
+    assert calls["n"] == 3 and seen == [[41]]
+    assert problems[0] == ["agent dust-ingest is stalled: cannot apply raw partition 3: OSError: [Errno 24] Too many open files"]
+    assert h.ok()

@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
 
 from .common import settings as kafka_settings
+
+log = logging.getLogger(__name__)
 
 
 def add_parser(sub, common) -> argparse.ArgumentParser:
@@ -32,17 +35,40 @@ def run(a: argparse.Namespace) -> int:
     from dustbuster.stream.admin import ensure_topics
     from dustbuster.stream.app import create_app
 
+    from dustbuster.agents import lograte
+
+    class Worker(faust.Worker):
+        def on_setup_root_logger(self, logger, level) -> None:
+            super().on_setup_root_logger(logger, level)
+            lograte.install(logger)  # repeated errors: one line per cause per interval, with a count
+
     settings = kafka_settings(a, data_dir=Path(a.data_dir) if a.data_dir else None, window_s=a.window)
+    raise_fd_limit()
     asyncio.run(ensure_topics(settings))
     app = create_app(settings)
     ctx = None
     try:
         ctx = register_all(app, settings)  # closes what it opened itself when a part cannot be registered
-        faust.Worker(app, loglevel="info", logging_config=worker_logging(a.verbose), quiet=True).execute_from_commandline()
+        Worker(app, loglevel="info", logging_config=worker_logging(a.verbose), quiet=True).execute_from_commandline()
     finally:
         if ctx is not None:
             ctx.close()
     return 0
+
+
+def raise_fd_limit() -> int:
+    """The process's soft file-descriptor limit raised to its hard limit (many systems start at 1,024
+    while allowing far more): the API's connections, RocksDB and Kafka share it.  Returns it."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError) as exc:
+            log.warning("could not raise the file-descriptor limit from %s to %s: %s", soft, hard, exc)
+    return soft
 
 
 def worker_logging(verbose: int) -> dict:
