@@ -89,7 +89,8 @@ def rules_follower(settings: Settings, book: RuleBook, metrics: Metrics,
 
     update = recording_versions(on_rules, book, versions) if versions is not None else on_rules
     return TopicFollower(settings.kafka_bootstrap, settings.rules_topic, update,
-                         on_reject=lambda reason, site: metrics.rule_sets_rejected.labels(reason).inc())
+                         on_reject=lambda reason, site: metrics.rule_sets_rejected.labels(reason).inc(),
+                         max_record_bytes=settings.max_record_bytes)
 
 
 def stop_at_shutdown(app: faust.App, service) -> None:

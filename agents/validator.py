@@ -5,17 +5,19 @@ verdict changes (dustbuster.core.ruleversion decides); verdicts are cached with 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
 from dustbuster.core.detect import Pair
-from dustbuster.core.errors import RuleError, StreamError
+from dustbuster.core.errors import ParseError, RuleError, StreamError
 from dustbuster.core.rules import ParamRule, Rule, SubstringRule, rule_from_json
 from dustbuster.core.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, decide_version
 from dustbuster.sitevalidation import SiteValidation, check_site_policies, site_policy, validate_site
 from dustbuster.state.verdicts import VerdictStore
 from dustbuster.stream.fit import budget
-from dustbuster.stream.records import CandidateSet, RuleSet, encode
+from dustbuster.stream.records import CandidateSet, RuleSet, decode_candidates, encode
+from dustbuster.stream.rulesview import OFF_LOOP_BYTES
 from dustbuster.stream.settings import Settings
 
 from .context import WorkerContext
@@ -52,12 +54,29 @@ def register(ctx: WorkerContext) -> None:
     @ctx.app.agent(ctx.topics.candidates, name="dust-validator")
     @ctx.health.agent("dust-validator")
     async def validator(stream):
-        async for cand in ctx.health.track("dust-validator", stream):
-            site = cand.site if hasattr(cand, "site") else cand["site"]
+        async for value in ctx.health.track("dust-validator", stream):
+            cand = await decode_candidate_message(ctx, value)
+            if cand is None:
+                continue
             try:
-                await run_round(ctx, site, cand)
+                await run_round(ctx, cand.site, cand)
             except Exception:  # a bad round must not stop the agent; the next window retries
-                log.exception("validation round of %s failed", site)
+                log.exception("validation round of %s failed", cand.site)
+
+
+async def decode_candidate_message(ctx: WorkerContext, value: bytes | None) -> CandidateSet | None:
+    """A candidates-topic message decoded strictly (stream/records.py), a big one on a thread; junk or
+    a value over DUST_MAX_RECORD_BYTES is a counted, logged skip (None), never parsed on the loop."""
+    try:
+        if value is not None and len(value) > ctx.settings.max_record_bytes:
+            raise ParseError("oversized", f"a value of {len(value)} bytes > {ctx.settings.max_record_bytes}")
+        if value is not None and len(value) > OFF_LOOP_BYTES:
+            return await asyncio.to_thread(decode_candidates, value)
+        return decode_candidates(value)
+    except ParseError as exc:
+        ctx.metrics.rejects.labels(exc.reason).inc()
+        log.warning("skipping a candidates message: %s", exc)
+        return None
 
 
 async def run_round(ctx: WorkerContext, site: str, cand) -> None:

@@ -18,7 +18,7 @@ from faust.exceptions import ProducerSendError
 
 from dustbuster.state.partitions import PartitionState
 from dustbuster.stream.fit import fit_candidate_set
-from dustbuster.stream.records import CandidateSet
+from dustbuster.stream.records import CandidateSet, encode
 
 from .context import WorkerContext
 
@@ -98,9 +98,9 @@ async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes
     if "trimmed" in doc["stats"]:
         log.warning("%s: window %s trimmed to fit %s bytes: %s", site, wid, ctx.settings.max_message_bytes,
                     doc["stats"]["trimmed"])
-    await ctx.topics.candidates.send(key=site.encode(), value=CandidateSet(
+    await ctx.topics.candidates.send(key=site.encode(), value=encode(CandidateSet(
         site=site, window=wid, rules=doc["rules"], param_rules=doc["param_rules"], general_rules=doc["general_rules"],
-        stats=doc["stats"], params=doc["params"], test_urls=doc["test_urls"]))
+        stats=doc["stats"], params=doc["params"], test_urls=doc["test_urls"])))
     await ctx.stores.run(part.clear_dirty, site, token)
     ctx.metrics.candidate_sets.inc()
     ctx.metrics.candidates.inc(len(doc["rules"]) + len(doc["param_rules"]) + len(doc["general_rules"]))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import faust
 
-from .records import CandidateSet, CanonicalURL
+from .records import CanonicalURL
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -47,8 +47,9 @@ def topics(app: faust.App, settings: Settings) -> Topics:
     return Topics(
         raw=app.topic(settings.raw_topic, key_type=bytes, value_type=bytes, value_serializer="raw",
                       key_serializer="raw", partitions=settings.partitions),
-        candidates=app.topic(settings.candidates_topic, key_serializer="raw", partitions=settings.partitions,
-                             value_type=CandidateSet),
+        # bytes, decoded by the validator with records.decode_candidates (a size cap, strict JSON)
+        candidates=app.topic(settings.candidates_topic, key_type=bytes, value_type=bytes, value_serializer="raw",
+                             key_serializer="raw", partitions=settings.partitions),
         rules=app.topic(settings.rules_topic, key_serializer="raw", partitions=settings.partitions),
         rejects=app.topic(settings.rejects_topic, key_serializer="raw", partitions=1),
         frontier=app.topic(settings.frontier_topic, key_type=bytes, value_type=bytes, value_serializer="raw",

@@ -27,12 +27,24 @@ from collections import Counter
 from typing import Any, Callable
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.errors import KafkaError
+from aiokafka.errors import CorruptRecordException, KafkaError, UnsupportedCodecError
 
 from dustbuster.core.errors import WARNING_DETAIL_CHARS, DustError, ParseError, StreamError
 from dustbuster.core.strictjson import loads_strict
 
+from .boundedcodec import BatchTooLarge, bounded
+
 log = logging.getLogger(__name__)
+
+#: the largest record value a follower parses (bytes, after decompression; DUST_MAX_RECORD_BYTES):
+#: four times what our producers send (DUST_MAX_MESSAGE_BYTES, 1,000,000); more is skipped unparsed
+MAX_RECORD_BYTES = 4_000_000
+#: the most bytes one fetched batch may unpack to (twice a record's cap): a bigger one is not unpacked
+BATCH_FACTOR = 2
+#: records over this many bytes are parsed and admitted on a thread, off the event loop
+OFF_LOOP_BYTES = 256 * 1024
+#: what makes a fetched batch unreadable: skipped, counted, never a stuck follower
+BAD_BATCH = (BatchTooLarge, UnsupportedCodecError, CorruptRecordException)
 
 Update = Callable[[str, Any], None]  #: (site, decoded value; None for a tombstone)
 Rejected = Callable[[str, str], None]  #: (reason, site)
@@ -91,7 +103,8 @@ class TopicFollower:
 
     def __init__(self, bootstrap: str, topic: str, on_update: Update, poll_ms: int = 250,
                  on_reject: Rejected | None = None, decode: Decoder = decode_site_record,
-                 backlog: int | None = None, skip_level: int = logging.WARNING) -> None:
+                 backlog: int | None = None, skip_level: int = logging.WARNING,
+                 max_record_bytes: int = MAX_RECORD_BYTES) -> None:
         self.bootstrap = bootstrap
         self.topic = topic
         self.on_update = on_update
@@ -100,6 +113,9 @@ class TopicFollower:
         self.backlog = backlog
         self.skip_level = skip_level  #: the level of the "skipping a bad record" message
         self.poll_ms = poll_ms
+        self.max_record_bytes = max_record_bytes  #: a value over it is skipped unparsed (``oversized``)
+        #: a batch unpacking to more is skipped unpacked (``batch_too_large``)
+        self.max_batch_bytes = BATCH_FACTOR * max_record_bytes
         self.ready = asyncio.Event()
         self.read = 0
         self.bad = 0
@@ -144,16 +160,81 @@ class TopicFollower:
         log.info("topic %s read to its end: %s records", self.topic, self.read)
 
     async def poll(self) -> int:
-        """Read what is there (up to poll_ms); apply it; returns the number of records."""
+        """Read what is there (up to poll_ms); apply it; returns the number of records.  Batches
+        unpack to at most ``max_batch_bytes`` (stream/boundedcodec.py); one that would not, or that
+        cannot be read at all, is skipped and counted (:meth:`_skip_bad_batches`)."""
         assert self._consumer is not None, "start() first"
-        got = await self._consumer.getmany(timeout_ms=self.poll_ms)
+        try:
+            with bounded(self.max_batch_bytes):
+                got = await self._consumer.getmany(timeout_ms=self.poll_ms)
+        except BAD_BATCH as exc:
+            return await self._skip_bad_batches(exc)
         n = 0
         for msgs in got.values():
             for m in msgs:
                 n += 1
-                self.apply(m.key, m.value, f"{m.topic}/{m.partition}@{m.offset}", m.timestamp)
+                await self.apply_async(m)
         await self._check_ready()
         return n
+
+    async def apply_async(self, m) -> bool:
+        """:meth:`apply` of a fetched record; a big one (over :data:`OFF_LOOP_BYTES`) on a thread of
+        its own, so parsing and admitting it never blocks the event loop."""
+        args = (m.key, m.value, f"{m.topic}/{m.partition}@{m.offset}", m.timestamp)
+        if m.value is not None and len(m.value) > OFF_LOOP_BYTES:
+            return await asyncio.to_thread(self.apply, *args)
+        return self.apply(*args)
+
+    async def _skip_bad_batches(self, exc: Exception) -> int:
+        """After a poll raised on a batch (over the cap, a codec we lack, corrupt): each partition
+        is read from its position one batch per fetch by a careful consumer, which skips (and
+        counts) the offsets whose batch raises and applies the first good batch after them; the
+        follower goes on from there."""
+        c, n = self._consumer, 0
+        for tp in sorted(c.assignment()):
+            pos = await c.position(tp)
+            end = (await c.end_offsets([tp]))[tp]
+            careful = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None, enable_auto_commit=False,
+                                       max_partition_fetch_bytes=1)
+            await careful.start()
+            try:
+                careful.assign([tp])
+                pos, k = await self._careful_read(careful, tp, pos, end)
+                n += k
+            finally:
+                await careful.stop()
+            c.seek(tp, pos)
+        await self._check_ready()
+        return n
+
+    async def _careful_read(self, careful: AIOKafkaConsumer, tp: TopicPartition, pos: int, end: int) -> tuple[int, int]:
+        """(new position, records applied) of one partition read one batch at a time from ``pos``."""
+        while pos < end:
+            careful.seek(tp, pos)
+            try:
+                with bounded(self.max_batch_bytes):
+                    got = await careful.getmany(tp, timeout_ms=max(self.poll_ms, 1000))
+            except BAD_BATCH as exc:
+                self._count_skip(_reason(exc), f"{tp.topic}/{tp.partition}@{pos}", str(exc))
+                pos += 1
+                continue
+            msgs = got.get(tp, [])
+            for m in msgs:
+                await self.apply_async(m)
+            return (msgs[-1].offset + 1 if msgs else pos), len(msgs)
+        return pos, 0
+
+    def _count_skip(self, reason: str, where: str, text: str, site: str = "") -> None:
+        self.bad += 1
+        self.rejected[reason] += 1
+        text = text[:WARNING_DETAIL_CHARS]
+        log.log(self.skip_level, "skipping a bad record of %s %s (site %r): %s", self.topic, where, site,
+                text if text.startswith(reason) else f"{reason}: {text}")
+        if self.on_reject is not None:
+            try:
+                self.on_reject(reason, site)
+            except Exception:
+                log.exception("the rejection hook failed")
 
     async def read_to_end(self) -> None:
         """Poll until every partition is read up to the end offsets found at start."""
@@ -168,21 +249,13 @@ class TopicFollower:
         site = (key or b"").decode("utf-8", "replace").strip().lower()[:255]
         self.timestamp_ms = timestamp_ms
         try:
+            if value is not None and len(value) > self.max_record_bytes:
+                raise ParseError("oversized", f"a value of {len(value)} bytes > {self.max_record_bytes}")
             site, doc = self.decode(key, value)
             self.on_update(site, doc)
             return True
         except Exception as exc:
-            reason = _reason(exc)
-            self.bad += 1
-            self.rejected[reason] += 1
-            text = str(exc)[:WARNING_DETAIL_CHARS]
-            log.log(self.skip_level, "skipping a bad record of %s %s (site %r): %s", self.topic, where, site,
-                    text if text.startswith(reason) else f"{reason}: {text}")
-            if self.on_reject is not None:
-                try:
-                    self.on_reject(reason, site)
-                except Exception:
-                    log.exception("the rejection hook failed")
+            self._count_skip(_reason(exc), where, str(exc), site)
             return False
         finally:
             self.timestamp_ms = None

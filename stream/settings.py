@@ -27,6 +27,7 @@ other commands never read it).  It is read once: edits need a restart.
 | DUST_API_MAX_BATCH | 10000 | most URLs in one POST /canonicalize (more: 413) |
 | DUST_INGEST_GROUP | 50 | raw messages the ingest agent applies together at most (one state write, one changelog acknowledgement; agents/ingest.py) |
 | DUST_MAX_MESSAGE_BYTES | 1000000 | the most bytes of one record the worker produces (the producer's `max_request_size`; the broker's default `message.max.bytes` is 1,048,588): a candidate set over it is trimmed to fit (stream/fit.py), a send that still fails is a counted, logged skip (`dust_send_failures_total`) |
+| DUST_MAX_RECORD_BYTES | 4000000 | the largest record value a rules or candidates reader parses (after decompression); a bigger one is skipped unparsed (`oversized`), and a compressed batch that would unpack to more than twice it is skipped without being unpacked (`batch_too_large`; stream/boundedcodec.py) |
 | DUST_BROKER_GRACE_S | 15 | `/healthz` answers 503 once the broker has not answered a metadata request (every 2 s) for this many seconds (stream/brokerprobe.py) |
 | DUST_MAX_URLS_PER_SITE | 100000 (0 = no cap) | URLs tracked per site; a new URL beyond it is counted (`over_cap`, `dust_urls_over_cap_total`), logged once per site, and not tracked (docs/cost.md) |
 | DUST_S, DUST_T_LOW, DUST_T_HIGH, DUST_MS, DUST_MRD, DUST_MAD, DUST_MW | papers' | DustBuster parameters |
@@ -79,6 +80,7 @@ class Settings:
     max_urls_per_site: int = 100_000
     max_message_bytes: int = 1_000_000
     broker_grace_s: float = 15.0
+    max_record_bytes: int = 4_000_000
     ingest_group: int = 50
     params: DustParams = field(default_factory=DustParams)
 
