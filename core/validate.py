@@ -21,15 +21,12 @@ Choices (docs/validation.md):
 * a rule may use at most ``max_fetch_factor``·N fetches (4N): beyond, it is undecided; so is a rule
   whose first max(10, 2εN) u-fetches all failed (the site is down: nothing is decided in an outage).
 
-Beyond the paper, for the extended rule language (docs/rules.md, docs/validation.md):
-* order: parameter, query and case rules first, then the pairs (Figure 4), then pattern rules; a
-  candidate that the valid rules already cover is dropped unfetched (:func:`covered_by`);
-* the URLs whose pages the round fetched already are drawn first (:func:`sample_order`);
-* a rule that maps one literal value to another, or sorts the query, is published only when its
-  positives show at least :data:`dustbuster.core.evidence.MIN_DISTINCT_PAGES` different pages ("equal today": many URLs of
-  one page prove nothing about a sort key or a page size), else undecided ("uninformative");
-* the verdict of a rule that maps one literal value to another expires after TTL/4
-  (:mod:`dustbuster.core.evidence`).
+Beyond the paper (docs/validation.md): parameter, query and case rules first, then the pairs, then
+pattern rules; a candidate the valid rules already cover is dropped unfetched (:func:`covered_by`);
+pages fetched already are drawn first (:func:`sample_order`), the draw stratified by URL family and
+a rule undecided when a family holding a share of its URLs shows too few positives
+(:mod:`dustbuster.core.families`); "equal today" (:mod:`dustbuster.core.evidence`): positives must show
+several different pages, and a value-mapping rule's verdict expires after TTL/4.
 """
 
 from __future__ import annotations
@@ -39,7 +36,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Protocol, Sequence
 
-from .canonize import Canonizer, canonical
+from .coverage import Coverage, apply_rule, covered_by
 from .detect import Pair
 from .params import DustParams
 from .refine import pair_refines
@@ -47,6 +44,7 @@ from .rules import Rule, SubstringRule, canonization_order
 from .rulecheck import self_feeding, unobserved_output
 from .sketch import Sketch, similar
 from .evidence import min_distinct_pages, ttl_factor
+from .families import Strata
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,16 +91,13 @@ class Verdict:
     reason: str = ""
     samples: list[tuple[str, str, str]] = field(default_factory=list)  #: (u, v, outcome), first few
     distinct_pages: int = 0  #: different pages among the positives' u side
+    families: list[dict] = field(default_factory=list)  #: evidence by URL family (core/families.py)
 
     def evidence(self) -> dict:
         return {"positives": self.positives, "negatives": self.negatives, "skipped": self.skipped,
                 "fetches": self.fetches, "applicable": self.applicable, "reason": self.reason,
-                "distinct_pages": self.distinct_pages,
+                "distinct_pages": self.distinct_pages, "families": self.families,
                 "samples": [list(s) for s in self.samples[:5]]}
-
-
-def apply_rule(rule: Rule, url: str) -> str:
-    return canonical(url, [rule], ma=1)
 
 
 async def validate_rule(
@@ -117,7 +112,8 @@ async def validate_rule(
 ) -> Verdict:
     """Figure 3 for one rule."""
     return await validate_rewrite(rule, lambda u: apply_rule(rule, u), test_urls, fetch, params, seed, threshold,
-                                  min_samples, max_fetch_factor, min_distinct=min_distinct_pages(rule))
+                                  min_samples, max_fetch_factor, min_distinct=min_distinct_pages(rule),
+                                  scope=getattr(rule, "scope", ""))
 
 
 async def validate_rewrite(
@@ -132,6 +128,7 @@ async def validate_rewrite(
     max_fetch_factor: int = 4,
     failures: list[str] | None = None,
     min_distinct: int = 0,
+    scope: str = "",
 ) -> Verdict:
     """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the
     set-level check of :mod:`dustbuster.core.setcheck`).  The URLs u of ``failures`` (if given) are those
@@ -139,7 +136,8 @@ async def validate_rewrite(
 
     Beyond the paper: v is a negative when its page is reached only through a redirect while u's
     is not (``v_redirects``): a rule whose output redirects sends the crawler to a URL that is not
-    the page (``/story?id=5`` → ``/old/story_5`` → 301 → ``/story_5``)."""
+    the page (``/story?id=5`` → ``/old/story_5`` → 301 → ``/story_5``).  Issue 27: the draw is stratified
+    by URL family under ``scope``; too few positives in one is ``partial_evidence`` (core/families.py)."""
     p = params or DustParams()
     need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
     cands = sample_order([u for u in dict.fromkeys(test_urls) if rewrite(u) != u], rewrite, fetch, seed)
@@ -148,10 +146,13 @@ async def validate_rewrite(
         v_.reason = "uninformative"  # every positive's page would be one of fewer v pages: no fetch
         return v_
     pages: list[Sketch] = []  #: one sketch per different page among the positives' u side
-    start = fetch.fetches
-    for u in cands:
-        if v_.positives >= need_pos or v_.negatives >= max_neg:
+    start, strata = fetch.fetches, Strata(cands, scope)
+    for u in strata.order(cands):
+        topping_up = v_.positives >= need_pos  # then only for a family still short of positives
+        if v_.negatives >= max_neg or (topping_up and not strata.open_short()):
             break
+        if not strata.wanted(u, topping_up):
+            continue
         if fetch.fetches - start >= max_fetch_factor * p.n:
             v_.reason = "fetch_budget"
             break
@@ -159,27 +160,38 @@ async def validate_rewrite(
         fu = await fetch(u)
         if not fu.ok:
             v_.skipped += 1
+            strata.failed(u, fu.reason)
             if v_.skipped >= max(10, 2 * max_neg) and v_.positives + v_.negatives == 0:
                 v_.reason = "u_unreachable"  # the site is down or hostile: decide nothing
                 break
             continue
         outcome = compare_pages(fu, await fetch(v), threshold)
-        if outcome == "similar":
-            v_.positives += 1
-            if fu.sketch is not None and not any(similar(fu.sketch, s, threshold) for s in pages):
-                pages.append(fu.sketch)
-        else:
-            v_.negatives += 1
-            if failures is not None:
-                failures.append(u)
-        if len(v_.samples) < 10:
-            v_.samples.append((u, v, outcome))
+        strata.compared(u, outcome == "similar")
+        _count(v_, (u, v, outcome), fu, pages, threshold, failures)
     v_.fetches = fetch.fetches - start
-    v_.distinct_pages = len(pages)
+    v_.distinct_pages, v_.families = len(pages), strata.evidence()
     _decide(v_, p, bool(cands), min_samples)
+    if v_.valid and strata.short():  # a family holding a share of its URLs showed too few positives
+        v_.valid, v_.reason = None, "partial_evidence"
     if v_.valid and len(pages) < min_distinct:
         v_.valid, v_.reason = None, "uninformative"
     return v_
+
+
+def _count(v_: Verdict, sample: tuple[str, str, str], fu: Fetched, pages: list[Sketch], threshold: float,
+           failures: list[str] | None) -> None:
+    """One comparison (u, v, outcome) into the verdict: a positive (u's page added to ``pages``
+    when it is none of them) or a negative (u added to ``failures``)."""
+    if sample[2] == "similar":
+        v_.positives += 1
+        if fu.sketch is not None and not any(similar(fu.sketch, s, threshold) for s in pages):
+            pages.append(fu.sketch)
+    else:
+        v_.negatives += 1
+        if failures is not None:
+            failures.append(sample[0])
+    if len(v_.samples) < 10:
+        v_.samples.append(sample)
 
 
 def sample_order(cands: list[str], rewrite: Callable[[str], str], fetch: RoundFetcher, seed: int) -> list[str]:
@@ -252,8 +264,8 @@ class _Decider:
     async def __call__(self, rule: Rule, seed_k: int, expanding: bool = False) -> Verdict:
         cache = self.cache
         hit = cache.get(rule.text) if cache is not None else None
-        if hit is not None and "distinct_pages" not in hit:
-            hit = None  # decided before pages were counted (issue 12): decide it again
+        if hit is not None and ("distinct_pages" not in hit or hit.get("valid") and "families" not in hit):
+            hit = None  # decided before pages (issue 12) or families (issue 27) were counted: again
         if hit is not None:
             return _cached_verdict(rule, hit)
         why = self_feeding(rule)
@@ -274,7 +286,8 @@ def _cached_verdict(rule: Rule, hit: dict) -> Verdict:
     """The verdict of a rule decided before, as the cache holds it (reason ``cached``, no fetch)."""
     return Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
                    hit.get("skipped", 0), 0, hit.get("applicable", 0), "cached",
-                   [tuple(x) for x in hit.get("samples") or [] if isinstance(x, (list, tuple)) and len(x) == 3])
+                   [tuple(x) for x in hit.get("samples") or [] if isinstance(x, (list, tuple)) and len(x) == 3],
+                   hit.get("distinct_pages", 0), [f for f in hit.get("families") or [] if isinstance(f, dict)])
 
 
 async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair], seed: int, valid: list[Rule],
@@ -359,42 +372,5 @@ async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, 
             valid.append(dataclasses.replace(rule, status="valid", evidence=source | v.evidence()))
 
 
-def covered_by(rule: Rule, valid: Sequence[Rule], test_urls: Sequence[str]) -> bool:
-    """True when ``valid`` already gives u and R(u) one canonical form for every test URL u that
-    ``rule`` changes (there is at least one): the rule would add nothing to the set."""
-    return Coverage(test_urls)(rule, valid)
-
-
-class Coverage:
-    """:func:`covered_by` over one round: the valid set's canonizer and the canonical forms it gives
-    are built again only when the valid set has grown, not for every candidate."""
-
-    def __init__(self, test_urls: Sequence[str]) -> None:
-        self.urls = list(dict.fromkeys(test_urls))
-        self.size = 0
-        self.canon: Canonizer | None = None
-        self.forms: dict[str, str] = {}
-
-    def form(self, u: str) -> str:
-        got = self.forms.get(u)
-        if got is None:
-            got = self.forms[u] = self.canon(u)  # type: ignore[misc]
-        return got
-
-    def __call__(self, rule: Rule, valid: Sequence[Rule]) -> bool:
-        if not valid:
-            return False
-        if len(valid) != self.size:
-            self.canon, self.size, self.forms = Canonizer(canonization_order(valid)), len(valid), {}
-        changed = False
-        for u in self.urls:
-            v = apply_rule(rule, u)
-            if v != u:
-                changed = True
-                if self.form(u) != self.form(v):
-                    return False
-        return changed
-
-
-__all__ = ["Fetched", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule",
-           "canonization_order", "validate", "validate_rule"]
+__all__ = ["Coverage", "Fetched", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule",
+           "canonization_order", "covered_by", "validate", "validate_rule"]

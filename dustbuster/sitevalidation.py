@@ -105,7 +105,16 @@ class SiteValidation:
                 "fetch_outcomes": self.fetch_outcomes, "dropped_refinements": len(self.result.dropped_refinements),
                 "covered": len(self.result.covered),
                 "undecided": sum(1 for v in self.result.verdicts if v.valid is None),
+                "partial_evidence": self.partial_evidence(),
                 "set_check": self.setcheck.stats(), "seconds": round(self.seconds, 3)}
+
+    def partial_evidence(self) -> list[dict]:
+        """The rules left undecided because part of the site showed too few positives (issue 27:
+        failing families, a tripped circuit breaker): each with those families, their positives and
+        why their pages failed (``status_500``, ``timeout``, ``site_down``, …)."""
+        return [{"rule": v.rule.text, "type": v.rule.type, "positives": v.positives, "skipped": v.skipped,
+                 "families": [f for f in v.families if f.get("short")]}
+                for v in self.result.verdicts if v.reason == "partial_evidence"]
 
 
 async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: list[str], policy: FetchPolicy,

@@ -114,8 +114,24 @@ def _print_readable(site: str, doc: dict | None) -> None:
             samples = [x for x in ev.get("samples") or [] if isinstance(x, list) and len(x) >= 2]
             if samples:
                 print(f"       e.g. {samples[0][0]}  ->  {samples[0][1]}", flush=True)
+            fams = [f for f in ev.get("families") or [] if isinstance(f, dict)]
+            if len(fams) > 1:
+                print("       by family: " + "; ".join(_family_text(f) for f in fams), flush=True)
+        stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
+        for p in stats.get("partial_evidence") or []:
+            if isinstance(p, dict):
+                fams = "; ".join(_family_text(f) for f in p.get("families") or [] if isinstance(f, dict))
+                print(f"  undecided, part of the site without evidence: {p.get('rule')}: {fams}", flush=True)
     except (DustError, TypeError, ValueError, OverflowError, RecursionError) as exc:
         sys.stderr.write(f"warning: the rule set of {site} cannot be shown ({exc}); skipped\n")
+
+
+def _family_text(f: dict) -> str:
+    """One URL family's evidence: ``http://h/a 1 same page of 360 URLs (needs 2), failed: status_500 5``."""
+    fails = f.get("failures") if isinstance(f.get("failures"), dict) else {}
+    need = f" (needs {f.get('required')})" if f.get("short") else ""
+    why = (", failed: " + ", ".join(f"{k} {n}" for k, n in fails.items())) if fails else ""
+    return f"{f.get('family')} {f.get('positives', '?')} same page of {f.get('urls', '?')} URLs{need}{why}"
 
 
 def _set_header(site: str, doc: dict, n: int) -> str:

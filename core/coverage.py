@@ -1,0 +1,55 @@
+"""Covered candidates (ours, issue 12; docs/validation.md): a candidate rule adds nothing to the
+valid set when that set already gives u and R(u) one canonical form on every test URL u the rule
+changes (``"?fbclid=IwAR0x$" → "$"`` once ``drop the query`` is valid): Figure 4 drops it unfetched
+(:func:`dustbuster.core.validate.validate`)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .canonize import Canonizer, canonical
+from .rules import Rule, canonization_order
+
+
+def apply_rule(rule: Rule, url: str) -> str:
+    return canonical(url, [rule], ma=1)
+
+
+def covered_by(rule: Rule, valid: Sequence[Rule], test_urls: Sequence[str]) -> bool:
+    """True when ``valid`` already gives u and R(u) one canonical form for every test URL u that
+    ``rule`` changes (there is at least one): the rule would add nothing to the set."""
+    return Coverage(test_urls)(rule, valid)
+
+
+class Coverage:
+    """:func:`covered_by` over one round: the valid set's canonizer and the canonical forms it gives
+    are built again only when the valid set has grown, not for every candidate."""
+
+    def __init__(self, test_urls: Sequence[str]) -> None:
+        self.urls = list(dict.fromkeys(test_urls))
+        self.size = 0
+        self.canon: Canonizer | None = None
+        self.forms: dict[str, str] = {}
+
+    def form(self, u: str) -> str:
+        got = self.forms.get(u)
+        if got is None:
+            got = self.forms[u] = self.canon(u)  # type: ignore[misc]
+        return got
+
+    def __call__(self, rule: Rule, valid: Sequence[Rule]) -> bool:
+        if not valid:
+            return False
+        if len(valid) != self.size:
+            self.canon, self.size, self.forms = Canonizer(canonization_order(valid)), len(valid), {}
+        changed = False
+        for u in self.urls:
+            v = apply_rule(rule, u)
+            if v != u:
+                changed = True
+                if self.form(u) != self.form(v):
+                    return False
+        return changed
+
+
+__all__ = ["Coverage", "apply_rule", "covered_by"]
