@@ -40,7 +40,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Mapping
 
-from dustbuster.core.errors import ConfigError
+from dustbuster.core.errors import MAX_LINE_CHARS, ConfigError
 from dustbuster.core.params import DustParams
 from dustbuster.core.siteconfig import SiteConfig, parse_sites
 
@@ -69,7 +69,7 @@ class Settings:
     api_token: str = ""
     api_max_batch: int = 10000
     max_lines_per_message: int = 10000
-    max_line_bytes: int = 65536
+    max_line_bytes: int = MAX_LINE_CHARS  #: the line cap, as dustbuster mine's (characters)
     max_urls_per_site: int = 100_000
     ingest_group: int = 50
     params: DustParams = field(default_factory=DustParams)

@@ -105,3 +105,70 @@ def test_streaming_equals_mine_on_the_fuzz_log(kafka, tmp_path):
         assert stream == batch, site
         assert [r["display"] for r in got[site]["rules"]] == [r["display"] for r in want["rules"]]
         assert _flags(got[site]) == _flags(want), site
+
+
+# --- without a broker: the same judgement line by line -------------------------------------------
+
+
+def _through_the_wire(path, cap: int = 65536, per_message: int = 200):
+    """The fuzz log as feed sends it and a worker parses it, in process: counts, reasons, URLs."""
+    from dustbuster.logs.reader import parse_lines, raw_lines
+    from dustbuster.stream.records import RawBatch, decode_raw, encode, wire_line
+
+    lines = [wire_line(r.rstrip(b"\r\n"), cap) for r in raw_lines(path)]
+    counts, reasons, urls = Counter(), Counter(), set()
+    for i in range(0, len(lines), per_message):
+        batch = decode_raw(encode(RawBatch(site=SITE, lines=lines[i:i + per_message])), 10000, cap)
+        res = parse_lines(batch.lines, SITE, max_line_bytes=cap)
+        counts.update(res.counts)
+        reasons.update(r[0] for r in res.rejects)
+        urls.update(r[0] for r in res.records)
+    return counts, reasons, urls
+
+
+def test_the_wire_form_is_judged_as_mine_judges_the_file(tmp_path):
+    from dustbuster.logs.reader import read_urllist
+
+    log = write_fuzz_log(tmp_path / "fuzz.log")
+    ul, st = read_urllist([log], site=SITE)
+    counts, reasons, urls = _through_the_wire(log)
+    assert st.rejected["bad_encoding"] > 400 and st.rejected["oversized_line"] > 0
+    assert dict(reasons) == dict(st.rejected)
+    assert counts["records"] == st.records and counts["lines"] == st.lines
+    assert counts["skipped"] == st.blank + sum(st.skipped.values())
+    assert urls == set(ul)
+
+
+def test_wire_line_keeps_the_verdict():
+    from dustbuster.logs.reader import ReadStats, parse_each
+    from dustbuster.logs.record import Context
+    from dustbuster.stream.records import decode_raw, encode, RawBatch, wire_line
+
+    cap = 20
+    cases = [b"GET /a", b"/im\xe1ges/x", b"\xed\xa0\x80", b"a" * 25, b"a" * 25 + b"\xff", b"\xff" + b"a" * 30,
+             b" " * 30 + b"x", b" " * 30, b"", b"caf\xc3\xa9", b"x\x00y\rz"]
+    for raw in cases:
+        item = decode_raw(encode(RawBatch(site="s", lines=[wire_line(raw, cap)])), 10, cap).lines[0]
+        verdicts = []
+        for it in (raw, item):
+            st = ReadStats()
+            list(parse_each([it], None, Context("s"), st, lambda *a: None, max_line_chars=cap))
+            verdicts.append((st.blank, dict(st.rejected)))
+        assert verdicts[0] == verdicts[1], raw
+        assert len(str(item)) < 200
+
+
+def test_open_lines_reads_by_the_first_bytes(tmp_path):
+    import pytest
+
+    from dustbuster.core.errors import ConfigError
+    from dustbuster.logs.reader import raw_lines
+
+    text = b"a\nb\r\n\xff\n"
+    for name, data in (("plain.gz", text), ("gz.log", gzip.compress(text)), ("bz.txt", bz2.compress(text)),
+                       ("BZh.log", b"BZhx\n")):
+        (tmp_path / name).write_bytes(data)
+        assert b"".join(raw_lines(tmp_path / name)) == (b"BZhx\n" if name == "BZh.log" else text)
+    (tmp_path / "z.zst").write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 10)
+    with pytest.raises(ConfigError, match="zstd"):
+        raw_lines(tmp_path / "z.zst")

@@ -30,7 +30,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
                        "detect likely rules (Fig. 1), eliminate redundant ones (Fig. 2), detect "
                        "parameter rules (thesis §5.3).  Nothing is fetched.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    m.add_argument("logs", nargs="+", metavar="LOG", help="log files (.gz ok; - for stdin)")
+    m.add_argument("logs", nargs="+", metavar="LOG", help="log files (gzip and bzip2 read by their first bytes; - for stdin)")
     m.add_argument("--site", help="host for log lines that carry none (common/combined)")
     m.add_argument("--scheme", default="http", choices=("http", "https"), help="scheme for such lines (default http)")
     m.add_argument("--format", default="auto", help="auto (default), common, combined, vhost, jsonl, heritrix, cdx, cdxj, tsv")
