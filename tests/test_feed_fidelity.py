@@ -20,10 +20,11 @@ from tests.streamtools import Worker, latest_candidates, mine_json, read_topic, 
 TWIKI = LOGS / "monitorware-twiki" / "access_log"
 
 
-def _feed(env: dict, path, site: str) -> tuple[int, int]:
-    """Feeds ``path``; (lines delivered, lines feed rejected itself) from its summary line."""
+def _feed(env: dict, path, site: str, stdin: bytes | None = None) -> tuple[int, int]:
+    """Feeds ``path`` (``-``: ``stdin``); (lines delivered, lines feed rejected itself) from its summary line."""
     r = subprocess.run([sys.executable, "-m", "dustbuster", "feed", str(path), "--site", site, "--batch-lines", "200"],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+                       cwd=ROOT, env=env, input=stdin, capture_output=True, timeout=120)
+    r.stderr = r.stderr.decode()
     assert r.returncode == 0, r.stderr
     m = re.search(r"fed (\d+) lines", r.stderr)
     assert m, r.stderr
@@ -39,7 +40,7 @@ def _raw_lines(env: dict) -> list:
 
 
 def test_feed_sends_the_lines_of_compressed_logs(kafka, tmp_path):
-    """A .gz (and .bz2) log is sent as its text lines, not as compressed bytes."""
+    """A .gz (and .bz2, and gzip on stdin) log is sent as its text lines, not as compressed bytes."""
     env = stream_env(kafka)
     text = TWIKI.read_bytes()
     gz, bz = tmp_path / "access_log.gz", tmp_path / "access_log.bz2"
@@ -48,7 +49,8 @@ def test_feed_sends_the_lines_of_compressed_logs(kafka, tmp_path):
     want = text.decode("utf-8").splitlines()
     assert _feed(env, gz, "a.org") == (len(want), 0)
     assert _feed(env, bz, "a.org") == (len(want), 0)
-    assert _raw_lines(env) == want + want
+    assert _feed(env, "-", "a.org", stdin=gz.read_bytes()) == (len(want), 0)
+    assert _raw_lines(env) == want * 3
 
 
 def _flags(doc: dict) -> dict[str, str]:
