@@ -43,11 +43,13 @@ def produce(env: dict, files: dict[str, Path]) -> float:
     """Every site's log produced at once (one producer per site, in this process); seconds taken."""
     import asyncio
 
+    from dustbuster.logs.reader import raw_lines
     from dustbuster.stream.producer import feed
 
     async def all_sites() -> None:
         topic = env["DUST_TOPIC_PREFIX"] + "-raw"
-        await asyncio.gather(*(feed(env["DUST_KAFKA_BOOTSTRAP"], topic, str(p), s) for s, p in files.items()))
+        await asyncio.gather(*(feed(env["DUST_KAFKA_BOOTSTRAP"], topic, str(p), s, lines=raw_lines(p))
+                               for s, p in files.items()))
 
     t0 = time.perf_counter()
     asyncio.run(all_sites())

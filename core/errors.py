@@ -10,6 +10,10 @@ from __future__ import annotations
 
 #: the longest excerpt of a rejected line or value that a reject record carries (characters)
 REJECT_EXCERPT_CHARS = 1000
+#: the line cap: a log line longer than this (characters, its line end excluded) is rejected as
+#: ``oversized_line`` unparsed, by ``dustbuster mine`` and by the streaming ingest alike
+#: (DUST_MAX_LINE_BYTES defaults to it; ``dustbuster feed`` sends such a line cut to one character more)
+MAX_LINE_CHARS = 65536
 #: the longest excerpt of an exception's text in a reject record's detail (characters)
 ERROR_DETAIL_CHARS = 200
 #: the longest excerpt of an exception's text in a logged or printed warning (characters)

@@ -7,8 +7,10 @@ pairs come out oriented in the shrinking direction (α > β), the direction Figu
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from .detect import Pair, Progress, SupportTable, count_supports, likely_pairs
 from .paramrules import ParamCandidate, detect_param_rules
@@ -19,6 +21,8 @@ from .urlindex import URLIndex
 from .urllist import URLList
 
 STAGES = ("detect", "eliminate")
+#: how many of the mined URLs (a fixed sample) each candidate's unsafe check is judged on
+UNSAFE_SAMPLE = 5000
 
 
 @dataclass
@@ -36,6 +40,8 @@ class MineResult:
     #: global ones in param_rules()), then query, case and pattern rules (docs/rules.md)
     scoped_params: list[ParamRule] | None = None
     general: list[Rule] = field(default_factory=list)
+    #: display text → why the candidate is unsafe (:func:`unsafe_flags`); the JSON's ``unsafe``
+    unsafe: dict[str, str] = field(default_factory=dict)
 
     def substring_rules(self) -> list[SubstringRule]:
         out = []
@@ -66,14 +72,34 @@ class MineResult:
             "stage": self.stage,
             "params": self.params.to_dict(),
             "stats": self.stats,
-            "rules": [r.to_json() for r in self.substring_rules()],
-            "param_rules": [r.to_json() for r in self.param_rules()],
-            "general_rules": [r.to_json() for r in self.general],
+            "rules": [self._rule_json(r) for r in self.substring_rules()],
+            "param_rules": [self._rule_json(r) for r in self.param_rules()],
+            "general_rules": [self._rule_json(r) for r in self.general],
         }
+
+    def _rule_json(self, rule: Rule) -> dict:
+        doc = rule.to_json()
+        if rule.text in self.unsafe:
+            doc["unsafe"] = self.unsafe[rule.text]
+        return doc
 
     def likely_rules(self) -> list[Rule]:
         """Every mined rule, in canonization order (parameter, query, case, substring, pattern)."""
         return canonization_order([*self.param_rules(), *self.general, *self.substring_rules()])
+
+
+def unsafe_flags(result: MineResult, urls: Iterable[str], sample: int = UNSAFE_SAMPLE) -> dict[str, str]:
+    """Display text → why applying the candidate unvalidated would mangle URLs
+    (:func:`dustbuster.core.rulecheck.unsafe_candidate`), judged on a fixed sample of the mined URLs:
+    the same flags for the same URLs, in ``dustbuster mine`` and in a streaming window."""
+    from .rulecheck import unsafe_candidate
+
+    ordered = sorted(urls)  # sorted: the same sample and the same example URL on every run
+    if len(ordered) > sample:
+        ordered = random.Random(0).sample(ordered, sample)
+    pairs = result.kept if result.stage == "eliminate" else result.detected
+    rules = [SubstringRule(p.alpha, p.beta) for p in pairs] + result.param_rules() + result.general
+    return {r.text: why for r in rules if (why := unsafe_candidate(r, ordered))}
 
 
 def mine(urllist: URLList, params: DustParams | None = None, stage: str = "eliminate", progress: Progress | None = None) -> MineResult:

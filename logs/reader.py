@@ -7,6 +7,7 @@ or a counted reject (with its line number in the optional rejects file).
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
 import itertools
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
-from dustbuster.core.errors import ERROR_DETAIL_CHARS, REJECT_EXCERPT_CHARS, ConfigError, ParseError
+from dustbuster.core.errors import ERROR_DETAIL_CHARS, MAX_LINE_CHARS, REJECT_EXCERPT_CHARS, ConfigError, ParseError
 from dustbuster.core.strictjson import has_surrogate
 from dustbuster.core.urllist import URLList
 
@@ -74,13 +75,52 @@ class RejectSink:
             self.fh.write(f"{source}:{lineno}\t{reason}\t{detail}\t{safe}\n")
 
 
-def open_lines(path: str | Path) -> tuple[str, IO[bytes]]:
+#: the first bytes of the compressed files a log may be (read by :func:`open_lines`)
+COMPRESSED = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\x28\xb5\x2f\xfd": "zstd"}  # bz2: then a digit
+
+
+def compression(path: str | Path) -> str | None:
+    """``gzip``, ``bz2`` or ``zstd`` when the first bytes of the log (``-``: stdin, peeked) say so, else None."""
     if str(path) == "-":
-        return "<stdin>", sys.stdin.buffer
-    p = Path(path)
-    if not p.exists():
-        raise ConfigError(f"no such log file: {p}")
-    return str(p), (gzip.open(p, "rb") if p.suffix == ".gz" else open(p, "rb"))
+        head = sys.stdin.buffer.peek(4)[:4]
+    else:
+        p = Path(path)
+        if not p.exists():
+            raise ConfigError(f"no such log file: {p}")
+        with open(p, "rb") as fh:
+            head = fh.read(4)
+    kind = next((k for magic, k in COMPRESSED.items() if head.startswith(magic)), None)
+    return None if kind == "bz2" and not head[3:4].isdigit() else kind
+
+
+def open_lines(path: str | Path) -> tuple[str, IO[bytes]]:
+    """A log (``-``: stdin) to read its lines as bytes: its name and a binary file, decompressed
+    when its first bytes say gzip or bzip2, whatever its name; zstd is refused with a clear error
+    (the standard library cannot read it).  ``dustbuster mine`` and ``dustbuster feed`` read here."""
+    kind = compression(path)
+    name = "<stdin>" if str(path) == "-" else str(path)
+    src = sys.stdin.buffer if str(path) == "-" else path  # stdin is wrapped, never closed
+    if kind == "gzip":
+        return name, gzip.GzipFile(fileobj=src, mode="rb") if src is sys.stdin.buffer else gzip.open(src, "rb")
+    if kind == "bz2":
+        return name, bz2.BZ2File(src, "rb")  # type: ignore[arg-type]
+    if kind == "zstd":
+        raise ConfigError(f"{name}: zstd-compressed; decompress it first (zstd -dc {name} | dustbuster ... -)")
+    return name, sys.stdin.buffer if src is sys.stdin.buffer else open(src, "rb")
+
+
+def raw_lines(path: str | Path) -> Iterator[bytes]:
+    """The lines of a log (:func:`open_lines`, opened now) as bytes, with their line ends, the file
+    closed at the end."""
+    return _closing(open_lines(path)[1])
+
+
+def _closing(fh: IO[bytes]) -> Iterator[bytes]:
+    try:
+        yield from fh
+    finally:
+        if fh is not sys.stdin.buffer:
+            fh.close()
 
 
 def _decode(raw: bytes) -> str | None:
@@ -119,7 +159,7 @@ def iter_records(
 def _choose_format(name: str, head: list[bytes], fmt: str, ctx: Context, stats: ReadStats) -> str | None:
     """The format of a source: ``fmt``, or (``auto``) sniffed from its first lines; None when
     they are all blank or not UTF-8."""
-    texts = [t for t in (_decode(r) for r in head) if t]
+    texts = [t for t in (_decode(r) for r in head) if t and len(t) <= MAX_LINE_CHARS]  # as a batch's sniff
     chosen: str | None = fmt
     if fmt == "auto":
         if not texts:
@@ -163,17 +203,18 @@ def _is_header(chosen: str | None, line: str) -> bool:
 
 
 def parse_each(items: Iterable, chosen: str | None, ctx: Context, stats: ReadStats,
-               reject: Callable[[int, str, str, str], None], max_line_chars: int | None = None,
+               reject: Callable[[int, str, str, str], None], max_line_chars: int = MAX_LINE_CHARS,
                on_bytes: Callable[[int], None] | None = None) -> Iterator[LogRecord]:
     """The line loop of every read, a file's (:func:`iter_records`) and a topic batch's
     (:func:`parse_lines`): the records of ``items`` in format ``chosen`` (None: no format matched,
     each line a ``unknown_format`` reject), status >= 400 dropped, every other line counted in
     ``stats`` and each reject handed to ``reject(line number, reason, detail, line)``.
 
-    An item is a file's raw line (bytes: ``bad_encoding`` when not UTF-8; the line end is stripped)
-    or a batch's element (``not_a_string`` when not a str; with ``max_line_chars``, a longer line is
-    an ``oversized_line`` and one holding a lone surrogate ``bad_encoding``).  A blank line, empty
-    or only whitespace, counts in ``stats.blank``.  A line that fails to parse but is the format's
+    An item is a raw line (bytes: a file's, or a batch's line that is not UTF-8; ``bad_encoding``
+    when not UTF-8; the line end is stripped) or a batch's element (``not_a_string`` when not a
+    str, ``bad_encoding`` when it holds a lone surrogate).  A blank line, empty or only whitespace,
+    counts in ``stats.blank``; a line of more than ``max_line_chars`` characters (the one line cap,
+    :data:`~dustbuster.core.errors.MAX_LINE_CHARS`) is an ``oversized_line``, unparsed.  A line that fails to parse but is the format's
     header row (:func:`_is_header`) is skipped as ``header``.  Hot: a parser's bug (any exception
     but Skip and ParseError) is a ``parser_error`` reject (:func:`parser_failure`), inline."""
     parse = PARSERS.get(chosen) if chosen else None
@@ -195,7 +236,7 @@ def parse_each(items: Iterable, chosen: str | None, ctx: Context, stats: ReadSta
         if not line or line.isspace():
             stats.blank += 1
             continue
-        if max_line_chars is not None and (len(line) > max_line_chars or not line.isascii()):
+        if len(line) > max_line_chars or (item is line and not line.isascii()):  # item is line: a str item
             bad = _unusable(line, max_line_chars)
             if bad is not None:
                 _reject(stats, reject, lineno, bad)
@@ -280,15 +321,15 @@ def _batch_format(lines: list, fmt: str, ctx: Context, max_line_bytes: int, head
 
 def _unusable(line: str, max_line_bytes: int) -> tuple[str, str, str] | None:
     """The reject of a line too long to parse, or not text (a lone surrogate)."""
-    if len(line) > max_line_bytes:
-        return ("oversized_line", f"{len(line)} characters", line[:REJECT_EXCERPT_CHARS])
     if has_surrogate(line):
         return ("bad_encoding", "lone surrogate: not text", line)
+    if len(line) > max_line_bytes:  # the detail as feed's cut line gives it too (dustbuster.stream.records.wire_line)
+        return ("oversized_line", f"more than {max_line_bytes} characters", line[:REJECT_EXCERPT_CHARS])
     return None
 
 
 def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "http", limits: Limits | None = None,
-                max_line_bytes: int = 65536, header: str = "") -> BatchResult:
+                max_line_bytes: int = MAX_LINE_CHARS, header: str = "") -> BatchResult:
     """Parse one batch of a site's lines (the streaming ingest): records for status < 400,
     every other line counted; rejects returned with their reason for the dead-letter topic.
     Raises nothing: whatever a line holds, it is a record, a skip or a reject.

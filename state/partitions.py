@@ -33,7 +33,7 @@ from typing import Callable, Iterable, TypeVar
 import orjson
 
 from dustbuster.core.incremental import SiteSupports
-from dustbuster.core.mine import MineResult, mine
+from dustbuster.core.mine import MineResult, mine, unsafe_flags
 from dustbuster.core.params import DustParams
 from dustbuster.core.urlrecord import info_from_json
 
@@ -239,9 +239,9 @@ class PartitionState:
         return [(k[n:].decode(), v) for k, v in self.kv.scan(b"meta:dirty:")]
 
     def window(self, site: str) -> MineResult:
-        """Phases 1 to 3 on the site's current URL list: the code of ``dustbuster mine``.  When no
-        URL was added and no evidence changed since the last window (only hits), the last result
-        is reused (``stats["reused"]``): mining would give it again."""
+        """Phases 1 to 3 on the site's current URL list and the candidates' unsafe flags: the code
+        of ``dustbuster mine``.  When no URL was added and no evidence changed since the last window
+        (only hits), the last result is reused (``stats["reused"]``): mining would give it again."""
         sup = self.site(site)
         ul = sup.urllist()
         last = self._mined.get(site)
@@ -250,6 +250,7 @@ class PartitionState:
             result.stats["reused"] = True
         else:
             result = mine(ul, self.params)
+            result.unsafe = unsafe_flags(result, ul)  # as ``dustbuster mine`` flags them
             self._mined[site] = (sup.generation, result)
             result = dataclasses.replace(result, stats=dict(result.stats))
             result.stats["reused"] = False

@@ -18,18 +18,17 @@ import asyncio
 import json
 import logging
 import os
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Callable, Protocol
+from typing import AsyncIterator, Callable, Iterable, Protocol
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 
-from dustbuster.core.errors import StreamError
+from dustbuster.core.errors import MAX_LINE_CHARS, StreamError
 
-from .records import RawBatch, encode
+from .records import RawBatch, encode, wire_line
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +57,7 @@ class RejectWriter(Protocol):
     def write(self, source: str, lineno: int, reason: str, detail: str, line: str) -> None: ...
 
 
-async def _lines_follow(path: Path, poll: float, stop: asyncio.Event) -> AsyncIterator[str]:
+async def _lines_follow(path: Path, poll: float, stop: asyncio.Event) -> AsyncIterator[bytes]:
     fh = open(path, "rb")
     ino = os.fstat(fh.fileno()).st_ino
     buf = b""
@@ -67,7 +66,7 @@ async def _lines_follow(path: Path, poll: float, stop: asyncio.Event) -> AsyncIt
         if chunk:
             buf += chunk
             if buf.endswith(b"\n"):
-                yield buf.decode("utf-8", "replace").rstrip("\r\n")
+                yield buf
                 buf = b""
             continue
         await asyncio.sleep(poll)
@@ -80,7 +79,7 @@ async def _lines_follow(path: Path, poll: float, stop: asyncio.Event) -> AsyncIt
                 for rest in fh:
                     buf += rest
                     if buf.endswith(b"\n"):
-                        yield buf.decode("utf-8", "replace").rstrip("\r\n")
+                        yield buf
                         buf = b""
             fh.close()
             fh = open(path, "rb")
@@ -88,14 +87,9 @@ async def _lines_follow(path: Path, poll: float, stop: asyncio.Event) -> AsyncIt
     fh.close()
 
 
-async def _lines_plain(path: str) -> AsyncIterator[str]:
-    fh = sys.stdin.buffer if path == "-" else open(path, "rb")
-    try:
-        for raw in fh:
-            yield raw.decode("utf-8", "replace").rstrip("\r\n")
-    finally:
-        if fh is not sys.stdin.buffer:
-            fh.close()
+async def _lines_of(lines: Iterable[bytes]) -> AsyncIterator[bytes]:
+    for raw in lines:
+        yield raw
 
 
 class _Batcher:
@@ -110,7 +104,7 @@ class _Batcher:
         self.batch_lines, self.max_message_bytes, self.flush_s = batch_lines, max_message_bytes, flush_s
         self.on_progress = on_progress
         self.stats = FeedStats()
-        self.lines: list[str] = []
+        self.lines: list[str | dict] = []
         self.size = 0  #: the JSON size of the batch's lines, separators included
         self.last_flush = time.monotonic()
         self.base = self._envelope()
@@ -127,7 +121,7 @@ class _Batcher:
     def fits_alone(self, size: int) -> bool:
         return self.base + size <= self.max_message_bytes
 
-    async def add(self, line: str, size: int) -> None:
+    async def add(self, line: str | dict, size: int) -> None:
         """Adds a line of JSON size ``size``, sending the batch before it when the line would not
         fit, and after it when the batch is full or old."""
         if self.lines and self.base + self.size + size > self.max_message_bytes:
@@ -169,14 +163,16 @@ async def _start_producer(bootstrap: str, max_message_bytes: int) -> AIOKafkaPro
     return producer
 
 
-async def _send_lines(b: _Batcher, source: AsyncIterator[str], source_name: str,
+async def _send_lines(b: _Batcher, source: AsyncIterator[bytes], source_name: str, max_line_chars: int,
                       is_header: Callable[[str], object] | None, rejects: RejectWriter | None) -> None:
-    """Every line of ``source`` into batches; a line too big for a message even alone is rejected."""
+    """Every line of ``source`` into batches, as :func:`~dustbuster.stream.records.wire_line` makes
+    it; a line too big for a message even alone is rejected."""
     lineno = 0
-    async for line in source:
+    async for raw in source:
         lineno += 1
+        line = wire_line(raw.rstrip(b"\r\n"), max_line_chars)
         if (is_header is not None and b.stats.lines == 0 and not b.lines and not b.fields["header"]
-                and b.fields["format"] in ("auto", "tsv") and is_header(line)):
+                and b.fields["format"] in ("auto", "tsv") and isinstance(line, str) and is_header(line)):
             b.set_header(line)
         size = len(json.dumps(line)) + 1  # as the record encodes it (ASCII-escaped), plus a comma
         if not b.fits_alone(size):
@@ -185,7 +181,7 @@ async def _send_lines(b: _Batcher, source: AsyncIterator[str], source_name: str,
                         source_name, lineno, size - 1, b.max_message_bytes)
             if rejects is not None:
                 rejects.write(source_name, lineno, "oversized_message", f"{size - 1} bytes > {b.max_message_bytes}",
-                              line)
+                              raw.decode("utf-8", "replace").rstrip("\r\n"))
             continue
         await b.add(line, size)
     await b.flush()
@@ -206,12 +202,20 @@ async def feed(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     rejects: RejectWriter | None = None,
     is_header: Callable[[str], object] | None = None,
+    lines: Iterable[bytes] | None = None,
+    max_line_chars: int = MAX_LINE_CHARS,
 ) -> FeedStats:
-    """Sends the lines of ``path`` (``-``: stdin) to ``topic``, keyed by ``site``.  ``is_header``
-    tells a header row (formats auto and tsv: the first line, when it says true, travels with every
-    batch); ``rejects`` gets each line too big for a message."""
-    if path != "-" and not Path(path).exists():
+    """Sends the lines of ``path`` to ``topic``, keyed by ``site``: ``lines``, the file's raw lines
+    as bytes (``dustbuster.logs.reader.raw_lines``: decompressed, stdin for ``-``), or with
+    ``follow`` the plain file tailed.  Each line travels as
+    :func:`~dustbuster.stream.records.wire_line` makes it (bytes that are not UTF-8 as they are,
+    a line over ``max_line_chars`` cut).  ``is_header`` tells a header row (formats auto and tsv:
+    the first line, when it says true, travels with every batch); ``rejects`` gets each line too
+    big for a message."""
+    if follow and (path == "-" or not Path(path).exists()):
         raise StreamError(f"no such log file: {path}")
+    if not follow and lines is None:
+        raise StreamError("feed: no lines to send (pass lines, or follow a file)")
     stop = stop or asyncio.Event()
     producer = await _start_producer(bootstrap, max_message_bytes)
     b = _Batcher(producer, topic, {"site": site, "format": fmt, "scheme": scheme, "source": str(path)}, batch_lines,
@@ -219,8 +223,8 @@ async def feed(
     source_name = "<stdin>" if path == "-" else str(path)
     t0 = time.perf_counter()
     try:
-        source = _lines_follow(Path(path), 0.2, stop) if follow else _lines_plain(path)
-        await _send_lines(b, source, source_name, is_header, rejects)
+        source = _lines_follow(Path(path), 0.2, stop) if follow else _lines_of(lines or ())
+        await _send_lines(b, source, source_name, max_line_chars, is_header, rejects)
     finally:
         await producer.stop()
         b.stats.seconds = time.perf_counter() - t0

@@ -8,6 +8,7 @@ counted reject with a reason, never a crash: these functions raise nothing but P
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any, List, Optional
 
@@ -22,7 +23,7 @@ class RawBatch(faust.Record, namespace="dustbuster.raw.v1", serializer="json"):
     """Access-log lines of one site (key = site).  ``seq`` numbers a producer's batches."""
 
     site: str
-    lines: List[str]
+    lines: List[Any]  #: str, or {"b64": ...} for a line that is not UTF-8 (:func:`wire_line`)
     format: str = "auto"
     scheme: str = "http"
     source: str = ""
@@ -160,9 +161,42 @@ def url_problem(url: str) -> str | None:
     return "bad_url_surrogate" if m.group() >= "\ud800" else "bad_url_char"
 
 
+def wire_line(raw: bytes, max_chars: int) -> str | dict:
+    """A log file's line (bytes, line end stripped) as a raw record's ``lines`` element, so that
+    the worker judges it exactly as ``dustbuster mine`` judges the bytes: UTF-8 text as a string;
+    anything else as ``{"b64": base64 of the bytes}``, which :func:`decode_raw` turns back into the
+    bytes (rejected ``bad_encoding``, as ``mine`` rejects them).  A line over the cap ``max_chars``
+    (``oversized_line`` wherever it is read) travels cut: text to ``max_chars + 1`` characters,
+    bytes to their first ``max_chars`` and their first invalid sequence (still not UTF-8)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if len(raw) > max_chars:
+            raw = raw[:max_chars] + raw[exc.start:exc.end]
+        return {"b64": base64.b64encode(raw).decode("ascii")}
+    if len(text) <= max_chars:
+        return text
+    cut = text[:max_chars + 1]
+    if cut.isspace() and not text.isspace():  # not blank where the whole line is not
+        cut = text[:max_chars] + text.lstrip()[0]
+    return cut
+
+
+def _wire_bytes(item: dict) -> bytes | dict:
+    """A ``{"b64": ...}`` element's bytes; anything else stays as it is (``not_a_string``)."""
+    b64 = item.get("b64")
+    if len(item) != 1 or not isinstance(b64, str):
+        return item
+    try:
+        return base64.b64decode(b64, validate=True)
+    except ValueError:
+        return item
+
+
 def decode_raw(data: bytes | None, max_lines: int, max_line_bytes: int) -> RawBatch:
-    """A raw-topic message; raises ParseError with a reason.  ``lines`` must be a list; an element
-    that is not a string stays in it, for :func:`dustbuster.logs.reader.parse_lines` to reject alone, so one
+    """A raw-topic message; raises ParseError with a reason.  ``lines`` must be a list; a
+    ``{"b64": ...}`` element becomes its bytes (:func:`wire_line`); another element that is not a
+    string stays in it, for :func:`dustbuster.logs.reader.parse_lines` to reject alone, so one
     bad line never costs the good lines of its message."""
     if data is None:
         raise ParseError("empty_message", "no value")
@@ -176,6 +210,7 @@ def decode_raw(data: bytes | None, max_lines: int, max_line_bytes: int) -> RawBa
         raise ParseError("bad_record", "'lines' must be a list of strings")
     if len(lines) > max_lines:
         raise ParseError("oversized", f"{len(lines)} lines > {max_lines}")
+    lines = [_wire_bytes(ln) if isinstance(ln, dict) else ln for ln in lines]
     fmt = obj.get("format", "auto")
     scheme = obj.get("scheme", "http")
     if not isinstance(fmt, str) or not isinstance(scheme, str):

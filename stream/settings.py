@@ -45,7 +45,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Mapping
 
-from dustbuster.core.errors import ConfigError
+from dustbuster.core.errors import MAX_LINE_CHARS, ConfigError
 from dustbuster.core.params import DustParams
 from dustbuster.core.siteconfig import SiteConfig, parse_sites
 
@@ -76,7 +76,7 @@ class Settings:
     api_max_connections: int = 1024
     api_idle_timeout_s: float = 15.0
     max_lines_per_message: int = 10000
-    max_line_bytes: int = 65536
+    max_line_bytes: int = MAX_LINE_CHARS  #: the line cap, as dustbuster mine's (characters)
     max_urls_per_site: int = 100_000
     max_message_bytes: int = 1_000_000
     broker_grace_s: float = 15.0

@@ -12,7 +12,8 @@ import sys
 
 from dustbuster.broker import free_port
 from dustbuster.stream.producer import DEFAULT_MAX_MESSAGE_BYTES, feed
-from dustbuster.logs.reader import RejectSink
+from dustbuster.core.errors import MAX_LINE_CHARS
+from dustbuster.logs.reader import RejectSink, raw_lines
 from tests.conftest import ROOT
 from tests.streamtools import Worker, latest_candidates, read_topic, stream_env
 from tests.test_canonizer_stream import http, send, wait_for
@@ -37,12 +38,12 @@ def raw_messages(env) -> list[bytes]:
 def test_feed_rejects_a_line_over_the_message_limit_and_delivers_the_rest(kafka, tmp_path):
     env = stream_env(kafka)
     good = [LINE.format(i, i) for i in range(1300)]
-    huge = "GET /" + "x" * (1024 * 1024 + 100)
+    huge = "GET /" + "x" * 60_000  # under the line cap (MAX_LINE_CHARS), over a message of 50,000 bytes
     log = tmp_path / "a.log"
     log.write_text("\n".join(good[:300] + [huge] + good[300:]) + "\n")
     rej_cli = tmp_path / "rejected.tsv"
-    r = subprocess.run([sys.executable, "-m", "dustbuster", "feed", str(log), "--site", "a.org", "--rejects", str(rej_cli)],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-m", "dustbuster", "feed", str(log), "--site", "a.org", "--rejects", str(rej_cli),
+                        "--max-message-bytes", "50000"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "fed 1300 lines" in r.stderr and f"{log}:301: a line of" in r.stderr and "Traceback" not in r.stderr
     assert f"1 lines too big for a message not sent (in {rej_cli})" in r.stderr
@@ -55,19 +56,34 @@ def test_feed_rejects_a_line_over_the_message_limit_and_delivers_the_rest(kafka,
     rej = tmp_path / "rejects.tsv"
     with open(rej, "w", encoding="utf-8") as fh:
         stats = asyncio.run(feed(kafka, env2["DUST_TOPIC_PREFIX"] + "-raw", str(log), "a.org", batch_lines=1,
-                                 rejects=RejectSink(fh)))
+                                 rejects=RejectSink(fh), lines=raw_lines(log), max_message_bytes=50_000))
     assert (stats.lines, stats.rejected, stats.batches) == (1300, 1, 1300)
     row = rej.read_text().splitlines()
     assert len(row) == 1 and row[0].startswith(f"{log}:301\toversized_message\t")
     assert [ln for v in raw_messages(env2) for ln in json.loads(v)["lines"]] == good
 
 
+def test_feed_sends_a_line_over_the_line_cap_cut(kafka, tmp_path):
+    """A line over the cap is an oversized_line for mine and a worker alike: feed sends it cut to
+    one character over the cap (it fits a message), never a megabyte."""
+    env = stream_env(kafka)
+    good = [LINE.format(i, i) for i in range(10)]
+    huge = "GET /" + "x" * (1024 * 1024 + 100)
+    log = tmp_path / "a.log"
+    log.write_text("\n".join(good[:3] + [huge] + good[3:]) + "\n")
+    stats = asyncio.run(feed(kafka, env["DUST_TOPIC_PREFIX"] + "-raw", str(log), "a.org", lines=raw_lines(log)))
+    assert (stats.lines, stats.rejected) == (11, 0)
+    got = [ln for v in raw_messages(env) for ln in json.loads(v)["lines"]]
+    assert got == good[:3] + [huge[:MAX_LINE_CHARS + 1]] + good[3:]
+
+
 def test_feed_cuts_messages_to_fit(kafka, tmp_path):
     env = stream_env(kafka)
-    lines = [f"GET /{i}/" + "é\"\\" * 30000 for i in range(40)]  # ~5.4 MB as JSON (escapes grow it)
+    lines = [f"GET /{i}/" + "é\"\\" * 21000 for i in range(40)]  # ~8.4 MB as JSON (escapes grow it); under the cap
     log = tmp_path / "big.log"
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    stats = asyncio.run(feed(kafka, env["DUST_TOPIC_PREFIX"] + "-raw", str(log), "a.org", batch_lines=500))
+    stats = asyncio.run(feed(kafka, env["DUST_TOPIC_PREFIX"] + "-raw", str(log), "a.org", batch_lines=500,
+                             lines=raw_lines(log)))
     values = raw_messages(env)
     assert stats.lines == 40 and stats.rejected == 0 and len(values) == stats.batches > 1
     assert all(len(v) <= DEFAULT_MAX_MESSAGE_BYTES for v in values)

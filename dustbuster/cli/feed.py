@@ -14,16 +14,20 @@ from .common import settings as kafka_settings
 
 def add_parser(sub, common) -> argparse.ArgumentParser:
     f = sub.add_parser("feed", parents=[common], help="produce log lines into the raw topic",
-                       description="Send a log file's lines (or stdin's) to Kafka in batches keyed by site. "
+                       description="Send a log file's lines (or stdin's) to Kafka in batches keyed by site, "
+                       "each line's bytes as they are: the workers read them as dustbuster mine reads the "
+                       "file (a line that is not UTF-8 is rejected bad_encoding, one over DUST_MAX_LINE_BYTES "
+                       "characters oversized_line, by the workers; docs/semantics.md).  "
                        "Exits non-zero, saying how many lines were delivered, if the broker rejects a batch "
                        "after retries.  Broker and topic names come from DUST_* settings.")
-    f.add_argument("logs", nargs="+", metavar="LOG", help="log files, sent one after the other (.gz ok; - for stdin)")
+    f.add_argument("logs", nargs="+", metavar="LOG", help="log files, sent one after the other (gzip and bzip2 "
+                   "read by their first bytes, as dustbuster mine reads them; - for stdin)")
     f.add_argument("--site", required=True, help="the site (host) the lines belong to; the message key")
     f.add_argument("--format", default="auto", help="log format hint for the workers (default auto)")
     f.add_argument("--scheme", default="http", choices=("http", "https"),
                    help="scheme of URLs from lines that carry none (common/combined; default %(default)s)")
     f.add_argument("--batch-lines", type=int, default=500, help="lines per message (default %(default)s)")
-    f.add_argument("--follow", action="store_true", help="keep reading new lines, like tail -F (survives rotation)")
+    f.add_argument("--follow", action="store_true", help="keep reading new lines of a plain file, like tail -F (survives rotation)")
     f.add_argument("--bootstrap", help="Kafka bootstrap servers (default: DUST_KAFKA_BOOTSTRAP or 127.0.0.1:9092)")
     f.add_argument("--rejects", metavar="FILE", help="write lines too big for one message (not sent) with their "
                    "line numbers")
@@ -37,6 +41,11 @@ def run(a: argparse.Namespace) -> int:
 
     if a.follow and len(a.logs) > 1:
         raise ConfigError("--follow follows one file")
+    if a.follow:
+        from dustbuster.logs.reader import compression
+
+        if a.logs[0] == "-" or compression(a.logs[0]):
+            raise ConfigError("--follow follows a plain (uncompressed) file, not stdin")
     settings = kafka_settings(a)
     rej_fh = open(a.rejects, "w", encoding="utf-8") if a.rejects else None
     bar = None
@@ -67,7 +76,7 @@ async def _feed_all(a: argparse.Namespace, settings, on_progress, rej_fh):
     import signal
 
     from dustbuster.logs.formats import tsv_header
-    from dustbuster.logs.reader import RejectSink
+    from dustbuster.logs.reader import RejectSink, raw_lines
     from dustbuster.stream.admin import ensure_topics
     from dustbuster.stream.producer import FeedStats, feed
 
@@ -83,5 +92,6 @@ async def _feed_all(a: argparse.Namespace, settings, on_progress, rej_fh):
         total.add(await feed(settings.kafka_bootstrap, settings.raw_topic, path, a.site.lower(), a.format, a.scheme,
                              a.batch_lines, a.follow, on_progress=on_progress, stop=stop,
                              max_message_bytes=a.max_message_bytes,
-                             rejects=RejectSink(rej_fh) if rej_fh else None, is_header=tsv_header))
+                             rejects=RejectSink(rej_fh) if rej_fh else None, is_header=tsv_header,
+                             lines=None if a.follow else raw_lines(path), max_line_chars=settings.max_line_bytes))
     return total

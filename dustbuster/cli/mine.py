@@ -30,7 +30,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
                        "detect likely rules (Fig. 1), eliminate redundant ones (Fig. 2), detect "
                        "parameter rules (thesis §5.3).  Nothing is fetched.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    m.add_argument("logs", nargs="+", metavar="LOG", help="log files (.gz ok; - for stdin)")
+    m.add_argument("logs", nargs="+", metavar="LOG", help="log files (gzip and bzip2 read by their first bytes; - for stdin)")
     m.add_argument("--site", help="host for log lines that carry none (common/combined)")
     m.add_argument("--scheme", default="http", choices=("http", "https"), help="scheme for such lines (default http)")
     m.add_argument("--format", default="auto", help="auto (default), common, combined, vhost, jsonl, heritrix, cdx, cdxj, tsv")
@@ -46,7 +46,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
 
 
 def run(a: argparse.Namespace) -> int:
-    from dustbuster.core.mine import mine
+    from dustbuster.core.mine import mine, unsafe_flags
 
     show = prog.enabled(a.quiet)
     ul, stats, read_s = _read(a, show)
@@ -56,11 +56,11 @@ def run(a: argparse.Namespace) -> int:
     finally:
         bar.close()
     result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats}
-    unsafe = _unsafe_flags(result, ul)
+    result.unsafe = unsafe = unsafe_flags(result, ul)
     out = open(a.output, "w", encoding="utf-8") if a.output else sys.stdout
     try:
         if a.json:
-            _write_json(result, unsafe, out)
+            _write_json(result, out)
         else:
             _print_table(result, a.limit, unsafe, out)
         out.flush()
@@ -97,29 +97,9 @@ def _read(a: argparse.Namespace, show: bool):
     return ul, stats, time.perf_counter() - t0
 
 
-def _write_json(result, unsafe: dict[str, str], out) -> None:
-    doc = result.to_json()
-    for r in doc["param_rules"] + doc["general_rules"] + doc["rules"]:
-        if r["display"] in unsafe:
-            r["unsafe"] = unsafe[r["display"]]
-    json.dump(doc, out, indent=1, ensure_ascii=False)
+def _write_json(result, out) -> None:
+    json.dump(result.to_json(), out, indent=1, ensure_ascii=False)
     out.write("\n")
-
-
-def _unsafe_flags(result, ul, sample: int = 5000) -> dict[str, str]:
-    """Display text → why applying the candidate unvalidated would mangle URLs (dustbuster.core.rulecheck),
-    judged on a fixed sample of the mined URLs."""
-    import random
-
-    from dustbuster.core.rulecheck import unsafe_candidate
-    from dustbuster.core.rules import SubstringRule
-
-    urls = sorted(ul)  # a sorted list: the same sample and the same example URL on every run
-    if len(urls) > sample:
-        urls = random.Random(0).sample(urls, sample)
-    pairs = result.kept if result.stage == "eliminate" else result.detected
-    rules = [SubstringRule(p.alpha, p.beta) for p in pairs] + result.param_rules() + result.general
-    return {r.text: why for r in rules if (why := unsafe_candidate(r, urls))}
 
 
 def _print_table(result, limit: int, unsafe: dict[str, str] | None = None, out=None) -> None:
