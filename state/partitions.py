@@ -255,6 +255,7 @@ class PartitionState:
             result = dataclasses.replace(result, stats=dict(result.stats))
             result.stats["reused"] = False
         result.stats.update(self.counters(site))
+        result.stats["unsafe_flagged"] = len(result.unsafe)  # the set carries mine's flags (cli/candidates.py)
         recent = sorted(ul.infos.items(), key=lambda kv: -(kv[1].last_seen or 0))
         result.test_urls = [u for u, _ in recent[:TEST_URLS]]
         return result

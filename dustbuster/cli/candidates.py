@@ -77,10 +77,12 @@ def _print_candidates(site: str, d: dict, limit: int) -> None:
           f"{len(d['rules'])} likely rules, {len(d['param_rules'])} parameter rules"
           + (f", {len(general)} query/case/pattern rules" if general else "") + " (candidates, not validated)")
     for r in d["rules"][: limit] + d["param_rules"] + general:
-        try:
-            why = unsafe_candidate(rule_from_json(r), urls) if urls else None
-        except RuleError:
-            why = "does not parse"
+        why = r.get("unsafe")  # the window's flag, as `dustbuster mine` gives it (core.mine.unsafe_flags)
+        if "unsafe_flagged" not in st:  # a set of a worker older than the flags: judged on its test URLs
+            try:
+                why = unsafe_candidate(rule_from_json(r), urls) if urls else None
+            except RuleError:
+                why = "does not parse"
         kind = r.get("type", "substring")
         second = {"substring": r.get("support_high"), "pattern": f"{r.get('members')} lit"}.get(kind, r.get("disqualified"))
         print(f"{r['support']:>7} {second:>6}  {r['display']}" + (f"   UNSAFE: {why}" if why else ""))
