@@ -122,3 +122,30 @@ def test_dustcanon_refuses_a_non_canonical_s_as_openssl_does():
         KEY.public_key().verify(malleated, msg)
     assert not dustcanon.ed25519_verify(raw_public(KEY)[:31], msg, sig)                # a short key
     assert not dustcanon.ed25519_verify(b"\xff" * 32, msg, sig)                        # not a point
+
+
+# ------------------------------------------------------------------ the command line: keys, canonize --rules
+
+def test_keys_command_and_canonize_with_a_trusted_key(tmp_path, capsys, monkeypatch):
+    import io
+    import os
+    import stat
+
+    from dustbuster.cli import main
+    from dustbuster.stream.settings import read_signing_key
+
+    monkeypatch.delenv("DUST_TRUSTED_KEYS", raising=False)
+    key_file = tmp_path / "rules.key"
+    assert main(["keys", "-o", str(key_file), "--public", str(tmp_path / "rules.pub")]) == 0
+    public = capsys.readouterr().out.strip()
+    assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
+    assert (tmp_path / "rules.pub").read_text().strip() == public
+    assert main(["keys", "-o", str(key_file)]) == 2                      # never overwritten
+    signed, unsigned = tmp_path / "signed.json", tmp_path / "unsigned.json"
+    signed.write_text(json.dumps(sign_document(DOC, read_signing_key(key_file))))
+    unsigned.write_text(json.dumps(DOC))
+    for path, want in ((signed, 0), (unsigned, 2)):
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"http://www.d4.test/?sid=1\n")))
+        assert main(["-q", "canonize", "--rules", str(path), "--trusted-key", public]) == want, path
+    out, err = capsys.readouterr()
+    assert out == "http://d4.test/\n" and "unsigned" in err
