@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from .canonize import Canonizer
+from .canonize import Canonizer, canonize
 from .errors import RuleSetRejected
 from .params import DEFAULT_MA
 from .rulecheck import PATTERN_SAMPLES, self_feeding
@@ -174,9 +174,9 @@ def check_rules(site: str, rules: list[Rule], urls: list[str], ma: int) -> None:
     """Raise RuleSetRejected when the rules misbehave on ``urls``: no fixed point within ``ma``
     iterations (``non_converging``), an absolute http(s) URL broken (``not_a_url``, :func:`_broken`),
     a URL of the site moved to a host outside it (``off_site``)."""
-    canon = Canonizer(rules, ma)
+    run = Canonizer(rules, ma).canonize if len(rules) > 1 else lambda u: canonize(u, rules, ma)  # one rule: no automaton
     for u in urls:
-        res = canon.canonize(u)
+        res = run(u)
         if not res.converged:
             raise RuleSetRejected("non_converging", f"{u} does not reach a fixed point in {ma} iterations")
         before = _host(u)
