@@ -6,16 +6,25 @@ that can write to the rules topic can put a schema-valid set there, and a rule f
 its author made.  Every consumer (the canonizer agents, the HTTP API, ``canonize --from-topic``,
 dustcanon.py) therefore admits a set only if
 
-* it is a JSON object whose ``version`` is an integer in [0, 2^53) and newer than the one held
-  (an equal version is the same set read again: kept, not an error), whose ``rules`` is a list of
-  at most :data:`MAX_RULES` rules, each under :data:`MAX_RULE_CHARS`;
+* with trusted keys, it is signed by one of them (dustbuster.core.signing: ``unsigned``,
+  ``bad_signature``);
+* it is a JSON object whose ``version`` is an integer in [0, 2^53), at most :data:`MAX_SKEW_MS`
+  ahead of the consumer's clock (``version_from_future``) and newer than the one held (an equal
+  version with the same content is the same set read again: kept, not an error; with other
+  content, ``version_reused``), whose ``rules`` is a list of at most :data:`MAX_RULES` rules,
+  each under :data:`MAX_RULE_CHARS`;
 * every rule parses as one of the rule types of docs/rules.md (substring, parameter with its scope,
   query, case, pattern; any other type is refused as ``bad_rule``), its status is ``valid`` (a
   file's ``likely`` candidates only with an explicit ``unvalidated`` switch) and it does not feed
   itself (dustbuster.core.rulecheck: for a pattern rule, α matching its own output again);
-* on a built-in probe list for the site plus the set's own sample URLs, canonization reaches a
-  fixed point within MA iterations, produces an absolute http(s) URL, and never moves a URL of the
-  site to a host outside it (a host that is the site or one of its subdomains stays so).  These
+* each rule alone, on URLs built from the rule itself (:func:`rule_probes`: its α where it can
+  match, its scope; issue 27), and the whole set on a built-in probe list for the site plus the
+  set's own sample URLs: canonization reaches a fixed point within MA iterations, does not break
+  the URL (:func:`_broken`: it stays an absolute http(s) URL with a host, gains no space, control
+  character or backslash) and never moves a URL of the site to a host outside it (a host that is
+  the site or one of its subdomains stays so).  A rule that keeps URLs well-formed and on the
+  site but merges different pages cannot be told here: that is the validator's fetching, and the
+  signature's to vouch for.  These
   checks see every type alike, through the canonizer: a pattern rule that rewrites the host away
   from the site, or two pattern rules that undo each other, are caught like substring rules; case
   and query rules never change the host nor break a URL (alone they fail only by not parsing; with
