@@ -149,3 +149,52 @@ def test_keys_command_and_canonize_with_a_trusted_key(tmp_path, capsys, monkeypa
         assert main(["-q", "canonize", "--rules", str(path), "--trusted-key", public]) == want, path
     out, err = capsys.readouterr()
     assert out == "http://d4.test/\n" and "unsigned" in err
+
+
+def test_the_api_answer_of_a_signed_set_still_verifies():
+    """GET /sites/{site}/rules hands the document on as published (a consumer such as
+    dustbuster.rulesource verifies it again)."""
+    import asyncio
+
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from dustbuster.agents.api import make_api
+    from dustbuster.agents.metrics import Metrics
+
+    book = RuleBook(keys=trusted_keys([PUB]))
+    book.update(SITE, wire(sign_document(DOC, KEY)))
+
+    async def go():
+        async with TestClient(TestServer(make_api(book, Metrics(), ready=lambda: True), host="127.0.0.1")) as c:
+            r = await c.get(f"/sites/{SITE}/rules")
+            return await r.json()
+
+    got = asyncio.run(go())
+    assert verify_document(got, trusted_keys([PUB])) and dustcanon.RuleSet(got, keys=[PUB]).version == 3
+
+
+def test_rulesource_and_scrapy_settings_refuse_unsigned_sets(tmp_path, monkeypatch):
+    from scrapy.settings import Settings as ScrapySettings
+
+    from dustbuster.rulesource import LiveRules
+    from dustbuster.scrapy import live_rules
+
+    monkeypatch.delenv("DUST_TRUSTED_KEYS", raising=False)
+    path = tmp_path / "rules.jsonl"
+    other = dict(DOC, site="other.test")
+    path.write_text(json.dumps(sign_document(DOC, KEY)) + "\n" + json.dumps(other) + "\n")
+    lr = LiveRules(str(path), keys=[PUB]).start()
+    try:
+        assert lr.versions() == {SITE: 3} and lr.refused == {"unsigned": 1}
+    finally:
+        lr.stop()
+    scr = live_rules(ScrapySettings({"DUSTBUSTER_RULES": str(path), "DUSTBUSTER_TRUSTED_KEYS": [PUB]})).start()
+    try:
+        assert scr.versions() == {SITE: 3} and scr.refused == {"unsigned": 1}
+    finally:
+        scr.stop()
+    open_lr = LiveRules(str(path)).start()                      # no key: both, as before
+    try:
+        assert open_lr.versions() == {SITE: 3, "other.test": 3}
+    finally:
+        open_lr.stop()
