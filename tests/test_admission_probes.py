@@ -8,12 +8,14 @@ import json
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dustcanon
 from dustbuster.core import SubstringRule
 from dustbuster.core.admission import MAX_VERSION, admit_rules, rule_probes
 from dustbuster.core.errors import RuleError
-from dustbuster.core.pattern import PatternRule
+from dustbuster.core.pattern import _PH, PatternRule
 from dustbuster.core.rulebook import RuleBook
 from dustbuster.core.rules import rule_from_json
 
@@ -130,3 +132,24 @@ def test_the_same_version_with_other_content_is_counted():
         assert got.value.reason == "version_reused"
     assert book.rejected == {"version_reused": 1} and len(book.sites[SITE].rules) == len(GOOD_RULES)
     assert mod.canonize("http://p1.test/index.html") == "http://p1.test/"
+
+
+PIECES = st.sampled_from(["/", "http://", "https://", "www.", "p1.test", "p1", "a.p1", "test/", "/secret/", "?", "&",
+                          "sid=", "=", "x", "7", ".", ":8080", "#", "{digits}", "{word}"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECES, min_size=1, max_size=5), st.lists(PIECES, max_size=3), st.booleans(), st.booleans(),
+       st.sampled_from(["p1.test", "www.p1.test", "", "localhost"]))
+def test_dustcanon_builds_the_same_probes_as_the_core(alpha, beta, start, end, site):
+    """The same URLs from the same rule (dustcanon.py copies dustbuster.core.admission.rule_probes)."""
+    a, b = "".join(alpha), "".join(beta)
+    kind = "pattern" if len(_PH.findall(a)) == 1 else "substring"
+    r = {"type": kind, "alpha": a, "beta": _PH.sub("", b), "anchor_start": start, "anchor_end": end, "status": "valid"}
+    try:
+        core = rule_from_json(r)
+        mine = dustcanon._rule(r)
+    except (RuleError, ValueError, KeyError):
+        return
+    hosts = [site, "www." + site] if "." in site else ["example.com", "www.example.com"]
+    assert dustcanon._rule_probes(hosts, mine) == rule_probes(site, core), (r, site)
