@@ -2,49 +2,30 @@
 
 Copy this file into a crawler, load a site's RuleSet JSON (the rules topic, ``dustbuster rules``,
 ``GET /sites/{site}/rules``, ``mine --json``) and canonize URLs exactly as the service (Fig. 5.5):
-
-    import dustcanon
-    rs = dustcanon.load("forum.test.json")          # or dustcanon.RuleSet(dict_from_json)
+    rs = dustcanon.load("forum.test.json", keys=[PUBLIC_KEY])   # or dustcanon.RuleSet(doc)
     rs.canonize("http://www.forum.test/story?id=5&sid=x")   # -> 'http://forum.test/story_5'
-
-    book = dustcanon.RuleBook()                      # several sites, as the rules topic has them
-    book.update("forum.test", doc)                   # doc None = tombstone: forget the site
-    book.canonize(url)                           # site found from the URL's host
-
-The service first applies an RFC 3986 normalization (lower-case scheme and host, no default port,
-no dot segments, no fragment...).  This file does not: pass ``normalize=`` a function to get it
-(``dustbuster.core.normalize.normalize``), or canonize normalized URLs.  Every rule type of docs/rules.md is applied as the service applies
-it (substring, parameter with its path scope, query drop/keep/sort, case, pattern); a rule of any
-other type is refused (``Rejected("bad_rule")``).  Tested against the service (tests/test_dustcanon.py).
+    book = dustcanon.RuleBook(keys=[PUBLIC_KEY]); book.update("forum.test", doc); book.canonize(url)
+``keys``: the validator's public keys (docs/canonizer.md "Signed rule sets").  No normalization
+unless ``normalize=`` is a function (``dustbuster.core.normalize.normalize``).  Rules are applied,
+sets admitted, as by the service (tests/test_dustcanon.py); an unknown type: ``Rejected("bad_rule")``.
 """
 
-import json
-import re
+import base64, hashlib, json, re, time  # noqa: E401 - the standard library only (tests/test_layout.py)
 
-__all__ = ["RuleSet", "RuleBook", "Rejected", "load", "canonize", "canonicalize"]
+__all__ = ["RuleSet", "RuleBook", "Rejected", "load", "canonize", "canonicalize", "ed25519_verify"]
 
 _START, _END = "\x02", "\x03"
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-
-
-def _boundary(s, k):
-    return k <= 0 or k >= len(s) or not (s[k - 1] in _ALNUM and s[k] in _ALNUM)
-
-
+def _boundary(s, k): return k <= 0 or k >= len(s) or not (s[k - 1] in _ALNUM and s[k] in _ALNUM)  # noqa: E704
 def _find_aligned(h, n, start):
     if not n:
-        for k in range(start, len(h) + 1):
-            if _boundary(h, k):
-                return k
-        return -1
+        return next((k for k in range(start, len(h) + 1) if _boundary(h, k)), -1)
     k = h.find(n, start)
     while k != -1:
         if _boundary(h, k) and _boundary(h, k + len(n)):
             return k
         k = h.find(n, k + 1)
     return -1
-
-
 def _split(url):
     """(base, items) of a URL's query as dustbuster.core.query.split: items None without a "?"."""
     q = url.find("?")
@@ -52,85 +33,60 @@ def _split(url):
         return url, None
     parts = url[q + 1:].split("&") if url[q + 1:] else []
     return url[:q], [tuple(p.split("=", 1)) if "=" in p else (p, None) for p in parts]
-
-
 def _join(base, items):
     return base + "?" + "&".join(n if v is None else n + "=" + v for n, v in items) if items else base
-
-
 def _split_url(url):
     """(head, path, tail) as dustbuster.core.scope.split_url: scheme://authority, path, ?query."""
     q = url.find("?")
     body, tail = (url, "") if q < 0 else (url[:q], url[q:])
     sep = body.find("://")
-    if sep < 0:
-        return "", body, tail
-    slash = body.find("/", sep + 3)
-    return (body, "", tail) if slash < 0 else (body[:slash], body[slash:], tail)
-
-
+    slash = body.find("/", sep + 3) if sep >= 0 else -1
+    return ("", body, tail) if sep < 0 else (body, "", tail) if slash < 0 else (body[:slash], body[slash:], tail)
 def _in_scope(path, scope):
     """A path lies in scope S when it is S or continues it at a "/" ("" covers every path)."""
     return not scope or (path.startswith(scope) and (len(path) == len(scope) or path[len(scope)] == "/"))
-
-
 def _scope(r):
     s = r.get("scope") or ""
     if s and not (isinstance(s, str) and s[0] == "/" != s[-1] and not any(c in s for c in "?#") and min(s) >= " "):
         raise ValueError("a scope is '' or a path like /wiki (no trailing /), not %r" % (s,))
     return s
-
-
 def _name(n):
     if not isinstance(n, str) or not n or any(c in n for c in "&=?#"):
         raise ValueError("bad parameter name %r" % (n,))
     return n
 
-
 class _Rule:
     """What the rule types share: a display text, no self-feeding, a rewrite of the plain URL."""
-
     def __init__(self, r):
         self.display = r.get("display") or ""
-
-    def feeds(self):
+    def feeds(self):  # no rule type but substring and pattern rules can feed itself
         return False
-
     def apply(self, w):  # w is the wrapped URL ^url$ (sentinels \x02, \x03)
         out = self.rewrite(w[1:-1])
         return w if out == w[1:-1] else w[0] + out + w[-1]
 
-
 class _Substring(_Rule):
     """alpha -> beta: the first token-aligned occurrence of alpha becomes beta (WWW 2007 Def. 3.1)."""
-
     def __init__(self, r):
         _Rule.__init__(self, r)
         pre, post = _START if r.get("anchor_start") else "", _END if r.get("anchor_end") else ""
         self.alpha, self.beta = pre + r["alpha"] + post, pre + r["beta"] + post
-
     def feeds(self):
         return self.alpha.strip(_START + _END) == "" or self.alpha in self.beta
-
     def apply(self, w):
         a = self.alpha
-        if a and a not in w:
-            return w
-        k = _find_aligned(w, a, 0 if a else 1)
+        k = _find_aligned(w, a, 0 if a else 1) if a in w else -1
         if k < 0 or (not a and k >= len(w)):
             return w
         return w[:k] + self.beta + w[k + len(a):]
 
-
 class _Param(_Rule):
     """Remove parameter ``name`` or set its value (thesis 5.3), on URLs whose path is in ``scope``."""
-
     def __init__(self, r):
         _Rule.__init__(self, r)
         self.name, self.action, self.value, self.scope = _name(r["name"]), r["action"], r.get("value"), _scope(r)
         if self.action not in ("remove", "replace") or (self.action == "replace" and not isinstance(self.value, str)):
             raise ValueError("a parameter rule removes or replaces (with a value)")
-
     def rewrite(self, url):
         base, items = _split(url)
         if not items or not _in_scope(_split_url(url)[1], self.scope):
@@ -139,17 +95,14 @@ class _Param(_Rule):
             return _join(base, [(n, v) for n, v in items if not (n == self.name and v is not None)])
         return _join(base, [(n, self.value) if (n == self.name and v is not None) else (n, v) for n, v in items])
 
-
 class _Query(_Rule):
     """Under ``scope``: drop the query but the ``keep`` parameters, or sort its items by name."""
-
     def __init__(self, r):
         _Rule.__init__(self, r)
         self.scope, self.action, keep = _scope(r), r["action"], r.get("keep") or []
         if self.action not in ("drop", "sort") or not isinstance(keep, list) or (self.action == "sort" and keep):
             raise ValueError("a query rule drops (keeping 'keep') or sorts the query")
         self.keep = [_name(n) for n in keep]
-
     def rewrite(self, url):
         body, hash_, frag = url.partition("#")  # a fragment stays out of the query
         head, path, tail = _split_url(body)
@@ -159,14 +112,11 @@ class _Query(_Rule):
         kept = [(n, v) for n, v in items if n in self.keep] if self.action == "drop" else sorted(items, key=lambda it: it[0])
         return _join(base, kept) + hash_ + frag
 
-
 class _Case(_Rule):
     """Under ``scope`` the site case-folds paths: lower-case the path below the scope."""
-
     def __init__(self, r):
         _Rule.__init__(self, r)
         self.scope = _scope(r)
-
     def rewrite(self, url):
         head, path, tail = _split_url(url)
         if not head or not _in_scope(path, self.scope):
@@ -174,18 +124,15 @@ class _Case(_Rule):
         low = re.sub("%[0-9a-f]{2}", lambda m: m.group(0).upper(), path[len(self.scope):].lower())
         return head + path[:len(self.scope)] + low + tail  # percent-escapes stay upper-case
 
-
 _CLASSES = {"digits": r"[0-9]+",
             "hex": r"(?=[a-f]*[0-9])(?=[0-9]*[a-f])[0-9a-f]+|(?=[A-F]*[0-9])(?=[0-9]*[A-F])[0-9A-F]+",
             "word": r"[A-Za-z0-9]+"}
 _PH = re.compile(r"\{(" + "|".join(_CLASSES) + r")\}")
 _SAMPLES = {"digits": ("7", "20"), "hex": ("0a", "3F"), "word": ("x", "7", "a1")}
 
-
 class _Pattern(_Substring):
     """A substring rule with one typed placeholder {digits}/{hex}/{word} (dustbuster.core.pattern): the
     first token-aligned match (matches may overlap) whose rewrite differs from it is rewritten."""
-
     def __init__(self, r):
         _Substring.__init__(self, r)
         found, copied, ph = _PH.findall(self.alpha), _PH.findall(self.beta), _PH.search(self.alpha)
@@ -195,11 +142,9 @@ class _Pattern(_Substring):
         body = re.escape(self.alpha[:ph.start()]) + edge + re.escape(self.alpha[ph.end():])
         self.regex = re.compile(("(?<![A-Za-z0-9])" if self.alpha[:1] in _ALNUM else "") + body
                                 + ("(?![A-Za-z0-9])" if self.alpha[-1:] in _ALNUM else ""))
-
     def feeds(self):
         """As dustbuster.core.rulecheck: an output holds a new match that rewrites differently."""
         return any(self.apply(o) != o for o in (_PH.sub(v, self.beta) for v in _SAMPLES[self.cls]))
-
     def apply(self, w):
         k = int(w[:1] == _START)  # unanchored: from the path on, past scheme://authority (as the core)
         m = self.regex.search(w, 0 if self.alpha[:1] == _START else k + len(_split_url(w[k:])[0]))
@@ -210,10 +155,8 @@ class _Pattern(_Substring):
             m = self.regex.search(w, m.start() + 1)
         return w
 
-
 _TYPES = {"substring": _Substring, "parameter": _Param, "query": _Query, "case": _Case, "pattern": _Pattern}
 _ORDER = {_Param: 0, _Query: 1, _Case: 2, _Substring: 3, _Pattern: 4}  # dustbuster.core.rules.TYPE_ORDER
-
 
 def _rule(r):
     """The rule of one JSON object; ValueError (KeyError, TypeError) when it is not one."""
@@ -221,8 +164,6 @@ def _rule(r):
     if kind not in _TYPES:
         raise ValueError("unknown rule type %r" % (kind,))
     return _TYPES[kind](r)
-
-
 def _run(rules, url, ma):
     """Thesis Figure 5.5: apply the rules in order until an iteration changes nothing or MA ran."""
     w = _START + url + _END
@@ -234,55 +175,41 @@ def _run(rules, url, ma):
             return w[1:-1], True
     return w[1:-1], False
 
-
 class Rejected(ValueError):
     """A rule set that is not applied (the service's admission checks); ``reason`` is one word."""
-
     def __init__(self, reason, detail=""):
         ValueError.__init__(self, reason + (": " + detail if detail else ""))
         self.reason = reason
 
-
 _PROBE_PATHS = ("/", "/index.html", "/a/b/c.html", "/a/b/", "/story?id=1", "/story_1", "/x?a=1&b=2",
                 "/search?q=dust&page=2&sid=0a1b2c&utm_source=feed", "/p/1/2/3?x=&y", "/%7Euser/file.txt")
 
-
-def _version(doc):
-    v = doc.get("version", 0)
-    if v is None:
-        return 0
-    if (isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf"))
-            or v != int(v) or not 0 <= v < 2 ** 53):
+def _version(doc):  # an integer in [0, 2^53), 0 when absent
+    v = 0 if doc.get("version") is None else doc["version"]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 <= v < 2 ** 53 and v == int(v)):
         raise Rejected("bad_version", "'version' must be a non-negative integer below 2^53")
     return int(v)
 
-
 class RuleSet:
-    """One site's rules in canonization order (a RuleSet document or a ``mine --json`` output).
-
-    Admitted as the service admits it (docs/canonizer.md): every rule ``valid`` (a ``mine``
-    document's candidates only with ``unvalidated=True``), no rule that feeds itself, and on probe
-    URLs of the site (and the set's sample URLs) canonization converges, gives absolute http(s)
-    URLs and never leaves the site's hosts; otherwise :class:`Rejected` is raised."""
-
-    # ma=10 here and below: dustbuster.core.params.DEFAULT_MA, written out (this file imports no package)
-    def __init__(self, doc, ma=10, normalize=None, unvalidated=False, site=None):
+    """One site's rules in canonization order (a RuleSet document or a ``mine --json`` output),
+    admitted as the service admits it (docs/canonizer.md "Admission"; a ``mine`` document's
+    candidates only with ``unvalidated=True``), or :class:`Rejected`.  ma=10: DEFAULT_MA."""
+    def __init__(self, doc, ma=10, normalize=None, unvalidated=False, site=None, keys=None):
         if not isinstance(doc, dict):
             raise Rejected("bad_record", "a rule set must be a JSON object")
+        if keys:
+            _verify(doc, _keys(keys))
+        self.doc = doc
         lists = [doc.get(key) or [] for key in ("param_rules", "general_rules", "rules")]
         if not all(isinstance(x, list) for x in lists):
             raise Rejected("bad_record", "'rules', 'param_rules' and 'general_rules' must be lists")
         if sum(map(len, lists)) > 5000:
             raise Rejected("too_many_rules", "more than 5000")
-        self.site = doc.get("site") if site is None else site
-        self.version = _version(doc)
-        self.ma = ma
-        self.normalize = normalize
+        self.site, self.version, self.ma, self.normalize = doc.get("site") if site is None else site, _version(doc), ma, normalize
         self.rules = [self._admit(r, unvalidated) for r in lists[0] + lists[1] + lists[2]]
         if "param_rules" in doc or "general_rules" in doc:  # a mine document: canonization order by type
             self.rules.sort(key=lambda r: (_ORDER[type(r)], getattr(r, "action", "") == "sort"))
         self._check(lists[0] + lists[1] + lists[2])
-
     @staticmethod
     def _admit(r, unvalidated):
         if not isinstance(r, dict):
@@ -296,78 +223,94 @@ class RuleSet:
         if rule.feeds():
             raise Rejected("self_feeding", rule.display)
         return rule
-
     def _check(self, raw):
         site = (self.site or "").lower() if isinstance(self.site, str) else ""
         hosts = [site, "www." + site] if "." in site else ["example.com", "www.example.com"]
+        for r in self.rules:  # each rule alone on URLs built from it (dustbuster.core.admission.rule_probes)
+            _verdict([r], _rule_probes(hosts, r), site, self.ma)
         urls = [s + "://" + h + p for h in hosts for s in ("http", "https") for p in _PROBE_PATHS]
-        for r in raw:
-            ev = r.get("evidence")
-            for sample in (ev.get("samples") or [])[:5] if isinstance(ev, dict) else []:
-                if isinstance(sample, list) and sample and isinstance(sample[0], str):
-                    urls.append(sample[0])
-        for u in dict.fromkeys(urls):
-            out, converged = _run(self.rules, u, self.ma)
-            if not converged:
-                raise Rejected("non_converging", u)
-            before, after = _abs_host(u), _abs_host(out)
-            if before is not None and after is None:
-                raise Rejected("not_a_url", u + " becomes " + out[:200])
-            if site and before and after and _within(before, site) and not _within(after, site):
-                raise Rejected("off_site", u + " moves to host " + after)
-
+        for ev in (r.get("evidence") for r in raw):
+            urls += [x[0] for x in ((ev.get("samples") or [])[:5] if isinstance(ev, dict) else [])
+                     if isinstance(x, list) and x and isinstance(x[0], str)]
+        _verdict(self.rules, dict.fromkeys(urls), site, self.ma)
     def canonize(self, url):
         """The canonical form of ``url`` (thesis Figure 5.5; at most ``ma`` iterations)."""
-        if self.normalize is not None:
-            try:
-                url = self.normalize(url)
-            except Exception:  # an unparseable URL is kept as it is, as the service does
-                pass
-        if _START in url or _END in url or not self.rules:
-            return url
-        return _run(self.rules, url, self.ma)[0]
-
+        url = _normalized(self.normalize, url)
+        return url if _START in url or _END in url or not self.rules else _run(self.rules, url, self.ma)[0]
     __call__ = canonize
 
-
-def _abs_host(url):
-    """The host of an absolute http(s) URL, lower case; None when ``url`` is not one."""
+def _normalized(normalize, url):
+    try:
+        return url if normalize is None else normalize(url)
+    except Exception:  # an unparseable URL is kept as it is, as the service does
+        return url
+def _abs_host(url):  # the host of an absolute http(s) URL, lower case; None when ``url`` is not one
     return (_host(url) or None) if url.partition("://")[0].lower() in ("http", "https") else None
+def _within(host, site): return host == site or host.endswith("." + site)  # noqa: E704
 
+def _verdict(rules, urls, site, ma):
+    """Rejected when ``rules`` do not converge on a URL, break it or move it off the site (as the core)."""
+    bad = lambda x: any(c <= " " or c in "\x7f\\" for c in x)  # noqa: E731
+    for u in urls:
+        out, converged = _run(rules, u, ma)
+        before, after = _abs_host(u), _abs_host(out)
+        if not converged:
+            raise Rejected("non_converging", u)
+        if before is not None and (after is None or (bad(out) and not bad(u))):
+            raise Rejected("not_a_url", u + " becomes " + out[:200])
+        if site and before and after and _within(before, site) and not _within(after, site):
+            raise Rejected("off_site", u + " moves to host " + after)
 
-def _within(host, site):
-    return host == site or host.endswith("." + site)
-
+def _rule_probes(hosts, r):
+    """At most 8 URLs of the site from rule ``r``, as dustbuster.core.admission.rule_probes builds them."""
+    h, a = hosts[0], getattr(r, "alpha", "")
+    a = a.replace("{%s}" % r.cls, _SAMPLES[r.cls][0]) if isinstance(r, _Pattern) else a
+    start, end = a[:1] == _START, a[-1:] == _END
+    core, head = a[int(start):len(a) - int(end)], "http://%s/" % h
+    if not isinstance(r, _Substring):
+        name = getattr(r, "name", "a")
+        urls = ["http://%s%s/x?%s=1&b=2" % (h, r.scope, name), "https://%s%s?b=2&%s=1" % (hosts[1], r.scope, name)]
+    elif core and not start:
+        urls = [head[:-1] + core, "https://%s/a%s%s" % (hosts[1], "" if core[0] in "/?&;" else "/", core),
+                "http://%s/a?q=1&%s" % (h, core)]
+        k = next((k for k in range(min(len(head), len(core) - 1), 0, -1) if head.endswith(core[:k])), 0)
+        urls += [head + core[k:]] if k else []
+        k = next((k for k in range(min(len(head) - 7, len(core)), 0, -1) if core.endswith(head[7:7 + k])), 0)
+        urls += [("" if "://" in core else "http://") + core + head[7 + k:]] if k else []
+    else:
+        urls = [core] if core else []
+    tail = "" if end or not isinstance(r, _Substring) else "/x?sid=1" if core[-1:] in _ALNUM else "x?sid=1"
+    urls = dict.fromkeys(u + tail for u in urls)
+    return [u for u in urls if _abs_host(u) and _within(_abs_host(u), h) and _START not in u and _END not in u][:8]
 
 class RuleBook:
-    """Several sites' rule sets; a URL's site is its host or the nearest parent domain that has one."""
-
-    def __init__(self, ma=10, normalize=None):
-        self.ma, self.normalize, self.sites = ma, normalize, {}
-
+    """Several sites' rule sets; a URL's site is its host or the nearest parent domain that has one.
+    ``keys``: trusted public keys (base64 or PEM; several for a rotation), a set must be signed by
+    one; a version more than ``max_skew_s`` ahead of ``clock()`` in ms is refused."""
+    def __init__(self, ma=10, normalize=None, keys=None, clock=time.time, max_skew_s=86400):
+        self.ma, self.normalize, self.sites, self.clock, self.skew = ma, normalize, {}, clock, max_skew_s * 1000
+        self.keys = _keys(keys)
     def update(self, site, doc):
-        """Apply a rules-topic record (None: a tombstone).  A set that is not admitted, or not newer
-        than the one held, raises :class:`Rejected` and the site keeps its current set; the same
-        version again changes nothing."""
+        """Apply a rules-topic record (None: a tombstone), or raise :class:`Rejected` and keep the
+        site's set; the same version again changes nothing (``version_reused``: other content)."""
         site = site.lower()
         if doc is None:
             self.sites.pop(site, None)
             return
-        held = self.sites.get(site)
-        if held is not None and isinstance(doc, dict):
-            v = _version(doc)
-            if v == held.version:
-                return
+        if self.keys and isinstance(doc, dict):
+            _verify(doc, self.keys)
+        held, v = self.sites.get(site), _version(doc) if isinstance(doc, dict) else None
+        if v is not None and v > self.clock() * 1000 + self.skew:
+            raise Rejected("version_from_future", "v%d is ahead of this consumer's clock" % v)
+        if held is not None and v is not None and v <= held.version:
             if v < held.version:
                 raise Rejected("stale_version", "v%d is older than the held v%d" % (v, held.version))
+            if _content(doc) != _content(held.doc):
+                raise Rejected("version_reused", "v%d is held with other content" % v)
+            return
         self.sites[site] = RuleSet(doc, self.ma, site=site)
-
     def canonize(self, url, site=None):
-        if self.normalize is not None:
-            try:
-                url = self.normalize(url)
-            except Exception:
-                pass
+        url = _normalized(self.normalize, url)
         rs = self.sites.get(site.lower()) if site else None
         if rs is None and not site:
             host = _host(url)
@@ -376,25 +319,82 @@ class RuleBook:
                 host = host.partition(".")[2]
         return rs.canonize(url) if rs is not None else url
 
-
 def _host(url):
     """The host of ``url`` (after ``scheme://``, without user and port), lower case; "" if none."""
     scheme, sep, rest = url.partition("://")
     auth = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
     return (auth[: auth.find("]") + 1] if auth.startswith("[") else auth.split(":", 1)[0]).lower() if sep else ""
-
-
-def load(path, ma=10, normalize=None, unvalidated=False):
-    """A :class:`RuleSet` from a JSON file (``unvalidated=True`` for ``mine --json`` candidates)."""
+def load(path, ma=10, normalize=None, unvalidated=False, keys=None):
+    """A :class:`RuleSet` from a JSON file (``unvalidated``: ``mine --json`` candidates; ``keys``)."""
     with open(path, encoding="utf-8") as fh:
-        return RuleSet(json.load(fh), ma, normalize, unvalidated)
-
-
+        return RuleSet(json.load(fh), ma, normalize, unvalidated, keys=keys)
 def canonize(url, doc, ma=10, unvalidated=False):
     """One-shot: canonize ``url`` with the rule set ``doc`` (a dict)."""
     return RuleSet(doc, ma, unvalidated=unvalidated).canonize(url)
 
+# ---- signed rule sets (dustbuster.core.signing): Ed25519 verification from RFC 8032 §5.1
+def _content(doc):
+    """The bytes a signature covers: the document but "signature" and "__faust", sorted, compact."""
+    return json.dumps({k: v for k, v in doc.items() if k not in ("signature", "__faust")}, sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=True).encode("ascii")
+def _keys(texts):
+    """Key id (SHA-256 of the raw key, 16 hex digits) -> raw 32-byte key, from base64 or PEM texts."""
+    out = {}
+    for t in [texts] if isinstance(texts, str) else texts or ():
+        raw = base64.b64decode("".join(x for x in t.strip().splitlines() if not x.startswith("-----")))
+        raw = raw[12:] if len(raw) == 44 and raw[:12] == bytes.fromhex("302a300506032b6570032100") else raw
+        if len(raw) != 32:
+            raise ValueError("an Ed25519 public key has 32 bytes, not %d" % len(raw))
+        out[hashlib.sha256(raw).hexdigest()[:16]] = raw
+    return out
+def _verify(doc, keys):
+    sig = doc.get("signature")
+    if sig is None:
+        raise Rejected("unsigned", "a trusted key is configured and the set carries no signature")
+    kid = sig.get("key_id") if isinstance(sig, dict) and sig.get("alg") == "ed25519" else None
+    try:
+        ok = kid in keys and ed25519_verify(keys[kid], _content(doc), base64.b64decode(sig.get("sig"), validate=True))
+    except (TypeError, ValueError):  # binascii.Error is a ValueError
+        ok = False
+    if not ok:
+        raise Rejected("bad_signature", "not signed by a trusted key (key id %r)" % (kid,))
 
-#: The name this module had before the project settled on one verb ("canonize", as the papers
-#: say); kept so that crawler code written against it keeps working.
+_P, _L = 2 ** 255 - 19, 2 ** 252 + 27742317777372353535851937790883648493  # the field prime, the group order
+_D, _I = -121665 * pow(121666, _P - 2, _P) % _P, pow(2, (_P - 1) // 4, _P)  # d = -121665/121666, sqrt(-1)
+def _add(a, b):
+    """Point addition in extended coordinates (X, Y, Z, T), RFC 8032 §5.1.4."""
+    A, B = (a[1] - a[0]) * (b[1] - b[0]) % _P, (a[1] + a[0]) * (b[1] + b[0]) % _P
+    C, D = 2 * a[3] * b[3] * _D % _P, 2 * a[2] * b[2] % _P
+    E, F, G, H = B - A, D - C, D + C, B + A
+    return E * F % _P, G * H % _P, F * G % _P, E * H % _P
+def _mul(s, p):
+    q = (0, 1, 1, 0)
+    while s:
+        q, p, s = (_add(q, p) if s & 1 else q), _add(p, p), s >> 1
+    return q
+def _point(b):
+    """The point encoded by 32 bytes (RFC 8032 §5.1.3); None when they encode none."""
+    y = int.from_bytes(b, "little")
+    sign, y = y >> 255, y & ((1 << 255) - 1)  # x2 = (y^2 - 1) / (d y^2 + 1), x its root of that sign
+    x2 = (y * y - 1) * pow(_D * y * y + 1, _P - 2, _P) % _P
+    x = pow(x2, (_P + 3) // 8, _P)
+    x = x if (x * x - x2) % _P == 0 else x * _I % _P
+    if y >= _P or (x * x - x2) % _P or (x == 0 and sign):
+        return None
+    x = _P - x if x & 1 != sign else x
+    return x, y, 1, x * y % _P
+_B = _point((4 * pow(5, _P - 2, _P) % _P).to_bytes(32, "little"))  # the base point: y = 4/5, x even
+def ed25519_verify(public, message, signature):
+    """True when ``signature`` (64 bytes) is ``public``'s (32 bytes) Ed25519 signature of ``message``
+    (RFC 8032 §5.1.7, as OpenSSL checks it: S below the group order, R' = [S]B - [k]A encodes to R)."""
+    A = _point(public) if len(public) == 32 and len(signature) == 64 else None
+    s = int.from_bytes(signature[32:], "little")
+    if A is None or s >= _L:
+        return False
+    k = int.from_bytes(hashlib.sha512(signature[:32] + public + message).digest(), "little") % _L
+    X, Y, Z, _ = _add(_mul(s, _B), _mul(k, (_P - A[0], A[1], A[2], _P - A[3])))
+    zi = pow(Z, _P - 2, _P)
+    return (Y * zi % _P | (X * zi % _P & 1) << 255).to_bytes(32, "little") == signature[:32]
+
+#: The name this module had before the project settled on "canonize"; kept for crawler code using it.
 canonicalize = canonize

@@ -181,7 +181,9 @@ class Views:
         sr = self.book.sites.get(site)
         if sr is None:
             return _error(404, f"no rule set for site {site!r} (GET /sites lists them)")
-        return web.json_response(dict(sr.doc) | {"site": site, "version": sr.version})
+        # the document as published: its signature (dustbuster.core.signing) covers every field, so
+        # "site" and "version" are only added where the document has none
+        return web.json_response({"site": site, "version": sr.version} | dict(sr.doc))
 
     async def healthz(self, request: web.Request) -> web.Response:
         rules_ready = self.ready()

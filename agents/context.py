@@ -66,7 +66,8 @@ def build_context(app: faust.App, settings: Settings, topics: Topics | None = No
     probe = BrokerProbe(settings.kafka_bootstrap, settings.broker_grace_s)
     health.broker = probe.problem
     metrics.healthy.set_function(lambda: 1.0 if health.ok() else 0.0)
-    book = RuleBook(settings.params.ma, settings.normalize)
+    book = RuleBook(settings.params.ma, settings.normalize, keys=settings.public_keys,
+                    max_skew_s=settings.max_version_skew_s)
     dashboard = DashboardState() if settings.api_port else None
     return WorkerContext(
         app=app, settings=settings, topics=topics if topics is not None else make_topics(app, settings),

@@ -12,6 +12,7 @@ import time
 from dustbuster.core.detect import Pair
 from dustbuster.core.errors import ParseError, RuleError, StreamError
 from dustbuster.core.rules import ParamRule, Rule, SubstringRule, rule_from_json
+from dustbuster.core.signing import sign_document
 from dustbuster.core.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, decide_version
 from dustbuster.sitevalidation import SiteValidation, check_site_policies, site_policy, validate_site
 from dustbuster.state.verdicts import VerdictStore
@@ -40,6 +41,9 @@ def register(ctx: WorkerContext) -> None:
     """The ``dust-validator`` agent on the candidates topic, and the ``dust-revalidate`` timer."""
     check_site_policies(ctx.settings)
     assert ctx.verdicts is not None, "the validator needs DUST_VALIDATE"
+    if ctx.settings.signing_key is None:  # read now: a bad key file stops the worker at start (ConfigError)
+        log.warning("DUST_SIGN_KEY_FILE is not set: rule sets are published unsigned, and consumers with "
+                    "DUST_TRUSTED_KEYS will refuse them")
 
     @ctx.app.timer(max(ctx.settings.verdict_ttl_s / 4, ctx.settings.window_s), name="dust-revalidate")
     async def revalidate() -> None:
@@ -191,8 +195,16 @@ async def validation_round(site: str, cand, settings: Settings, verdicts: Verdic
         progress.finished(sv)
         stats = sv.stats(len(pairs) + len(params)) | {"window": cand.window}
     decision = decide_version(Published.from_json(prev), None if sv is None else [r["display"] for r in rules],
-                              held_version(site) if held_version else None)
-    return await send_decision(site, decision, rules, stats, verdicts, publish, metrics)
+                              held_version(site) if held_version else None, now_ms=int(time.time() * 1000))
+    return await send_decision(site, decision, rules, stats, verdicts, publish, metrics, settings.signing_key)
+
+
+def signed_record(rs: RuleSet, key) -> RuleSet:
+    """``rs`` with its signature (dustbuster.core.signing) over the record as it goes on the wire
+    (Faust's representation, whose ``__faust`` field the signature leaves out); ``rs`` without a key."""
+    if key is not None:
+        rs.signature = sign_document(rs.to_representation(), key)["signature"]
+    return rs
 
 
 def count_verdicts(metrics, sv: SiteValidation) -> None:
@@ -207,8 +219,9 @@ def count_verdicts(metrics, sv: SiteValidation) -> None:
 
 
 async def send_decision(site: str, decision: VersionDecision, rules: list[dict], stats: dict, verdicts: VerdictStore,
-                        publish, metrics=None):
-    """Publish what :func:`decide_version` decided and remember it as the site's last published set."""
+                        publish, metrics=None, key=None):
+    """Publish what :func:`decide_version` decided and remember it as the site's last published set;
+    with ``key`` (DUST_SIGN_KEY_FILE's), the set is signed (:func:`signed_record`)."""
     sig = [r["display"] for r in rules]
     if decision.action == UNCHANGED:
         if decision.why == "outage":
@@ -221,7 +234,8 @@ async def send_decision(site: str, decision: VersionDecision, rules: list[dict],
         await publish(site, None)
         log.warning("%s: no valid rules any more: tombstone published", site)
     else:
-        rs = RuleSet(site=site, version=decision.version, created=time.time(), rules=rules, stats=stats)
+        rs = signed_record(RuleSet(site=site, version=decision.version, created=time.time(), rules=rules,
+                                   stats=stats), key)
         await publish(site, rs)
         log.info("%s: published rule set v%s: %s valid rules", site, decision.version, len(rules))
     verdicts.set_ruleset(site, {"version": decision.version, "sig": sig, "rules": rules if rs is not None else []})

@@ -16,12 +16,13 @@ them.  A URL of no known site gets only the normalization.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .canonize import Canonizer
 from .errors import RuleError
-from .admission import admit_rules
+from .admission import MAX_SKEW_MS, admit_rules
 from .normalize import normalize_or_keep
 from .params import DEFAULT_MA
 from .rules import Rule
@@ -55,12 +56,12 @@ class SiteRules:
 
     @classmethod
     def from_document(cls, site: str, doc: Mapping[str, Any], ma: int = DEFAULT_MA, unvalidated: bool = False,
-                      held_version: int | None = None) -> "SiteRules | None":
+                      held_version: int | None = None, **admission: Any) -> "SiteRules | None":
         """Parse and admit a RuleSet document (docs/ruleset.schema.json) or a ``mine --json`` one
         (dustbuster.core.admission: only ``valid`` rules unless ``unvalidated``, newer than ``held_version``,
-        converging, on-site).  None when it is the held version again; raises RuleError with the
-        reason."""
-        got = admit_rules(site, doc, held_version, ma, unvalidated)
+        converging, on-site; ``admission``: admit_rules' keywords, held_doc, now_ms, max_skew_ms,
+        keys).  None when it is the held version again; raises RuleError with the reason."""
+        got = admit_rules(site, doc, held_version, ma, unvalidated, **admission)
         if got is None:
             return None
         version, rules = got
@@ -68,11 +69,20 @@ class SiteRules:
 
 
 class RuleBook:
-    """Site → current compiled rule set.  Not thread-safe; one per event loop."""
+    """Site → current compiled rule set.  Not thread-safe; one per event loop.
 
-    def __init__(self, ma: int = DEFAULT_MA, normalize: bool = True) -> None:
+    ``keys`` (key id → raw Ed25519 public key, dustbuster.core.signing.trusted_keys): when given,
+    only sets signed by one of them are admitted.  ``clock`` (seconds, ``time.time`` by default) and
+    ``max_skew_s``: a version more than that ahead of the clock in ms is refused
+    (``version_from_future``; dustbuster.core.admission.MAX_SKEW_MS)."""
+
+    def __init__(self, ma: int = DEFAULT_MA, normalize: bool = True, keys: Mapping[str, bytes] | None = None,
+                 clock: Callable[[], float] = time.time, max_skew_s: float = MAX_SKEW_MS / 1000) -> None:
         self.ma = ma
         self.normalize = normalize
+        self.keys = dict(keys or {})
+        self.clock = clock
+        self.max_skew_ms = int(max_skew_s * 1000)
         self.sites: dict[str, SiteRules] = {}
         self.bad = 0
         self.rejected: dict[str, int] = {}  #: rejected rule sets by reason (dustbuster.core.admission)
@@ -87,7 +97,9 @@ class RuleBook:
             return None
         held = self.sites.get(site)
         try:
-            sr = SiteRules.from_document(site, doc, self.ma, unvalidated, held.version if held else None)
+            sr = SiteRules.from_document(site, doc, self.ma, unvalidated, held.version if held else None,
+                                         held_doc=held.doc if held else None, now_ms=int(self.clock() * 1000),
+                                         max_skew_ms=self.max_skew_ms, keys=self.keys)
         except RuleError as exc:
             self.bad += 1
             self.rejected[exc.reason] = self.rejected.get(exc.reason, 0) + 1

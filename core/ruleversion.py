@@ -7,7 +7,11 @@ version is published only when the list of valid rules changed; an outage (no or
 ``valid`` None) decides nothing; a site whose every rule was refuted is removed with a tombstone
 (:func:`decide_version`).  Versions only grow: the next one is above both the validator's own
 last version and the one consumers hold (a validator whose state was lost must not publish a
-version they would refuse as stale).
+version they would refuse as stale), and is at least the publish time in ms (issue 27): consumers
+refuse a version too far ahead of their clock (``version_from_future``,
+dustbuster.core.admission.MAX_SKEW_MS), so a forged version 2^53-1 cannot freeze a site, and a
+real version is never far ahead.  Old small-integer versions stay below any such time and are
+replaced by the next round's.  The clock is passed in (``now_ms``): the decision stays pure.
 """
 
 from __future__ import annotations
@@ -45,15 +49,17 @@ class VersionDecision:
 
 
 def decide_version(previous: Published | None, valid: Sequence[str] | None,
-                   held: int | None = None) -> VersionDecision:
+                   held: int | None = None, now_ms: int = 0) -> VersionDecision:
     """``valid``: the display forms of the round's valid rules in canonization order, None for an
-    outage; ``held``: the version the consumers hold (read from the rules topic), if any."""
+    outage; ``held``: the version the consumers hold (read from the rules topic), if any;
+    ``now_ms``: the publish time in ms (0: versions count 1, 2, …).  The new version is
+    max(previous + 1, held + 1, now_ms): a clock that went back still gives a newer version."""
     if valid is None:
         return VersionDecision(UNCHANGED, why="outage")
     sig = tuple(valid)
     if previous is not None and previous.sig == sig:
         return VersionDecision(UNCHANGED, why="same_rules")
-    version = max(previous.version if previous is not None else 0, held or 0) + 1
+    version = max(max(previous.version if previous is not None else 0, held or 0) + 1, now_ms)
     if not sig and previous is not None:
         return VersionDecision(TOMBSTONE, version)
     return VersionDecision(PUBLISH, version)

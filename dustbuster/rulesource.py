@@ -8,7 +8,7 @@
 | the rules topic | ``kafka://127.0.0.1:9092/dust-rules`` | followed live from its start (dustbuster.stream.rulesview.TopicFollower) |
 
 Every set goes through the rule book's admission (:meth:`dustbuster.core.rulebook.RuleBook.update`: valid
-rules only, a newer version, converging, on the site); a refused set is counted by reason and
+rules only, a newer version, converging, on the site; with ``keys``, signed by one of them); a refused set is counted by reason and
 logged, and the site keeps the set it had.  :meth:`LiveRules.start` returns once the source has
 been read (the file, the first poll, the topic up to its end at start; at most ``wait_s``), so the
 first requests already use the rules; the API and the topic are then followed in a daemon thread.
@@ -30,6 +30,7 @@ from typing import Any
 from dustbuster.core.errors import ConfigError, DustError, ParseError, RuleError
 from dustbuster.core.params import DEFAULT_MA
 from dustbuster.core.rulebook import SiteCanonized, RuleBook
+from dustbuster.core.signing import parse_key_list, trusted_keys
 from dustbuster.core.strictjson import loads_strict
 
 log = logging.getLogger(__name__)
@@ -37,12 +38,14 @@ log = logging.getLogger(__name__)
 
 class LiveRules:
     def __init__(self, source: str, token: str = "", refresh_s: float = 30.0, normalize: bool = True, ma: int = DEFAULT_MA,
-                 wait_s: float = 30.0) -> None:
+                 wait_s: float = 30.0, keys: str | list[str] = "") -> None:
+        """``keys``: trusted Ed25519 public keys (base64, a list or one string separated by commas):
+        when given, only rule sets signed by one of them are applied (dustbuster.core.signing)."""
         if not source or not source.strip():
             raise ConfigError("no rules source: give a rules file, a worker's API (http://host:8870) "
                               "or the rules topic (kafka://host:9092/dust-rules)")
         self.source, self.token, self.refresh_s, self.wait_s = source.strip(), token, refresh_s, wait_s
-        self.book = RuleBook(ma, normalize)
+        self.book = RuleBook(ma, normalize, keys=parse_key_list(keys) if isinstance(keys, str) else trusted_keys(keys))
         self.refused: Counter[str] = Counter()
         self.updates = 0
         self._lock = threading.Lock()

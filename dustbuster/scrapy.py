@@ -5,6 +5,7 @@
     DUPEFILTER_CLASS = "dustbuster.scrapy.DustDupeFilter"
     DUSTBUSTER_RULES = "http://127.0.0.1:8870"   # a worker's API; or "rules.jsonl"; or "kafka://127.0.0.1:9092/dust-rules"
     DUSTBUSTER_TOKEN = "..."                      # when the workers have DUST_API_TOKEN (default: $DUST_API_TOKEN)
+    DUSTBUSTER_TRUSTED_KEYS = ["<base64 public key>"]  # only sets the validator signed (default: $DUST_TRUSTED_KEYS)
 
 :class:`DustDupeFilter` is Scrapy's own duplicate filter (``RFPDupeFilter``: fingerprints,
 ``JOBDIR`` persistence, ``dont_filter``) applied to each request's *canonical* URL: RFC 3986
@@ -24,7 +25,9 @@ ones Scrapy's own filter would have downloaded: its fingerprint of the URL itsel
 
 Settings: ``DUSTBUSTER_RULES`` (required), ``DUSTBUSTER_TOKEN``, ``DUSTBUSTER_REFRESH_S`` (API
 polling, 30), ``DUSTBUSTER_NORMALIZE`` (True), ``DUSTBUSTER_WAIT_S`` (how long the spider's start
-waits for the rules, 30).
+waits for the rules, 30), ``DUSTBUSTER_TRUSTED_KEYS`` (the validator's public keys, a list or a
+comma-separated string; refused sets count under ``rule_sets_refused``; docs/canonizer.md "Signed
+rule sets").
 """
 
 from __future__ import annotations
@@ -54,7 +57,8 @@ def live_rules(settings) -> LiveRules:
     return LiveRules(str(source), token=settings.get("DUSTBUSTER_TOKEN") or os.environ.get("DUST_API_TOKEN", ""),
                      refresh_s=settings.getfloat("DUSTBUSTER_REFRESH_S", 30.0),
                      normalize=settings.getbool("DUSTBUSTER_NORMALIZE", True),
-                     wait_s=settings.getfloat("DUSTBUSTER_WAIT_S", 30.0))
+                     wait_s=settings.getfloat("DUSTBUSTER_WAIT_S", 30.0),
+                     keys=settings.getlist("DUSTBUSTER_TRUSTED_KEYS") or os.environ.get("DUST_TRUSTED_KEYS", ""))
 
 
 class _Counting:

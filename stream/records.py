@@ -53,6 +53,8 @@ class RuleSet(faust.Record, namespace="dustbuster.ruleset.v1", serializer="json"
     rules: List[Any]
     schema: str = SCHEMA_RULESET
     stats: Any = None
+    #: {"alg": "ed25519", "key_id": ..., "sig": base64} over the rest (dustbuster.core.signing); None: unsigned
+    signature: Any = None
 
 
 class Reject(faust.Record, namespace="dustbuster.rejects.v1", serializer="json"):

@@ -34,6 +34,9 @@ other commands never read it).  It is read once: edits need a restart.
 | DUST_N, DUST_EPSILON | DustParams | validation: the comparisons that decide a rule and the refutation threshold (Figure 3) |
 | DUST_SIZE_SLACK | 0.02 | DustParams.size_slack: LikelySimilar on sizes, intervals closer than this fraction of the larger size overlap (0 = the paper's exact test) |
 | DUST_LANGUAGE | extended | DustParams.language: `paper` (substring + global parameter rules) or `extended` (+ scoped parameter, query, case, pattern rules; docs/rules.md) |
+| DUST_SIGN_KEY_FILE | (none) | the validator's Ed25519 private key (PEM, `dustbuster keys`): every rule set it publishes is signed (core/signing.py); read when the validator starts |
+| DUST_TRUSTED_KEYS | (none) | base64 Ed25519 public keys, separated by commas: when set, every consumer (canonizer agents, API, `canonize`/`export`/`rules --from-topic`) applies only sets signed by one of them (`unsigned`, `bad_signature` otherwise); several keys for a rotation |
+| DUST_MAX_VERSION_SKEW_S | 86400 | a rule set whose version (publish time in ms) is further ahead of this consumer's clock is refused (`version_from_future`; core/admission.py MAX_SKEW_MS says why a day) |
 | DUST_MAX_ENVELOPES | 2048 (0 = no cap) | most envelopes per URL in phase 1 (core/params.py; the same in `dustbuster mine`) |
 """
 
@@ -47,6 +50,7 @@ from typing import Mapping
 
 from dustbuster.core.errors import MAX_LINE_CHARS, ConfigError
 from dustbuster.core.params import DustParams
+from dustbuster.core.signing import load_private_key, parse_key_list
 from dustbuster.core.siteconfig import SiteConfig, parse_sites
 
 PREFIX = "DUST_"
@@ -82,6 +86,9 @@ class Settings:
     broker_grace_s: float = 15.0
     max_record_bytes: int = 4_000_000
     ingest_group: int = 50
+    sign_key_file: Path | None = None
+    trusted_keys: str = ""
+    max_version_skew_s: float = 86400.0
     params: DustParams = field(default_factory=DustParams)
 
     @cached_property
@@ -89,6 +96,17 @@ class Settings:
         """The parsed sites file (empty without one), read on first use and then kept: edits need
         a restart.  ConfigError when it is missing or malformed."""
         return read_sites(self.validator_sites) if self.validator_sites else {}
+
+    @cached_property
+    def signing_key(self):
+        """The validator's private key (DUST_SIGN_KEY_FILE), None without one; ConfigError when the
+        file is missing or not an Ed25519 PEM key.  Read on first use, then kept."""
+        return read_signing_key(self.sign_key_file) if self.sign_key_file else None
+
+    @cached_property
+    def public_keys(self) -> dict[str, bytes]:
+        """The trusted public keys (DUST_TRUSTED_KEYS), key id → raw key; empty: sets are not checked."""
+        return parse_key_list(self.trusted_keys)
 
     @property
     def raw_topic(self) -> str:
@@ -161,6 +179,9 @@ class Settings:
             raise ConfigError("DUST_MAX_MESSAGE_BYTES must be at least 65536")
         if s.max_urls_per_site < 0:
             raise ConfigError("DUST_MAX_URLS_PER_SITE must be >= 0 (0 = no cap)")
+        if s.max_version_skew_s < 0:
+            raise ConfigError("DUST_MAX_VERSION_SKEW_S must be >= 0")
+        s.public_keys  # noqa: B018 - a malformed DUST_TRUSTED_KEYS is an error at start, not at the first set
         return s
 
 
@@ -172,6 +193,14 @@ def read_sites(path: Path) -> dict[str, SiteConfig]:
     return parse_sites(path.read_bytes(), str(path))
 
 
+def read_signing_key(path: Path):
+    """The Ed25519 private key in the PEM file at ``path`` (core/signing.py); ConfigError otherwise."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"no such signing key file: {path}")
+    return load_private_key(path.read_bytes())
+
+
 def _convert(name: str, raw: str, default: object) -> object:
     try:
         if isinstance(default, bool):
@@ -180,7 +209,7 @@ def _convert(name: str, raw: str, default: object) -> object:
             return int(raw)
         if isinstance(default, float):
             return float(raw)
-        if isinstance(default, Path) or name in ("validator_sites",):
+        if isinstance(default, Path) or name in ("validator_sites", "sign_key_file"):
             return Path(raw)
         return raw
     except ValueError:

@@ -47,3 +47,20 @@ def test_only_undecided_rules_are_carried_over():
     assert carried_over([r1, r2, r3], {r1.text, r2.text}, [r2]) == [r1]
     assert carried_over([], {r1.text}, []) == []
     assert carried_over([r1], set(), []) == []
+
+
+NOW = 1_795_650_000_000  # ms
+
+
+@pytest.mark.parametrize("previous, valid, held, expected", [
+    (None,                       [A],      None, VersionDecision(PUBLISH, NOW)),       # the publish time in ms
+    (Published(3, (A,)),         [A, B],   None, VersionDecision(PUBLISH, NOW)),       # old small versions: below now
+    (Published(NOW + 5, (A,)),   [B],      None, VersionDecision(PUBLISH, NOW + 6)),   # the clock went back: still newer
+    (Published(3, (A,)),         [B],      NOW + 9, VersionDecision(PUBLISH, NOW + 10)),  # consumers hold a later one
+    (Published(3, (A,)),         [],       None, VersionDecision(TOMBSTONE, NOW)),
+    (Published(3, (A,)),         [A],      None, VersionDecision(UNCHANGED, why="same_rules")),
+])
+def test_versions_are_the_publish_time_in_ms(previous, valid, held, expected):
+    """Issue 27: max(previous + 1, held + 1, now in ms), so consumers can refuse a version far
+    ahead of their clock (dustbuster.core.admission, ``version_from_future``)."""
+    assert decide_version(previous, valid, held, now_ms=NOW) == expected

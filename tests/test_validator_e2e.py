@@ -24,6 +24,13 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
         write_sites(conf, port, rate_per_s=1000)
         env = stream_env(kafka, window=3.0)
         env["DUST_VALIDATOR_SITES"] = str(conf)
+        # signed rule sets (issue 27): the validator signs, the worker's own rule book verifies
+        from dustbuster.core.signing import new_key
+
+        pem, public = new_key()
+        (tmp_path / "rules.key").write_bytes(pem)
+        env.update({"DUST_SIGN_KEY_FILE": str(tmp_path / "rules.key"), "DUST_TRUSTED_KEYS": public,
+                    "DUST_API_TOKEN": ""})
         api = free_port()
         env["DUST_API_PORT"] = str(api)
         w = Worker(env, tmp_path / "w", tmp_path / "w.log").start()
@@ -41,6 +48,8 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
 
             with urllib.request.urlopen(f"http://127.0.0.1:{api}/metrics", timeout=10) as r:
                 metrics = r.read().decode()
+            with urllib.request.urlopen(f"http://127.0.0.1:{api}/sites/forum.test/rules", timeout=10) as r:
+                applied = json.loads(r.read())
         finally:
             w.stop()
     finally:
@@ -95,6 +104,13 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
     jsonschema.validate(rs, json.loads((ROOT / "docs" / "ruleset.schema.json").read_text()))
     assert [r.text for r in rules_from_document(rs)] == texts
     assert current == rs
+    # signed by the validator's key, and applied by the worker that trusts it (nothing refused)
+    from dustbuster.core.signing import parse_key_list, verify_document
+
+    verify_document(rs, parse_key_list(public))
+    assert applied["version"] == rs["version"] and applied["signature"] == rs["signature"]
+    assert rs["version"] > 1_700_000_000_000  # the publish time in ms (dustbuster.core.ruleversion)
+    assert "dust_rule_sets_rejected_total{" not in metrics
     # the worker's /metrics counted each stage of the pipeline
     values = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
               if line and not line.startswith("#")}

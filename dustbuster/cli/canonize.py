@@ -12,7 +12,7 @@ from dustbuster.core.errors import WARNING_DETAIL_CHARS, DustError, RuleError
 from dustbuster.core.params import DustParams
 
 from .common import read_doc
-from .rulesets import screened, topic_sets, valid_only
+from .rulesets import screened, topic_sets, trusted, valid_only, verified
 
 EPILOG = """\
 examples:
@@ -50,6 +50,9 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     c.add_argument("--unvalidated", action="store_true",
                    help="with --rules: also apply rules that are not validated (mine's 'likely' candidates, even "
                    "'invalid' ones) and print how many URLs each rule changed; by default only 'valid' rules apply")
+    c.add_argument("--trusted-key", action="append", metavar="PUBLIC_KEY",
+                   help="apply only rule sets signed by this Ed25519 public key (base64; repeatable, for a rotation; "
+                   "default: DUST_TRUSTED_KEYS; docs/canonizer.md \"Signed rule sets\")")
     c.add_argument("--bootstrap", help="Kafka bootstrap servers (DUST_KAFKA_BOOTSTRAP)")
     return c
 
@@ -110,8 +113,9 @@ def _book(a: argparse.Namespace, unvalidated: bool):
 
     normalize = a.normalize if a.normalize is not None else bool(a.from_topic)
     book = RuleBook(a.ma, normalize)
+    keys = trusted(a)
     if a.from_topic:
-        for site, doc in topic_sets(a).items():
+        for site, doc in topic_sets(a, keys).items():
             try:
                 book.update(site, doc)
             except Exception as exc:  # whatever a record on the topic holds, the other sites still apply
@@ -119,6 +123,7 @@ def _book(a: argparse.Namespace, unvalidated: bool):
                 sys.stderr.write(f"warning: skipping the rule set of {site}: {type(exc).__name__}: {text}\n")
         return book, [r for sr in book.sites.values() for r in sr.rules]
     doc = read_doc(a.rules)
+    verified(doc, keys, a.rules)
     a.site = (a.site or doc.get("site") or "rules-file").lower()  # every URL gets the file's rules
     doc, skipped = valid_only(doc, unvalidated)
     if unvalidated:

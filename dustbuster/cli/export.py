@@ -12,7 +12,7 @@ from dustbuster.core.errors import DustError
 from dustbuster.core.export import FORMATS
 
 from .common import read_doc
-from .rulesets import topic_sets
+from .rulesets import topic_sets, trusted, verified
 
 EPILOG = """\
 examples:
@@ -54,6 +54,7 @@ def run(a: argparse.Namespace) -> int:
         doc = sets[site]
     else:
         doc = read_doc(a.rules)
+        verified(doc, trusted(a), a.rules)  # with DUST_TRUSTED_KEYS, as the workers would apply it
     every = rules_from_document(doc)
     rules = [r for r in every if a.unvalidated or r.status == "valid"]
     if len(rules) < len(every) and not a.quiet:

@@ -45,7 +45,7 @@ def run(a: argparse.Namespace) -> int:
     s = kafka_settings(a)
     want = a.site.lower() if a.site else None
     found: dict[str, dict] = {}
-    check = RuleBook()
+    check = RuleBook(keys=s.public_keys, max_skew_s=s.max_version_skew_s)  # as the workers admit
     show_set = _print_set if a.json else _print_readable
 
     def show(site: str, doc: dict | None) -> None:

@@ -12,19 +12,41 @@ from dustbuster.core.params import DustParams
 from .common import settings as kafka_settings
 
 
-def topic_sets(a: argparse.Namespace) -> dict[str, dict]:
+def topic_sets(a: argparse.Namespace, keys: dict[str, bytes] | None = None) -> dict[str, dict]:
     """Every site's current rule set on the rules topic, as a worker holds it: a record the rule
     book refuses (dustbuster.stream.rulesview's strict decoding: Infinity, NaN, 1e400, deep nesting...; then
-    dustbuster.core.admission) is skipped with a warning, and its site keeps its previous set."""
+    dustbuster.core.admission, with DUST_TRUSTED_KEYS the signature) is skipped with a warning, and its
+    site keeps its previous set.  ``keys``: the trusted keys (default: DUST_TRUSTED_KEYS)."""
     import asyncio
 
     from dustbuster.core.rulebook import RuleBook
     from dustbuster.stream.consume import latest_by_key
 
     s = kafka_settings(a)
-    check = RuleBook(getattr(a, "ma", DustParams().ma))
+    check = RuleBook(getattr(a, "ma", DustParams().ma), keys=s.public_keys if keys is None else keys,
+                     max_skew_s=s.max_version_skew_s)
     # check.update raises for a set the workers would not apply: latest_by_key skips it
     return asyncio.run(latest_by_key(s.kafka_bootstrap, s.rules_topic, check.update))
+
+
+def trusted(a: argparse.Namespace) -> dict[str, bytes]:
+    """The trusted public keys of a command: its ``--trusted-key`` options, else DUST_TRUSTED_KEYS."""
+    from dustbuster.core.signing import trusted_keys
+
+    given = getattr(a, "trusted_key", None)
+    return trusted_keys(given) if given else kafka_settings(a).public_keys
+
+
+def verified(doc: dict, keys: dict[str, bytes], path: str) -> None:
+    """A rule file's document checked against the trusted keys (nothing to check without keys),
+    before any of its rules is left out (that would change what was signed); DustError otherwise."""
+    from dustbuster.core.signing import verify_document
+
+    if keys:
+        try:
+            verify_document(doc, keys)
+        except RuleError as exc:
+            raise DustError(f"the rules of {path} are not applied: {exc}") from None
 
 
 def valid_only(doc: dict, unvalidated: bool) -> tuple[dict, int]:

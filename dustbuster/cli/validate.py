@@ -40,6 +40,8 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     v.add_argument("--site", required=True, help="the site: its key in --sites, and the host of lines that carry none")
     v.add_argument("--sites", required=True, metavar="SITES.json", help="fetch policy per site (origins, rate, ...)")
     v.add_argument("-o", "--output", metavar="RULES.json", help="write the RuleSet here (default: stdout)")
+    v.add_argument("--sign-key", metavar="KEY.pem", help="sign the RuleSet with this Ed25519 private key "
+                   "(`dustbuster keys`; default: DUST_SIGN_KEY_FILE, unsigned without one)")
     v.add_argument("--scheme", default="http", choices=("http", "https"), help="scheme for lines without one")
     v.add_argument("--format", default="auto", help="log format (default auto; see `mine --help`)")
     v.add_argument("--candidates", metavar="CANDIDATES.json", action="append", default=[],
@@ -84,8 +86,10 @@ def run(a: argparse.Namespace) -> int:
     stats = sv.stats(len(pairs) + len(prules) + len(extra)) | {"urls": len(ul), "seconds": round(time.perf_counter() - t0, 3)}
     if extra:
         stats["extra_candidates"] = extra_verdicts(extra, sv)
-    doc = ruleset_document(site, 1, [r.to_json() | {"validated_at": round(time.time(), 3)} for r in sv.rules],
+    # the version the validator agent would give a first set: its publish time in ms (dustbuster.core.ruleversion)
+    doc = ruleset_document(site, int(time.time() * 1000), [r.to_json() | {"validated_at": round(time.time(), 3)} for r in sv.rules],
                            created=time.time(), stats=stats)
+    doc = _signed(a, doc)
     text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     if a.output:
         Path(a.output).write_text(text, encoding="utf-8")
@@ -94,6 +98,15 @@ def run(a: argparse.Namespace) -> int:
     if not a.quiet:
         _summary(site, doc, a.output, sys.stderr)
     return 0
+
+
+def _signed(a: argparse.Namespace, doc: dict) -> dict:
+    """``doc`` signed with --sign-key (or DUST_SIGN_KEY_FILE), as the validator agent signs; as it is without a key."""
+    from dustbuster.core.signing import sign_document
+    from dustbuster.stream.settings import Settings, read_signing_key
+
+    key = read_signing_key(Path(a.sign_key)) if a.sign_key else Settings.from_env().signing_key
+    return doc if key is None else sign_document(doc, key)
 
 
 def extra_candidates(paths: list[str]) -> list:
