@@ -4,6 +4,7 @@ partition's local store up to date from its changelog before applying the messag
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Awaitable, Callable, TypeVar
@@ -42,5 +43,12 @@ async def send_reject(ctx: WorkerContext, msg, reason: str, detail: str, line: s
                       site: str | None = None) -> None:
     """Count a rejected message or line (``dust_rejects_total{reason}``) and send its dead letter."""
     ctx.metrics.rejects.labels(reason).inc()
-    await ctx.topics.rejects.send(key=site.encode() if site else None, value=dead_letter(
-        reason, detail, line, topic=msg.topic, partition=msg.partition, offset=msg.offset, site=site))
+    try:
+        await ctx.topics.rejects.send(key=site.encode("utf-8", "replace") if site else None, value=dead_letter(
+            reason, detail, line, topic=msg.topic, partition=msg.partition, offset=msg.offset, site=site))
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the dead letter is lost, counted; the good lines go on
+        ctx.metrics.send_failures.labels("rejects", type(exc).__name__).inc()
+        log.error("a dead letter (%s) of %s/%s@%s was not sent: %s: %s", reason, msg.topic, msg.partition,
+                  msg.offset, type(exc).__name__, str(exc)[:200])

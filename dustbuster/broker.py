@@ -105,6 +105,15 @@ def ensure_libs(quiet: bool = True) -> Path:
     return LIBS
 
 
+def cluster_id() -> str:
+    """A KRaft cluster id (22 characters of URL-safe base64) that does not start with ``-``: the
+    storage tool would read such an id as an option and fail (one start in 64)."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cid.startswith("-"):
+            return cid
+
+
 @dataclass
 class LocalKafka:
     """One broker+controller node.  ``start()`` formats (once) and launches; ``stop()`` ends it."""
@@ -141,7 +150,7 @@ class LocalKafka:
         java = ["java", *JVM, f"-Dlog4j2.configurationFile={logcfg}", "-cp", f"{libs}/*"]
         t0 = time.perf_counter()
         if not (self.data_dir / "kraft" / "meta.properties").exists():
-            cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+            cluster = cluster_id()
             r = subprocess.run([*java, "kafka.tools.StorageTool", "format", "-t", cluster, "-c", str(props), "-g"],
                                capture_output=True, text=True, timeout=120)
             if r.returncode != 0:

@@ -75,8 +75,14 @@ def dead_letter(reason: str, detail: str, line: str | bytes | None, *, topic: st
     message's first bytes, decoded with replacement), why, and where it came from."""
     if not isinstance(line, str):
         line = (line if isinstance(line, bytes) else b"")[:REJECT_EXCERPT_CHARS].decode("utf-8", "replace")
-    return Reject(reason=reason, detail=detail, site=site, line=line[:REJECT_EXCERPT_CHARS], topic=topic,
-                  partition=partition, offset=offset)
+    return Reject(reason=reason, detail=_text(detail), site=None if site is None else _text(site),
+                  line=_text(line[:REJECT_EXCERPT_CHARS]), topic=topic, partition=partition, offset=offset)
+
+
+def _text(s: str) -> str:
+    """``s`` as text JSON can carry: a lone surrogate (a line decoded with ``surrogateescape``, a
+    ``\udc80`` in a JSON string) becomes ``?`` — a dead letter must always be sendable."""
+    return s.encode("utf-8", "replace").decode("utf-8")
 
 
 class CanonicalURL(faust.Record, namespace="dustbuster.canonical.v1", serializer="json"):
