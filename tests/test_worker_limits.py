@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -74,15 +73,11 @@ class LimitedWorker(Worker):
         self.nofile = nofile
 
     def start(self) -> "LimitedWorker":
+        # the limit set by the shell, not a preexec_fn (Python code after fork in a threaded process)
         out = open(self.log, "ab")
-        limit = self.nofile
-
-        def lower() -> None:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
-
-        self.proc = subprocess.Popen([sys.executable, "-m", "dustbuster", "worker", "--data-dir", str(self.data_dir)],
-                                     cwd=self.cwd, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                                     start_new_session=True, preexec_fn=lower)
+        cmd = f"ulimit -n {int(self.nofile)} && exec \"$0\" -m dustbuster worker --data-dir \"$1\""
+        self.proc = subprocess.Popen(["sh", "-c", cmd, sys.executable, str(self.data_dir)], cwd=self.cwd, env=self.env,
+                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         out.close()
         return self
 
