@@ -1,0 +1,153 @@
+"""Real crawler crawls of the quality harness's apps with and without their validated rules
+(issue 26): Scrapy (plain, key-only with DustRequestFingerprinter, rewrite with DustLinks) and
+Crawlee for Python (plain, DustKeys), each through the app's real server on loopback; writes
+docs/crawls.md.
+
+  .venv/bin/python bench/quality/crawls.py --apps docs          # Sphinx under Apache
+  .venv/bin/python bench/quality/crawls.py --apps docs,trac
+
+Per app: the app is set up and served as `make quality` does (bench/quality/run.py: its three
+traffic runs), its rules are `dustbuster validate` of the train and validate logs; the crawls start
+from the site's root and the distinct URLs of the test log (as links from the web would) and follow
+every link of the site, at most --max pages.  Distinct pages: the content clusters
+(dustbuster.core.truth: signatures, resemblance >= 0.9) over the pages of all the crawls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+from run import KINDS, SIZES, App, dust, traffic  # noqa: E402  (bench/quality/run.py)
+
+CRAWLS = {  # name: (script, args given the rules file)
+    "scrapy": ("crawl_scrapy.py", lambda rules: ["--mode", "plain"]),
+    "scrapy key-only": ("crawl_scrapy.py", lambda rules: ["--mode", "key", "--rules", str(rules)]),
+    "scrapy rewrite": ("crawl_scrapy.py", lambda rules: ["--mode", "rewrite", "--rules", str(rules)]),
+    "crawlee": ("crawl_crawlee.py", lambda rules: []),
+    "crawlee keys": ("crawl_crawlee.py", lambda rules: ["--rules", str(rules)]),
+}
+
+
+def learn(app: App) -> tuple[Path, Path]:
+    """Set up and serve the app (the caller stops it), its traffic, its validated rules; the seeds."""
+    from dustbuster.cli.truth import log_urls
+
+    if app.out.exists():
+        shutil.rmtree(app.out)
+    app.out.mkdir(parents=True)
+    steps = app.out / "steps.log"
+    app.setup(steps)
+    app.start()
+    logs = traffic(app, steps)
+    rules = app.out / "rules.json"
+    dust("validate", str(logs["train"]), str(logs["validate"]), "--site", app.host, "--sites", str(app.sites_json()),
+         "-o", str(rules), "-q", steps=steps)
+    urls, _ = log_urls([str(logs["test"])], "auto", app.host, "http")
+    seeds = app.out / "seeds.txt"
+    seeds.write_text("\n".join(dict.fromkeys([app.base + "/", *urls])) + "\n")
+    return rules, seeds
+
+
+def crawl_all(app: App, rules: Path, seeds: Path, most: int) -> dict[str, dict]:
+    docs = {}
+    for name, (script, args) in CRAWLS.items():
+        out = app.out / f"crawl-{name.replace(' ', '-')}.json"
+        t0 = time.perf_counter()
+        r = subprocess.run([sys.executable, str(HERE / script), str(seeds), str(out), "--max", str(most), *args(rules)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=900)
+        if r.returncode != 0:
+            raise SystemExit(f"{name} crawl failed:\n{r.stderr[-3000:]}")
+        docs[name] = json.loads(out.read_text()) | {"seconds": round(time.perf_counter() - t0, 1)}
+        print(f"  {name}: {len(docs[name]['responses'])} pages, {docs[name]['seconds']}s", file=sys.stderr)
+    return docs
+
+
+def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int) -> dict:
+    """Per crawl: pages downloaded, distinct pages, the plain crawl's distinct pages missed."""
+    from dustbuster.core.truth import Signature, cluster
+
+    pages = [(name, r) for name, d in docs.items() for r in d["responses"] if r["status"] == 200]
+    ids = cluster([Signature.from_json(r["sig"]) for _, r in pages])
+    distinct: dict[str, set] = {name: set() for name in docs}
+    for (name, _), c in zip(pages, ids):
+        distinct[name].add(c)
+    rows = {}
+    for name, d in docs.items():
+        s = d["stats"]
+        plain = "scrapy" if name.startswith("scrapy") else "crawlee"
+        downloads = s.get("downloader/response_count", s.get("requests_finished", len(d["responses"])))
+        rows[name] = {"downloads": downloads, "pages": len(d["responses"]), "distinct": len(distinct[name]),
+                      "missed": len(distinct[plain] - distinct[name]), "seconds": d["seconds"],
+                      "filtered": s.get("dupefilter/filtered"), "rewritten": s.get("dustbuster/rewritten")}
+    for name, row in rows.items():
+        plain = rows["scrapy" if name.startswith("scrapy") else "crawlee"]
+        row["saved"] = plain["downloads"] - row["downloads"]
+    return {"seeds": n_seeds, "rules": n_rules, "distinct_all": len(set(ids)), "crawls": rows}
+
+
+def write_doc(results: list[dict], path: Path) -> None:
+    out = ["# Crawls with and without the rules (issue 26)", "",
+           "Written by `bench/quality/crawls.py` (do not edit by hand).  Real crawlers, real servers on loopback:",
+           "each harness app of [quality.md](quality.md) is set up and served as `make quality` does, its rules are",
+           "`dustbuster validate` of its train and validate logs, and each crawler starts from the site's root and the",
+           "distinct URLs of its test log and follows every link of the site.  *downloads*: responses downloaded",
+           "(redirects included); *distinct pages*: content clusters (`dustbuster.core.truth`, resemblance ≥ 0.9)",
+           "over the pages of all the crawls; *missed*: distinct pages the same crawler without rules downloaded",
+           "and this crawl did not; *saved*: downloads fewer than the same crawler without rules.", ""]
+    for res in results:
+        out += [f"## {res['app']}: {res['kind']}", "",
+                f"{res['seeds']} seed URLs, {res['rules']} validated rules, {res['distinct_all']} distinct pages in all.", "",
+                "| crawl | downloads | pages handled | distinct pages | missed | saved | Scrapy's filter dropped | seconds |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for name, r in res["crawls"].items():
+            out.append(f"| {name} | {r['downloads']} | {r['pages']} | {r['distinct']} | {r['missed']} | {r['saved']} | "
+                       f"{'' if r['filtered'] is None else r['filtered']} | {r['seconds']} |")
+        out.append("")
+    out += ["Modes: *key-only* (`dustbuster.scrapy.DustRequestFingerprinter`; Crawlee: `dustbuster.crawlee.DustKeys`)",
+            "fetches the URLs the site links and keys them by their canonical URL; *rewrite* (`dustbuster.scrapy.DustLinks`)",
+            "requests the canonical URL itself.  When each is right: [canonizer.md](canonizer.md).", ""]
+    path.write_text("\n".join(out))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--apps", default="docs", help="comma-separated: docs, trac (default docs)")
+    ap.add_argument("--size", choices=("small", "full"), default="small", help="the apps' size (run.py's)")
+    ap.add_argument("--max", type=int, default=3000, help="pages per crawl at most")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "crawls"))
+    ap.add_argument("--venv", default=str(ROOT / "var" / "quality" / "venv"))
+    ap.add_argument("--doc", default=str(ROOT / "docs" / "crawls.md"), help="'' writes none")
+    a = ap.parse_args(argv)
+    out, results = Path(a.out).resolve(), []
+    for name in a.apps.split(","):
+        host, kind = KINDS[name]
+        app = App(name, host, kind, out / name, Path(a.venv).resolve(), SIZES[a.size][name])
+        print(f"{name}: {kind} ...", file=sys.stderr, flush=True)
+        try:
+            rules, seeds = learn(app)
+            docs = crawl_all(app, rules, seeds, a.max)
+        finally:
+            app.stop()
+        n_rules = sum(r.get("status") == "valid" for r in json.loads(rules.read_text())["rules"])
+        res = {"app": name, "kind": kind} | numbers(docs, len(seeds.read_text().split()), n_rules)
+        (out / name / "result.json").write_text(json.dumps(res, indent=1))
+        results.append(res)
+    (out / "results.json").write_text(json.dumps(results, indent=1))
+    if a.doc:
+        write_doc(results, Path(a.doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
