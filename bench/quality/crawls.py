@@ -73,6 +73,40 @@ def crawl_all(app: App, rules: Path, seeds: Path, most: int) -> dict[str, dict]:
     return docs
 
 
+def site_report(app: App, seeds: Path, rules: Path, shots: Path | None) -> dict:
+    """While the app is served: the content truth of the test log; then the site owner's report
+    (`dustbuster report`, HTML and JSON) and, with ``shots``, a screenshot of it."""
+    steps, truth = app.out / "steps.log", app.out / "truth.jsonl"
+    dust("truth", str(app.out / "test.log"), "--site", app.host, "--sites", str(app.sites_json()), "-o", str(truth),
+         "-q", steps=steps)
+    html, js = app.out / "report.html", app.out / "report.json"
+    dust("report", "--site", app.host, "--rules", str(rules), str(app.out / "test.log"), "--truth", str(truth),
+         "--html", str(html), "--json", str(js), "-q", steps=steps)
+    if shots is not None:
+        screenshot(html, shots / f"report-{app.name}.png")
+    return json.loads(js.read_text())
+
+
+def screenshot(html: Path, png: Path, width: int = 1300) -> None:
+    """A full-page PNG of a local HTML file in headless Chromium (Debian's chromium, chromium-driver)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium") or "chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", f"--window-size={width},900", "--lang=en-GB"):
+        opts.add_argument(arg)
+    d = webdriver.Chrome(options=opts, service=Service(shutil.which("chromedriver") or "/usr/lib/chromium/chromedriver"))
+    try:
+        d.get(html.resolve().as_uri())
+        height = d.execute_script("return Math.ceil(document.documentElement.scrollHeight)")
+        d.set_window_size(width, min(int(height) + 40, 5000))
+        png.parent.mkdir(parents=True, exist_ok=True)
+        d.save_screenshot(str(png))
+    finally:
+        d.quit()
+
+
 def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int) -> dict:
     """Per crawl: pages downloaded, distinct pages, the plain crawl's distinct pages missed."""
     from dustbuster.core.truth import Signature, cluster
@@ -114,6 +148,13 @@ def write_doc(results: list[dict], path: Path) -> None:
             out.append(f"| {name} | {r['downloads']} | {r['pages']} | {r['distinct']} | {r['missed']} | {r['saved']} | "
                        f"{'' if r['filtered'] is None else r['filtered']} | {r['seconds']} |")
         out.append("")
+        rep = res.get("report")
+        if rep:
+            t = rep.get("truth") or {}
+            out += [f"The site owner's report (`dustbuster report`, [img/report-{res['app']}.png](img/report-{res['app']}.png)) "
+                    f"on the test log: {rep['duplicates']} of its {rep['urls']} URLs ({rep['duplicate_share']:.1%}) are "
+                    f"duplicates by the rules" + (f"; by content {t['duplicates']} ({t['duplicate_share']:.1%}), "
+                    f"{t['found_share']:.1%} of them found, {t['false_merges']} false merges." if t else "."), ""]
     out += ["Modes: *key-only* (`dustbuster.scrapy.DustRequestFingerprinter`; Crawlee: `dustbuster.crawlee.DustKeys`)",
             "fetches the URLs the site links and keys them by their canonical URL; *rewrite* (`dustbuster.scrapy.DustLinks`)",
             "requests the canonical URL itself.  When each is right: [canonizer.md](canonizer.md).", ""]
@@ -128,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "crawls"))
     ap.add_argument("--venv", default=str(ROOT / "var" / "quality" / "venv"))
     ap.add_argument("--doc", default=str(ROOT / "docs" / "crawls.md"), help="'' writes none")
+    ap.add_argument("--screenshots", default="", help="a folder for screenshots of the reports (docs/img)")
     a = ap.parse_args(argv)
     out, results = Path(a.out).resolve(), []
     for name in a.apps.split(","):
@@ -137,10 +179,13 @@ def main(argv: list[str] | None = None) -> int:
         try:
             rules, seeds = learn(app)
             docs = crawl_all(app, rules, seeds, a.max)
+            report = site_report(app, seeds, rules, Path(a.screenshots) if a.screenshots else None)
         finally:
             app.stop()
         n_rules = sum(r.get("status") == "valid" for r in json.loads(rules.read_text())["rules"])
         res = {"app": name, "kind": kind} | numbers(docs, len(seeds.read_text().split()), n_rules)
+        res["report"] = {k: report[k] for k in ("urls", "canonical", "duplicates", "duplicate_share")} | {
+            "truth": report.get("truth")}
         (out / name / "result.json").write_text(json.dumps(res, indent=1))
         results.append(res)
     (out / "results.json").write_text(json.dumps(results, indent=1))

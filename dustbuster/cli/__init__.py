@@ -15,11 +15,11 @@ import sys
 from dustbuster import __version__
 from dustbuster.core.errors import DustError
 
-from . import (broker, candidates, canonize, common, eval, export, feed, frontier, learn, mine, rules, sim_site,
-               truth, validate, worker)
+from . import (broker, candidates, canonize, common, eval, export, feed, frontier, learn, mine, report, rules,
+               sim_site, truth, validate, worker)
 
 #: the commands in the order ``dustbuster --help`` lists them
-COMMANDS = (mine, validate, truth, eval, learn, canonize, rules, export, frontier, broker, feed, candidates, sim_site, worker)
+COMMANDS = (mine, validate, truth, eval, report, learn, canonize, rules, export, frontier, broker, feed, candidates, sim_site, worker)
 
 
 def build_parser() -> argparse.ArgumentParser:
