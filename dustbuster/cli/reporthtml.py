@@ -10,7 +10,7 @@ MAX_CLASSES = 20
 CSS = """body{font:14px system-ui,sans-serif;margin:2em;color:#222;max-width:72em}table{border-collapse:collapse;margin:1em 0}
 td,th{padding:.3em .6em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}td.n{text-align:right}
 h2{margin-top:2em}.big{font-size:2em;font-weight:600}.cards{display:flex;gap:2em;flex-wrap:wrap}.card small{display:block;color:#666}
-code{background:#f4f4f4;padding:0 .2em}ul{margin:0;padding-left:1.2em}small{color:#666}"""
+code{background:#f4f4f4;padding:0 .2em;overflow-wrap:anywhere}td{max-width:34em}ul{margin:0;padding-left:1.2em}small{color:#666}"""
 
 
 def _pct(x: float) -> str:
