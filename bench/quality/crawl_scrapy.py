@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -39,13 +40,18 @@ class LoopbackResolver(CachingThreadedResolver):
         return defer.fail(OSError(f"{name} is not a harness host"))
 
 
+def on_site(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    return host == DOMAIN or host.endswith("." + DOMAIN)
+
+
 class SiteSpider(scrapy.Spider):
     name = "site"
 
     def __init__(self, seeds: list[str], out: list, rewrite: str = "", **kw) -> None:
         super().__init__(**kw)
         self.seeds, self.out = seeds, out
-        self.extractor = LinkExtractor(allow_domains=[DOMAIN])
+        self.extractor = LinkExtractor()  # every link; the site's hosts kept in parse (allow_domains compares host:port)
         self.links = None
         if rewrite:
             from dustbuster.scrapy import DustLinks
@@ -64,7 +70,7 @@ class SiteSpider(scrapy.Spider):
                          "sig": signature(response.body, ctype or "text/html").to_json()})
         if not isinstance(response, TextResponse):
             return
-        links = self.extractor.extract_links(response)
+        links = [x for x in self.extractor.extract_links(response) if on_site(x.url)]
         if self.links is not None:
             links = self.links.process_links(links)
         for link in links:

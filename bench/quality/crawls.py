@@ -142,7 +142,7 @@ def write_doc(results: list[dict], path: Path) -> None:
     for res in results:
         out += [f"## {res['app']}: {res['kind']}", "",
                 f"{res['seeds']} seed URLs, {res['rules']} validated rules, {res['distinct_all']} distinct pages in all.", "",
-                "| crawl | downloads | pages handled | distinct pages | missed | saved | Scrapy's filter dropped | seconds |",
+                "| crawl | downloads | pages handled | distinct pages | missed | saved | requests Scrapy's filter dropped | seconds |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for name, r in res["crawls"].items():
             out.append(f"| {name} | {r['downloads']} | {r['pages']} | {r['distinct']} | {r['missed']} | {r['saved']} | "
