@@ -114,8 +114,10 @@ def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int) -> dict:
     pages = [(name, r) for name, d in docs.items() for r in d["responses"] if r["status"] == 200]
     ids = cluster([Signature.from_json(r["sig"]) for _, r in pages])
     distinct: dict[str, set] = {name: set() for name in docs}
-    for (name, _), c in zip(pages, ids):
+    first: dict[tuple[str, int], str] = {}  # (crawl, page): the first URL that crawl downloaded it at
+    for (name, r), c in zip(pages, ids):
         distinct[name].add(c)
+        first.setdefault((name, c), r["url"])
     rows = {}
     for name, d in docs.items():
         s = d["stats"]
@@ -123,6 +125,7 @@ def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int) -> dict:
         downloads = s.get("downloader/response_count", s.get("requests_finished", len(d["responses"])))
         rows[name] = {"downloads": downloads, "pages": len(d["responses"]), "distinct": len(distinct[name]),
                       "missed": len(distinct[plain] - distinct[name]), "seconds": d["seconds"],
+                      "missed_examples": sorted(first[plain, c] for c in distinct[plain] - distinct[name])[:6],
                       "filtered": s.get("dupefilter/filtered"), "rewritten": s.get("dustbuster/rewritten")}
     for name, row in rows.items():
         plain = rows["scrapy" if name.startswith("scrapy") else "crawlee"]
@@ -148,6 +151,10 @@ def write_doc(results: list[dict], path: Path) -> None:
             out.append(f"| {name} | {r['downloads']} | {r['pages']} | {r['distinct']} | {r['missed']} | {r['saved']} | "
                        f"{'' if r['filtered'] is None else r['filtered']} | {r['seconds']} |")
         out.append("")
+        for name, r in res["crawls"].items():
+            if r.get("missed_examples"):
+                out += [f"Pages *{name}* missed (their URL in the crawl without rules): "
+                        + ", ".join(f"`{u}`" for u in r["missed_examples"]) + ".", ""]
         rep = res.get("report")
         if rep:
             t = rep.get("truth") or {}
@@ -170,8 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--venv", default=str(ROOT / "var" / "quality" / "venv"))
     ap.add_argument("--doc", default=str(ROOT / "docs" / "crawls.md"), help="'' writes none")
     ap.add_argument("--screenshots", default="", help="a folder for screenshots of the reports (docs/img)")
+    ap.add_argument("--doc-only", action="store_true", help="run nothing: the numbers and the doc again from --out")
     a = ap.parse_args(argv)
     out, results = Path(a.out).resolve(), []
+    if a.doc_only:
+        return doc_only(out, a.apps.split(","), Path(a.doc))
     for name in a.apps.split(","):
         host, kind = KINDS[name]
         app = App(name, host, kind, out / name, Path(a.venv).resolve(), SIZES[a.size][name])
@@ -191,6 +201,19 @@ def main(argv: list[str] | None = None) -> int:
     (out / "results.json").write_text(json.dumps(results, indent=1))
     if a.doc:
         write_doc(results, Path(a.doc))
+    return 0
+
+
+def doc_only(out: Path, apps: list[str], doc: Path) -> int:
+    results = []
+    for name in apps:
+        res = json.loads((out / name / "result.json").read_text())
+        docs = {c: json.loads((out / name / f"crawl-{c.replace(' ', '-')}.json").read_text()) | {
+            "seconds": res["crawls"][c]["seconds"]} for c in CRAWLS}
+        res |= numbers(docs, res["seeds"], res["rules"])
+        (out / name / "result.json").write_text(json.dumps(res, indent=1))
+        results.append(res)
+    write_doc(results, doc)
     return 0
 
 
