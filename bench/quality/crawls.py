@@ -155,6 +155,11 @@ def write_doc(results: list[dict], path: Path) -> None:
             if r.get("missed_examples"):
                 out += [f"Pages *{name}* missed (their URL in the crawl without rules): "
                         + ", ".join(f"`{u}`" for u in r["missed_examples"]) + ".", ""]
+                if all("?C=" in u for u in r["missed_examples"]):
+                    out += ["(Apache autoindex listings sorted another way, `?C=…;O=…`: the same entries in another order, "
+                            "which the content truth counts as other pages — the order changes the shingles — and the "
+                            "validated query rule folds onto the default order; each entry they link is linked from the "
+                            "default listing too.)", ""]
         rep = res.get("report")
         if rep:
             t = rep.get("truth") or {}
