@@ -151,6 +151,11 @@ def write_doc(results: list[dict], path: Path) -> None:
             out.append(f"| {name} | {r['downloads']} | {r['pages']} | {r['distinct']} | {r['missed']} | {r['saved']} | "
                        f"{'' if r['filtered'] is None else r['filtered']} | {r['seconds']} |")
         out.append("")
+        capped = [name for name, r in res["crawls"].items() if r["pages"] >= res.get("max", 1e18)]
+        if capped:
+            out += [f"The crawls {', '.join(capped)} stopped at the page budget (--max {res['max']}): for them the numbers "
+                    "compare what the same budget reaches — *distinct pages* per download — and *missed* counts pages the "
+                    "crawl without rules reached within its budget and this one did not (it spent the budget elsewhere).", ""]
         for name, r in res["crawls"].items():
             if r.get("missed_examples"):
                 out += [f"Pages *{name}* missed (their URL in the crawl without rules): "
@@ -186,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     out, results = Path(a.out).resolve(), []
     if a.doc_only:
-        return doc_only(out, a.apps.split(","), Path(a.doc))
+        return doc_only(out, a.apps.split(","), Path(a.doc), a.max)
     for name in a.apps.split(","):
         host, kind = KINDS[name]
         app = App(name, host, kind, out / name, Path(a.venv).resolve(), SIZES[a.size][name])
@@ -198,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             app.stop()
         n_rules = sum(r.get("status") == "valid" for r in json.loads(rules.read_text())["rules"])
-        res = {"app": name, "kind": kind} | numbers(docs, len(seeds.read_text().split()), n_rules)
+        res = {"app": name, "kind": kind, "max": a.max} | numbers(docs, len(seeds.read_text().split()), n_rules)
         res["report"] = {k: report[k] for k in ("urls", "canonical", "duplicates", "duplicate_share")} | {
             "truth": report.get("truth")}
         (out / name / "result.json").write_text(json.dumps(res, indent=1))
@@ -209,10 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def doc_only(out: Path, apps: list[str], doc: Path) -> int:
+def doc_only(out: Path, apps: list[str], doc: Path, most: int) -> int:
     results = []
     for name in apps:
-        res = json.loads((out / name / "result.json").read_text())
+        res = json.loads((out / name / "result.json").read_text()) | {"max": most}
         docs = {c: json.loads((out / name / f"crawl-{c.replace(' ', '-')}.json").read_text()) | {
             "seconds": res["crawls"][c]["seconds"]} for c in CRAWLS}
         res |= numbers(docs, res["seeds"], res["rules"])
