@@ -188,3 +188,7 @@ class DustDownloaderMiddleware(_Counting):
             if self.fingerprinter.fingerprint(target) == self.fingerprinter.fingerprint(here):
                 request.dont_filter = True
         return response
+
+
+# key-only and rewrite modes (dustbuster/scrapykey.py), importable from here
+from .scrapykey import DustLinks, DustRequestFingerprinter  # noqa: E402,F401

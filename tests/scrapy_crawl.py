@@ -1,7 +1,11 @@
 """A real Scrapy crawl of the simulator on loopback, run as its own process by tests/test_scrapy.py
 (Twisted's reactor runs once per process).
 
-    python tests/scrapy_crawl.py SEEDS OUT [--dupefilter | --middleware] [--rules SOURCE] [--token T]
+    python tests/scrapy_crawl.py SEEDS OUT [--dupefilter | --middleware | --fingerprinter | --rewrite]
+                                 [--rules SOURCE] [--token T]
+
+--fingerprinter: key-only (DustRequestFingerprinter); --rewrite: each seed, as a link, requested at
+its canonical URL (DustLinks.process_value, as a link extractor would call it).
 
 SEEDS: one URL a line (hosts *.forum.test, resolved to 127.0.0.1 here); OUT: JSON with every
 response (request URL, response URL, status) and Scrapy's stats.
@@ -35,9 +39,15 @@ class LoopbackResolver(CachingThreadedResolver):
 class SeedSpider(scrapy.Spider):
     name = "seeds"
 
-    def __init__(self, seeds: list[str], out: list, **kw) -> None:
+    def __init__(self, seeds: list[str], out: list, rewrite: str = "", **kw) -> None:
         super().__init__(**kw)
         self.seeds, self.out = seeds, out
+        if rewrite:
+            from dustbuster.scrapy import DustLinks
+
+            links = DustLinks(rewrite)
+            self.seeds = [links.process_value(u) for u in seeds]
+            links.stop()
 
     async def start(self):
         for u in self.seeds:
@@ -58,6 +68,8 @@ def main() -> int:
     ap.add_argument("out")
     ap.add_argument("--dupefilter", action="store_true")
     ap.add_argument("--middleware", action="store_true")
+    ap.add_argument("--fingerprinter", action="store_true")
+    ap.add_argument("--rewrite", action="store_true")
     ap.add_argument("--rules", default="")
     ap.add_argument("--token", default="")
     a = ap.parse_args()
@@ -72,11 +84,13 @@ def main() -> int:
         settings["DUPEFILTER_CLASS"] = "dustbuster.scrapy.DustDupeFilter"
     if a.middleware:
         settings["DOWNLOADER_MIDDLEWARES"] = {"dustbuster.scrapy.DustDownloaderMiddleware": 650}
+    if a.fingerprinter:
+        settings["REQUEST_FINGERPRINTER_CLASS"] = "dustbuster.scrapy.DustRequestFingerprinter"
     seeds = [u for u in Path(a.seeds).read_text().splitlines() if u]
     out: list = []
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SeedSpider)
-    process.crawl(crawler, seeds=seeds, out=out)
+    process.crawl(crawler, seeds=seeds, out=out, rewrite=a.rules if a.rewrite else "")
     process.start()
     stats = {k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in crawler.stats.get_stats().items()}
     Path(a.out).write_text(json.dumps({"responses": out, "stats": stats}))

@@ -133,6 +133,58 @@ def test_scrapy_downloads_each_page_once_and_loses_none(sim):
     assert with_file["stats"]["dupefilter/filtered"] >= with_file["stats"]["dustbuster/duplicates_dropped"]
 
 
+def test_scrapy_key_only_and_rewrite_modes(sim):
+    """DustRequestFingerprinter (key-only: the linked URL fetched, the canonical URL's fingerprint, so
+    Scrapy's own duplicate filter drops the aliases) and DustLinks (rewrite: the canonical URL
+    requested): each page downloaded about once, none lost."""
+    seeds = sim["seeds"].read_text().split()
+    pages = {page(u) for u in seeds}
+    book = RuleBook()
+    book.update("forum.test", json.loads(sim["rules"].read_text()))
+    keyed = crawl(sim, "fingerprinter", "--fingerprinter", "--rules", str(sim["rules"]))
+    rewritten = crawl(sim, "rewrite", "--rewrite", "--rules", str(sim["rules"]))
+    for doc in (keyed, rewritten):
+        assert {page(r["response_url"]) for r in doc["responses"]} == pages  # no distinct page lost
+        assert len(pages) <= len(doc["responses"]) <= 1.1 * len(pages), (len(doc["responses"]), len(pages))
+        canon = [book.canonize(r["url"]).canonical for r in doc["responses"]]
+        assert len(canon) == len(set(canon))
+        assert doc["stats"]["dupefilter/filtered"] >= 0.9 * (SEEDS - len(pages))  # Scrapy's own filter dropped them
+    s = keyed["stats"]
+    assert s["dustbuster/fingerprints"] >= SEEDS and s["dustbuster/rewritten"] > 0
+    assert {r["url"] for r in keyed["responses"]} <= set(seeds)  # key-only: only linked URLs requested
+    assert any(book.canonize(r["url"]).canonical != r["url"] for r in keyed["responses"])
+    # rewrite: every URL requested is canonical already
+    assert all(book.canonize(r["url"]).canonical == r["url"] for r in rewritten["responses"])
+    assert not any(k.startswith("dustbuster/") for k in rewritten["stats"])
+
+
+def test_fingerprinter_caches_per_request_and_continues_redirects(tmp_path):
+    from scrapy import Request
+    from scrapy.utils.request import fingerprint
+
+    from dustbuster.scrapy import DustLinks, DustRequestFingerprinter
+
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"site": "forum.test", "version": 1, "rules": [
+        ParamRule("sid", "remove", status="valid").to_json(),
+        SubstringRule.from_parts("/old/", "/", status="valid").to_json()]}))
+    fp = DustRequestFingerprinter(LiveRules(str(rules)))
+    a, b = Request("http://forum.test/story_5?sid=1"), Request("http://forum.test/old/story_5")
+    assert fp.fingerprint(a) == fp.fingerprint(b) == fingerprint(Request("http://forum.test/story_5"))
+    assert fp.fingerprint(Request("http://forum.test/story_6")) != fp.fingerprint(a)
+    assert a in fp._cache and fp._cache[a] is fp.fingerprint(a)  # once per request object
+    # /old/story_5 → 301 → /story_5: the same fetch going on gets a key of its own
+    hop = Request("http://forum.test/story_5", meta={"redirect_urls": ["http://forum.test/old/story_5"]})
+    assert fp.fingerprint(hop) != fp.fingerprint(b)
+    fp.engine_stopped()
+    links = DustLinks(str(rules), base="http://forum.test/")
+    assert links.process_value("http://forum.test/old/story_5?sid=2") == "http://forum.test/story_5"
+    assert links.process_value("/old/story_7") == "http://forum.test/story_7"
+    assert links.process_value("story_7?sid=1") == "story_7?sid=1"  # path-relative: its page is unknown here
+    assert links.process_value("mailto:x@forum.test") == "mailto:x@forum.test"
+    assert links.rewritten == 2
+
+
 def test_rules_from_a_file_are_admitted(tmp_path):
     R = SubstringRule.from_parts
     good = {"site": "forum.test", "version": 2, "rules": [ParamRule("sid", "remove", status="valid").to_json(),

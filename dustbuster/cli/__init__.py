@@ -15,12 +15,12 @@ import sys
 from dustbuster import __version__
 from dustbuster.core.errors import DustError
 
-from . import (broker, candidates, canonize, common, eval, export, feed, frontier, keys, learn, mine, rules,
+from . import (broker, candidates, canonize, common, eval, export, feed, frontier, keys, learn, mine, report, rules,
                sim_site, truth, validate, worker)
 
 #: the commands in the order ``dustbuster --help`` lists them
-COMMANDS = (mine, validate, truth, eval, learn, canonize, rules, export, frontier, broker, feed, candidates, sim_site, worker,
-            keys)
+COMMANDS = (mine, validate, truth, eval, report, learn, canonize, rules, export, frontier, broker, feed, candidates,
+            sim_site, worker, keys)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,6 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from dustbuster.core.crawlerexport import FORMATS as MORE_FORMATS
+from dustbuster.core.crawlerexport import NUTCH_SCOPES
 from dustbuster.core.errors import DustError
 from dustbuster.core.export import FORMATS
 
@@ -18,20 +20,30 @@ EPILOG = """\
 examples:
   dustbuster export --from-topic --site forum.test --to nutch > regex-normalize.xml
   dustbuster export --rules rules.json --site forum.test --to clearurls -o dust.clearurls.json
+  dustbuster export --rules rules.json --site forum.test --to heritrix -o dust-canon-beans.xml
+  dustbuster export --rules rules.json --site forum.test --to nutch-site --regex-file regex-normalize-forum.xml
+  dustbuster export --rules rules.json --site forum.test --to clean-param >> robots.txt
 Nutch: set urlnormalizer.loop.count to 10 (MA) so the list repeats like thesis Figure 5.5.
 ClearURLs holds only parameter removals; other rules are listed under "x-dustbuster".skipped.
+Heritrix and StormCrawler apply their lists once: the export repeats them MA times.
+Every format lists what it cannot say, with the reason (docs/exports.md).
 """
 
 
 def add_parser(sub, common) -> argparse.ArgumentParser:
-    e = sub.add_parser("export", parents=[common], help="write a site's rules for Nutch or ClearURLs",
+    e = sub.add_parser("export", parents=[common], help="write a site's rules for Nutch, Heritrix, StormCrawler, ClearURLs or robots.txt",
                        description="Write one site's rules in a format crawlers already read: Apache Nutch's "
                        "regex-normalize.xml (urlnormalizer-regex), ClearURLs provider JSON (parameter "
                        "removals), or our RuleSet JSON.", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    e.add_argument("--to", required=True, choices=FORMATS,
-                   help="output format: Nutch regex-normalize.xml, ClearURLs provider JSON, or our RuleSet JSON "
-                   "(--format is the log format in mine/feed)")
+    e.add_argument("--to", required=True, choices=FORMATS + MORE_FORMATS,
+                   help="output format: Nutch regex-normalize.xml, ClearURLs provider JSON, our RuleSet JSON, "
+                   "Heritrix RegexRule beans, StormCrawler urlfilters.json, nutch-site.xml properties per "
+                   "normalizer scope, robots.txt Clean-param lines (--format is the log format in mine/feed)")
+    e.add_argument("--regex-file", default="", help="nutch-site: the regex file's name (default "
+                   "regex-normalize-SITE.xml)")
+    e.add_argument("--nutch-scopes", default=",".join(NUTCH_SCOPES),
+                   help="nutch-site: the normalizer scopes given the file (default %(default)s)")
     src = e.add_mutually_exclusive_group(required=True)
     src.add_argument("--rules", metavar="RULES.json", help="rule file (RuleSet or mine --json output)")
     src.add_argument("--from-topic", action="store_true", help="the site's current rule set from the rules topic")
@@ -60,7 +72,12 @@ def run(a: argparse.Namespace) -> int:
     if len(rules) < len(every) and not a.quiet:
         sys.stderr.write(f"note: {len(every) - len(rules)} rules are not validated and are not "
                          "exported (--unvalidated exports them)\n")
-    text = _render(a.to, site, rules, doc.get("version"))
+    if a.to in MORE_FORMATS:
+        from dustbuster.core.crawlerexport import render
+
+        text = render(a.to, site, rules, doc.get("version"), a.regex_file, [s for s in a.nutch_scopes.split(",") if s])
+    else:
+        text = _render(a.to, site, rules, doc.get("version"))
     if a.output:
         Path(a.output).write_text(text, encoding="utf-8")
         if not a.quiet:

@@ -1,0 +1,109 @@
+"""One real Scrapy crawl of a quality-harness site (run by bench/quality/crawls.py, one process each:
+Twisted's reactor runs once per process).
+
+    python bench/quality/crawl_scrapy.py SEEDS OUT --mode plain|key|rewrite [--rules FILE] [--max N]
+
+From the seeds, every link of the site's hosts (*.quality.test, resolved to 127.0.0.1 here) is
+followed.  plain: Scrapy as it is; key: DustRequestFingerprinter (the URL linked fetched, the
+canonical URL's fingerprint); rewrite: DustLinks.process_links (the canonical URL requested).
+OUT: JSON with every page (first URL, response URL, status, content signature) and Scrapy's stats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import scrapy  # noqa: E402
+from scrapy.crawler import CrawlerProcess  # noqa: E402
+from scrapy.http import TextResponse  # noqa: E402
+from scrapy.linkextractors import LinkExtractor  # noqa: E402
+from scrapy.resolver import CachingThreadedResolver  # noqa: E402
+from twisted.internet import defer  # noqa: E402
+
+from dustbuster.core.truth import signature  # noqa: E402
+
+DOMAIN = "quality.test"
+
+
+class LoopbackResolver(CachingThreadedResolver):
+    """The harness's host names are on 127.0.0.1; nothing else is resolved."""
+
+    def getHostByName(self, name, timeout=()):  # noqa: N802 (Twisted's name)
+        if name == DOMAIN or name.endswith("." + DOMAIN):
+            return defer.succeed("127.0.0.1")
+        return defer.fail(OSError(f"{name} is not a harness host"))
+
+
+def on_site(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    return host == DOMAIN or host.endswith("." + DOMAIN)
+
+
+class SiteSpider(scrapy.Spider):
+    name = "site"
+
+    def __init__(self, seeds: list[str], out: list, rewrite: str = "", **kw) -> None:
+        super().__init__(**kw)
+        self.seeds, self.out = seeds, out
+        self.extractor = LinkExtractor()  # every link; the site's hosts kept in parse (allow_domains compares host:port)
+        self.links = None
+        if rewrite:
+            from dustbuster.scrapy import DustLinks
+
+            self.links = DustLinks(rewrite)
+            self.seeds = [self.links.canonical(u) for u in seeds]
+
+    async def start(self):
+        for u in self.seeds:
+            yield scrapy.Request(u, callback=self.parse)
+
+    def parse(self, response):
+        first = (response.request.meta.get("redirect_urls") or [response.request.url])[0]
+        ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
+        self.out.append({"url": first, "response_url": response.url, "status": response.status,
+                         "sig": signature(response.body, ctype or "text/html").to_json()})
+        if not isinstance(response, TextResponse):
+            return
+        links = [x for x in self.extractor.extract_links(response) if on_site(x.url)]
+        if self.links is not None:
+            links = self.links.process_links(links)
+        for link in links:
+            yield scrapy.Request(link.url, callback=self.parse)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("seeds")
+    ap.add_argument("out")
+    ap.add_argument("--mode", choices=("plain", "key", "rewrite"), default="plain")
+    ap.add_argument("--rules", default="")
+    ap.add_argument("--max", type=int, default=3000)
+    a = ap.parse_args()
+    settings = {
+        "DNS_RESOLVER": "crawl_scrapy.LoopbackResolver", "ROBOTSTXT_OBEY": False, "TELNETCONSOLE_ENABLED": False,
+        "LOG_LEVEL": "INFO", "RETRY_ENABLED": False, "CONCURRENT_REQUESTS": 8, "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+        "DOWNLOAD_DELAY": 0, "DOWNLOAD_TIMEOUT": 60, "HTTPERROR_ALLOW_ALL": True, "COOKIES_ENABLED": False,
+        "CLOSESPIDER_PAGECOUNT": a.max, "DUSTBUSTER_RULES": a.rules,
+    }
+    if a.mode == "key":
+        settings["REQUEST_FINGERPRINTER_CLASS"] = "dustbuster.scrapy.DustRequestFingerprinter"
+    seeds = [u for u in Path(a.seeds).read_text().splitlines() if u]
+    out: list = []
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(SiteSpider)
+    process.crawl(crawler, seeds=seeds, out=out, rewrite=a.rules if a.mode == "rewrite" else "")
+    process.start()
+    stats = {k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in crawler.stats.get_stats().items()}
+    Path(a.out).write_text(json.dumps({"responses": out, "stats": stats}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.exit(main())

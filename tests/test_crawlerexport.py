@@ -1,0 +1,201 @@
+"""Heritrix, StormCrawler, Nutch-per-scope and Yandex Clean-param exports (dustbuster.core.crawlerexport),
+checked with their engines' regex semantics, as the Nutch export is (tests/test_export.py):
+
+* Heritrix's RegexRule: ``Matcher.matches()`` on the whole URI, then ``appendReplacement`` of the
+  format (Java's ``$n``), each rule once, in order (RulesCanonicalizationPolicy);
+* StormCrawler's RegexURLNormalizer: ``Matcher.replaceAll`` of each regex in order, once.
+
+Python's ``re.fullmatch`` and ``re.sub`` read the exported patterns as Java does (the patterns use
+only constructs both read alike); the replacement is interpreted with Java's rules.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dustbuster.core import Canonizer, ParamRule, SubstringRule
+from dustbuster.core.crawlerexport import (PER_PARAM, clean_params, parse_heritrix_xml, skipped, to_clean_param,
+                                           to_heritrix_xml, to_nutch_site_xml, to_stormcrawler)
+from dustbuster.core.pattern import PatternRule
+from dustbuster.core.scopedrules import CaseRule, QueryRule
+from tests.test_export import NEW_CASES, exportable, java_replace_all, trajectory, urls_new
+
+R = SubstringRule.from_parts
+
+
+def _expand(m: re.Match, fmt: str) -> str:
+    """Java's appendReplacement of ``fmt`` after a match of the whole input (Matcher.matches())."""
+    out, i = [], 0
+    while i < len(fmt):
+        c = fmt[i]
+        if c == "\\":
+            out.append(fmt[i + 1])
+            i += 2
+        elif c == "$":
+            j = i + 2
+            while j < len(fmt) and fmt[j].isdigit() and int(fmt[i + 1:j + 1]) <= m.re.groups:
+                j += 1
+            out.append(m.group(int(fmt[i + 1:j])) or "")
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def heritrix_apply(beans: list[tuple[str, str]], url: str) -> str:
+    for regex, fmt in beans:
+        m = re.fullmatch(regex, url)
+        if m:
+            url = _expand(m, fmt)
+    return url
+
+
+def storm_apply(doc: dict, url: str) -> str:
+    (f,) = doc["org.apache.stormcrawler.filtering.URLFilters"]
+    for r in f["params"]["urlNormalizers"]:
+        url = java_replace_all(r["pattern"], r["substitution"], url)
+    return url
+
+
+def heritrix(rules) -> list[tuple[str, str]]:
+    return parse_heritrix_xml(to_heritrix_xml("h.com", rules, 1))
+
+
+def few_items(u: str, rules) -> bool:
+    """Heritrix's removal is exact for at most PER_PARAM items of a name, on every URL passed through."""
+    names = [r.name for r in rules if isinstance(r, ParamRule)]
+    return all(v.count(f"{n}=") <= PER_PARAM for v in trajectory(u, rules) for n in names)
+
+
+def odd_head(u: str, rules) -> bool:
+    """A URL passed through whose text before its first '://' holds '/', '?' or '#' (a rule wrote text in
+    front of the scheme): the exported pattern rules then read the head differently from
+    dustbuster.core.pattern — the Nutch export too (tests/test_export.py's regexes, found here)."""
+    return any("://" in v and re.search(r"[/?#]", v.split("://", 1)[0]) for v in trajectory(u, rules))
+
+
+heritrix_ok = exportable.filter(lambda r: not skipped([r], "heritrix"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(heritrix_ok, max_size=8), st.lists(urls_new, max_size=6))
+def test_heritrix_export_rewrites_exactly_as_canonizer(rules, us):
+    c, beans = Canonizer(rules), heritrix(rules)
+    for u in us:
+        if "\x02" in u or "\x03" in u or "\n" in u or not few_items(u, rules) or odd_head(u, rules):
+            continue
+        assert heritrix_apply(beans, u) == c(u), (u, [r.text for r in rules])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(exportable, max_size=8), st.lists(urls_new, max_size=6))
+def test_stormcrawler_export_rewrites_exactly_as_canonizer(rules, us):
+    c, doc = Canonizer(rules), to_stormcrawler("h.com", rules, 1)
+    json.dumps(doc)
+    for u in us:
+        if "\x02" in u or "\x03" in u or "\n" in u or odd_head(u, rules):
+            continue
+        assert storm_apply(doc, u) == c(u), (u, [r.text for r in rules])
+
+
+def test_heritrix_and_stormcrawler_cases():
+    for rule, us in NEW_CASES:
+        if skipped([rule], "heritrix"):
+            continue
+        for u in us:
+            assert heritrix_apply(heritrix([rule]), u) == Canonizer([rule])(u), (rule.text, u)
+            assert storm_apply(to_stormcrawler("h.com", [rule]), u) == Canonizer([rule])(u), (rule.text, u)
+    sid = [ParamRule("sid", "remove")]
+    many = "http://h.com/p?" + "&".join(f"sid={i}" for i in range(PER_PARAM * 10 + 2)) + "&a=1"
+    assert heritrix_apply(heritrix(sid), many) != Canonizer(sid)(many)  # PER_PARAM a round, 10 rounds: the bound
+    for u in ("http://h.com/p?sid=1", "http://h.com/p?a=1&sid=2&b", "http://h.com/p?sid=1&", "http://h.com/p?&sid=1",
+              "http://h.com/x&sid=1/p?sid=2&sid=3"):
+        assert heritrix_apply(heritrix(sid), u) == Canonizer(sid)(u), u
+
+
+def test_each_export_says_what_it_skips_and_why(caplog):
+    rules = [CaseRule("/w"), QueryRule("/l", "sort"), ParamRule("o", "replace", "1"), QueryRule("", "drop", ("q",)),
+             R("/old/", "/"), ParamRule("sid", "remove"), ParamRule("utm", "remove", scope="/blog"), QueryRule("/s", "drop"),
+             PatternRule("/{digits}/print", "/{digits}")]
+    h = {r.text: why for r, why in skipped(rules, "heritrix")}
+    assert set(h) == {r.text for r in rules[:4]}
+    assert "one whole-URI match" in h[rules[2].text] and "item by item" in h[rules[3].text]
+    with caplog.at_level("WARNING"):
+        xml = to_heritrix_xml("h.com", rules, 7)
+        storm = to_stormcrawler("h.com", rules, 7)
+        clean = to_clean_param("h.com", rules, 7)
+    assert xml.count("<!-- skipped: ") == 4 and "version 7" in xml
+    assert len(parse_heritrix_xml(xml)) == 10 * (1 + PER_PARAM * 2 + 1 + 1)  # MA rounds
+    assert {s["rule"] for s in storm["x-dustbuster"]["skipped_why"]} == {rules[0].text, rules[1].text}
+    assert len(storm["org.apache.stormcrawler.filtering.URLFilters"][0]["params"]["urlNormalizers"]) == 10 * 8
+    assert clean.count("# skipped: ") == len(rules) - 2
+    assert "Clean-param: sid\n" in clean and "Clean-param: utm /blog/\n" in clean
+    assert any("heritrix export of h.com" in m for m in caplog.messages)
+
+
+def test_clean_param_groups_names_by_scope():
+    rules = [ParamRule("sid", "remove"), ParamRule("utm_source", "remove"), ParamRule("ref", "remove", scope="/a"),
+             ParamRule("sid", "remove")]
+    assert clean_params(rules) == [(["sid", "utm_source"], ""), (["ref"], "/a/")]
+    assert to_clean_param("h.com", rules).splitlines()[1:] == ["Clean-param: sid&utm_source", "Clean-param: ref /a/"]
+
+
+def test_nutch_site_xml_names_the_file_per_scope():
+    xml = to_nutch_site_xml("h.com", "regex-normalize-h.com.xml", ("outlink", "fetcher"))
+    assert "<name>urlnormalizer.regex.file.outlink</name>" in xml and "<name>urlnormalizer.regex.file.fetcher</name>" in xml
+    assert "<name>urlnormalizer.loop.count</name>\n    <value>10</value>" in xml
+    assert "inject" not in xml
+
+
+# ------------------------------------------------------------------ the JVM itself
+
+JAVA_SETS = [([rule], us) for rule, us in NEW_CASES] + [
+    ([ParamRule("sid", "remove"), ParamRule("utm", "remove", scope="/blog"), R("/old/", "/"), QueryRule("/s", "drop"),
+      PatternRule("/{digits}/print", "/{digits}"), R("^http://www.h.com/", "^http://h.com/")],
+     ["http://www.h.com/old/a?sid=1&x=2&sid=3", "http://h.com/blog/x?utm=1&sid=2&a", "http://h.com/blogs?utm=1",
+      "http://www.h.com/s/q?x=1&sid=2", "http://h.com/item/17/print?sid=1", "http://h.com/p?sid=1&sid=2&sid=3&sid=4",
+      "http://h.com/a&sid=1/b?sid=2", "http://h.com/p?&sid=1", "http://h.com/p?sid=1&", "http://h.com/é/old/x?sid=ü"]),
+]
+
+
+def test_exports_run_by_the_jvm_rewrite_as_canonizer(tmp_path):
+    """Heritrix's and StormCrawler's (and Nutch's) regex semantics checked by Java itself, not an emulation."""
+    import base64
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from dustbuster.core.export import parse_nutch_xml, to_nutch_xml
+    from tests.conftest import ROOT
+
+    if shutil.which("java") is None:
+        pytest.skip("no java on PATH (Debian: default-jdk-headless): the emulated Java semantics are tested above")
+    b64 = lambda s: base64.b64encode(s.encode()).decode()  # noqa: E731
+    lines, want = [], []
+    for rules, us in JAVA_SETS:
+        c = Canonizer(rules)
+        storm = [(r["pattern"], r["substitution"]) for r in
+                 to_stormcrawler("h.com", rules)["org.apache.stormcrawler.filtering.URLFilters"][0]["params"]["urlNormalizers"]]
+        nutch10 = parse_nutch_xml(to_nutch_xml("h.com", rules)) * 10  # Nutch's loop, unrolled
+        sets = [("replaceall", storm), ("replaceall", nutch10)]
+        if not skipped(rules, "heritrix"):
+            sets.append(("heritrix", heritrix(rules)))
+        for mode, pairs in sets:
+            lines.append(f"set {mode}")
+            lines += [f"rule {b64(p)} {b64(f)}" for p, f in pairs]
+            for u in us:
+                lines.append(f"url {b64(u)}")
+                want.append((mode, [r.text for r in rules], u, c(u)))
+    r = subprocess.run(["java", str(ROOT / "tests" / "java" / "DustRegexCheck.java")], input="\n".join(lines) + "\n",
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = [base64.b64decode(x).decode() for x in r.stdout.split()]
+    assert len(got) == len(want) > 100
+    for (mode, texts, u, expected), out in zip(want, got):
+        assert out == expected, (mode, texts, u)
