@@ -26,6 +26,7 @@ their own are keyed; others keep Crawlee's.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections import Counter
 
@@ -39,9 +40,13 @@ log = logging.getLogger(__name__)
 class DustKeys:
     """Canonical ``unique_key``s for Crawlee requests; ``counts``: ``requests``, ``rewritten``."""
 
-    def __init__(self, rules: LiveRules | str, token: str = "", refresh_s: float = 30.0, wait_s: float = 30.0) -> None:
+    def __init__(self, rules: LiveRules | str, token: str = "", refresh_s: float = 30.0, wait_s: float = 30.0,
+                 keys: str | list[str] | None = None) -> None:
+        """``keys``: the validator's trusted public keys (default: ``$DUST_TRUSTED_KEYS``); when set,
+        only signed rule sets are applied (docs/canonizer.md "Signed rule sets")."""
+        keys = os.environ.get("DUST_TRUSTED_KEYS", "") if keys is None else keys
         self.rules = rules if isinstance(rules, LiveRules) else LiveRules(rules, token=token, refresh_s=refresh_s,
-                                                                           wait_s=wait_s)
+                                                                           wait_s=wait_s, keys=keys)
         self.counts: Counter[str] = Counter()
         self._started = False
         self._lock = threading.Lock()

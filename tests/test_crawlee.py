@@ -66,3 +66,25 @@ def test_keys_transform_and_request(tmp_path):
     assert keys.request("http://forum.test/a?sid=1", method="POST").unique_key != "http://forum.test/a"
     assert keys.counts == {"requests": 2, "rewritten": 2}
     keys.stop()
+
+
+def test_keys_apply_only_signed_sets_when_trusted_keys_are_given(tmp_path):
+    from dustbuster.core import ParamRule
+    from dustbuster.core.signing import load_private_key, new_key, sign_document
+    from dustbuster.crawlee import DustKeys
+
+    pem, public = new_key()
+    doc = {"site": "forum.test", "version": 1, "rules": [ParamRule("sid", "remove", status="valid").to_json()]}
+    unsigned, signed = tmp_path / "unsigned.json", tmp_path / "signed.json"
+    unsigned.write_text(json.dumps(doc))
+    signed.write_text(json.dumps(sign_document(doc, load_private_key(pem))))
+    keys = DustKeys(str(signed), keys=public, wait_s=1)
+    assert keys.request("http://forum.test/a?sid=1").unique_key == "http://forum.test/a"
+    keys.stop()
+    keys = DustKeys(str(unsigned), keys=[public], wait_s=1)
+    try:
+        u = keys.request("http://forum.test/a?sid=1").unique_key
+    except Exception as exc:  # no rule set could be applied: said, not a silent pass
+        u = type(exc).__name__
+    assert u != "http://forum.test/a" and keys.rules.refused["unsigned"] == 1
+    keys.stop()
