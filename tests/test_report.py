@@ -106,3 +106,12 @@ def test_report_in_a_real_browser(tmp_path):
         screenshot(d, "report-made-up.png", tmp_path, publish=False)  # made-up data: not for docs
     finally:
         d.quit()
+
+
+def test_a_report_without_parameter_duplicates_says_so():
+    from dustbuster.cli.reporthtml import render
+
+    doc = DOC | {"rules": [DOC["rules"][1]]}  # the host rule only: no parameter removed
+    html = render(site_report("h.test", doc, URLS))
+    assert "No duplicate URL here differs from its canonical URL by a query parameter." in html
+    assert "No duplicate URL here" not in render(site_report("h.test", DOC, URLS))

@@ -76,9 +76,10 @@ def render(rep: dict) -> str:
             f"<p>{rep['urls']} distinct URLs ({rep['hits']} hits) in the site's log; rules validated by fetching{version}.</p>"
             f"{_cards(rep)}<h2>Duplicates per URL class</h2>{plot(rep['classes'])}"
             f"<h2>Rules, their evidence, and what the site could do</h2>{_rules(rep)}"
-            f"<h2>Parameters that make the most duplicates</h2><table id=\"params\"><tr><th>parameter</th>"
-            f"<th>duplicate URLs</th></tr>{params}</table>"
-            f"<h2>Paths</h2><table id=\"classes\"><tr><th>URL class</th><th>URLs</th><th>duplicates</th></tr>{classes}</table>"
+            f"<h2>Parameters that make the most duplicates</h2>" + (
+                f"<table id=\"params\"><tr><th>parameter</th><th>duplicate URLs</th></tr>{params}</table>" if params
+                else "<p id=\"params\">No duplicate URL here differs from its canonical URL by a query parameter.</p>")
+            + f"<h2>Paths</h2><table id=\"classes\"><tr><th>URL class</th><th>URLs</th><th>duplicates</th></tr>{classes}</table>"
             f"<h2>Examples</h2><table><tr><th>URL</th><th>its canonical URL</th></tr>{examples}</table>"
             "<p><small>dustbuster report: key-only crawlers fetch the URL linked and skip its duplicates; a 301 or a "
             "declared canonical fixes them for every crawler.</small></p></body></html>\n")
