@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections import Counter
 
 from crawlee import Request
 
-from .rulesource import LiveRules
+from .rulesource import LazyRules, LiveRules
 
 log = logging.getLogger(__name__)
 
@@ -48,17 +47,11 @@ class DustKeys:
         self.rules = rules if isinstance(rules, LiveRules) else LiveRules(rules, token=token, refresh_s=refresh_s,
                                                                            wait_s=wait_s, keys=keys)
         self.counts: Counter[str] = Counter()
-        self._started = False
-        self._lock = threading.Lock()
+        self._lazy = LazyRules(self.rules)
 
     def unique_key(self, url: str) -> str:
         """The canonical URL of ``url`` (absolute)."""
-        if not self._started:
-            with self._lock:
-                if not self._started:
-                    self.rules.start()
-                    self._started = True
-        res = self.rules.canonize(url)
+        res = self._lazy.canonize(url)
         self.counts["requests"] += 1
         if res.rules:
             self.counts["rewritten"] += 1
@@ -78,7 +71,7 @@ class DustKeys:
         return Request.from_url(url, **kw)
 
     def stop(self) -> None:
-        if self._started:
-            self.rules.stop()
+        if self._lazy.started:
+            self._lazy.stop()
             log.info("dustbuster: %s Crawlee requests keyed, %s by a site's rules", self.counts["requests"],
                      self.counts["rewritten"])

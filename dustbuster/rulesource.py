@@ -214,3 +214,25 @@ def _documents(text: str, path: Path) -> list[dict]:
         if not isinstance(d, dict):
             raise ConfigError(f"{path}: a rule set must be a JSON object")
     return docs
+
+
+class LazyRules:
+    """A rule source started on first use (from any thread) and stopped once: what a crawler
+    integration holds (dustbuster.scrapy, dustbuster.crawlee), so building a crawler starts nothing."""
+
+    def __init__(self, rules: LiveRules) -> None:
+        self.rules = rules
+        self.started = False
+        self._lock = threading.Lock()
+
+    def canonize(self, url: str) -> SiteCanonized:
+        if not self.started:
+            with self._lock:
+                if not self.started:
+                    self.rules.start()
+                    self.started = True
+        return self.rules.canonize(url)
+
+    def stop(self) -> None:
+        if self.started:
+            self.rules.stop()

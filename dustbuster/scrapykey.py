@@ -27,38 +27,23 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import threading
 from urllib.parse import urljoin
 from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.utils.request import fingerprint
 
-from .rulesource import LiveRules
+from .rulesource import LazyRules, LiveRules
 
 log = logging.getLogger(__name__)
 
 
-class _Lazy:
-    """A rule source started on first use, stopped once."""
-
-    def __init__(self, rules: LiveRules) -> None:
-        self.rules = rules
-        self._started = False
-        self._lock = threading.Lock()
+class _Lazy(LazyRules):
+    """The rule source of a Scrapy component: (canonical URL, whether a rule changed it)."""
 
     def canonical(self, url: str) -> tuple[str, bool]:
-        if not self._started:
-            with self._lock:
-                if not self._started:
-                    self.rules.start()
-                    self._started = True
-        res = self.rules.canonize(url)
+        res = self.canonize(url)
         return res.canonical, bool(res.rules)
-
-    def stop(self) -> None:
-        if self._started:
-            self.rules.stop()
 
 
 class DustRequestFingerprinter:
