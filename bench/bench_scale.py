@@ -1,6 +1,7 @@
-"""Scale-out: 1, 2 and 3 workers in one consumer group on one broker, the same new-URL load.
+"""Scale-out: 1, 2, 3 (or 1, 2, 4, 8) workers in one consumer group on one broker, the same new-URL load.
 
     .venv/bin/python bench/bench_scale.py [--sites 6] [--lines 20000] [--workers 1,2,3] [--window 5]
+    bash bench/device_scale.sh      # 1, 2, 4, 8 workers on a 16-core machine of the device tool
 
 Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker.  For each worker
 count, on fresh topics with ``--sites`` partitions: the workers are started and given time to join
@@ -11,8 +12,10 @@ unique URLs of all sites over the group's ingest span (the earliest first messag
 latest last one, across sites).  The window (``--window``, 30 s) comes after the ingest: a window
 is per site and runs on the worker that owns the site, so windows spread over the workers as the
 partitions do, and leaving them out of the span keeps the comparison about the ingest (with 5 s
-windows the span depends on whether a window tick falls inside it).  The producer (one per site, in this process, all at once) runs
-meanwhile and its time is given: on a machine with few cores the workers, the broker and the
+windows the span depends on whether a window tick falls inside it; ``--window auto`` gives the first
+worker count 60 s and each later count ``JOIN_S`` + the produce time + 1.5 × the first count's span
+scaled by the worker ratio, + 5 s, so a short run does not wait a long window).  The producers
+(``--producers`` processes, all sites at once) run meanwhile and their time is given: on a machine with few cores the workers, the broker and the
 producer share them, which the output states (``cpus``).
 
 Runs every worker count ``--repeat`` times, interleaved; prints JSON with the medians and writes
@@ -39,20 +42,28 @@ from dustbuster.devkafka import Worker, kafka_bootstrap, latest_candidates, stre
 JOIN_S = 10  #: seconds the workers get to join the group before the first line
 
 
-def produce(env: dict, files: dict[str, Path]) -> float:
-    """Every site's log produced at once (one producer per site, in this process); seconds taken."""
+def _produce_one(bootstrap: str, topic: str, site: str, path: str) -> None:
+    """One site's log onto the raw topic (runs in a producer process of its own)."""
     import asyncio
 
     from dustbuster.logs.reader import raw_lines
     from dustbuster.stream.producer import feed
 
-    async def all_sites() -> None:
-        topic = env["DUST_TOPIC_PREFIX"] + "-raw"
-        await asyncio.gather(*(feed(env["DUST_KAFKA_BOOTSTRAP"], topic, str(p), s, lines=raw_lines(p))
-                               for s, p in files.items()))
+    asyncio.run(feed(bootstrap, topic, path, site, lines=raw_lines(Path(path))))
 
+
+def produce(env: dict, files: dict[str, Path], processes: int) -> float:
+    """Every site's log produced at once, by ``processes`` producer processes (one producer in
+    this process would cap the rate the workers can show on a many-core machine: it makes ~30k
+    lines/s on the 2-core machine); seconds taken."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    topic = env["DUST_TOPIC_PREFIX"] + "-raw"
     t0 = time.perf_counter()
-    asyncio.run(all_sites())
+    with ProcessPoolExecutor(max_workers=max(1, processes)) as pool:
+        jobs = [pool.submit(_produce_one, env["DUST_KAFKA_BOOTSTRAP"], topic, s, str(p)) for s, p in files.items()]
+        for j in jobs:
+            j.result()
     return time.perf_counter() - t0
 
 
@@ -63,13 +74,14 @@ def expected_urls(files: dict[str, Path]) -> dict[str, int]:
     return {site: len(read_urllist([path], site=site)[0]) for site, path in files.items()}
 
 
-def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: int, window: float) -> dict:
+def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: int, window: float,
+        producers: int = 1) -> dict:
     env = stream_env(bootstrap, window=window, partitions=len(files))
     tag = env["DUST_TOPIC_PREFIX"]  # fresh topics, and fresh data directories with them
     ws = [Worker(env, tmp / f"{tag}w{i}", tmp / f"{tag}w{i}.log").start() for i in range(workers)]
     try:
         time.sleep(JOIN_S)
-        produce_s = produce(env, files)
+        produce_s = produce(env, files, producers)
         got = latest_candidates(env, {s: lines for s in files}, timeout=900, workers=ws)
         stats = {site: d["stats"] for site, d in got.items()}
     finally:
@@ -86,14 +98,29 @@ def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: 
             "urls_equal_to_mine": all(stats[s]["urls"] == n for s, n in want.items())}
 
 
+def window_for(option: str, workers: int, first: dict) -> float:
+    """The window of one run: ``option`` seconds, or under 'auto' a window that falls after the
+    expected ingest (60 s until the first run's span is known)."""
+    if option != "auto":
+        return float(option)
+    if not first:
+        return 60.0
+    expect = first["span_s"] * first["workers"] / workers
+    return round(max(12.0, JOIN_S + first["produce_s"] + 1.5 * expect + 5), 1)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sites", type=int, default=6)
     ap.add_argument("--lines", type=int, default=20000, help="lines per site")
     ap.add_argument("--workers", default="1,2,3")
-    ap.add_argument("--window", type=float, default=30.0,
-                    help="window seconds; the default lets the ingest finish before the first window")
+    ap.add_argument("--window", default="30",
+                    help="window seconds; the default lets the ingest finish before the first window; 'auto' "
+                         "sizes each worker count's window from the first count's span (see above)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per worker count (interleaved); medians")
+    ap.add_argument("--producers", type=int, default=1,
+                    help="producer processes (default 1; on a many-core machine give several, or the producer "
+                         "caps the rate)")
     a = ap.parse_args()
     from dustbuster.sim.forum import generate
 
@@ -104,12 +131,16 @@ def main() -> int:
         p.write_text("\n".join(generate(a.lines, seed=200 + k)) + "\n")
         files[f"site{k}.example"] = p
     out = {"when": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "sites": a.sites, "lines_per_site": a.lines,
-           "window_s": a.window, "runs": []}
+           "window": a.window, "producers": a.producers, "runs": []}
     counts = [int(x) for x in a.workers.split(",")]
+    first: dict = {}
     with kafka_bootstrap() as bootstrap:
         for _ in range(a.repeat):
             for n in counts:
-                row = run(bootstrap, tmp, files, a.lines, n, a.window)
+                window = window_for(a.window, n, first)
+                row = run(bootstrap, tmp, files, a.lines, n, window, a.producers)
+                row["window_s"] = window
+                first = first or {"workers": n, "span_s": row["span_s"], "produce_s": row["produce_s"]}
                 out["runs"].append(row)
                 sys.stderr.write(json.dumps(row) + "\n")
     out["median_new_urls_per_s"] = {n: statistics.median(r["new_urls_per_s"] for r in out["runs"] if r["workers"] == n)

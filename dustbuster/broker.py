@@ -66,14 +66,33 @@ transaction.state.log.num.partitions=1
 num.partitions=1
 auto.create.topics.enable=true
 log.cleaner.dedupe.buffer.size=8388608
-num.network.threads=2
-num.io.threads=2
+num.network.threads={threads}
+num.io.threads={threads}
 background.threads=2
 num.recovery.threads.per.data.dir=1
 """
 
 JVM = ["-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
        "-XX:+ExitOnOutOfMemoryError"]
+
+
+def jvm_options() -> list[str]:
+    """The broker's JVM options: small and quick to start by default (a laptop, CI); a benchmark on a
+    many-core machine replaces them with ``DUST_BROKER_JVM`` (space-separated, e.g. ``-Xmx4g``)."""
+    extra = os.environ.get("DUST_BROKER_JVM", "").split()
+    return extra or list(JVM)
+
+
+def broker_threads() -> int:
+    """Network and I/O threads of the broker: 2, or ``DUST_BROKER_THREADS`` (1..64) for benchmarks."""
+    raw = os.environ.get("DUST_BROKER_THREADS", "2")
+    try:
+        n = int(raw)
+    except ValueError:
+        raise StreamError(f"DUST_BROKER_THREADS must be a whole number, not {raw!r}") from None
+    if not 1 <= n <= 64:
+        raise StreamError(f"DUST_BROKER_THREADS must be between 1 and 64, not {n}")
+    return n
 
 
 def free_port() -> int:
@@ -138,7 +157,8 @@ class LocalKafka:
         props = self.data_dir / "server.properties"
         logcfg = self.data_dir / "log4j2.properties"
         props.write_text(PROPERTIES.format(bport=self.bport, cport=self.cport, data=self.data_dir / "kraft",
-                                           offsets_partitions=self.offsets_partitions))
+                                           offsets_partitions=self.offsets_partitions,
+                                           threads=broker_threads()))
         logcfg.write_text(LOG4J2)
         return props, logcfg
 
@@ -147,7 +167,7 @@ class LocalKafka:
         self.bport = self.bport or free_port()
         self.cport = self.cport or free_port()
         props, logcfg = self._write_config()
-        java = ["java", *JVM, f"-Dlog4j2.configurationFile={logcfg}", "-cp", f"{libs}/*"]
+        java = ["java", *jvm_options(), f"-Dlog4j2.configurationFile={logcfg}", "-cp", f"{libs}/*"]
         t0 = time.perf_counter()
         if not (self.data_dir / "kraft" / "meta.properties").exists():
             cluster = cluster_id()

@@ -28,3 +28,23 @@ def test_round_trip(kafka):
 
     msg = asyncio.run(go())
     assert (msg.key, msg.value) == (b"site", b"line")
+
+
+def test_broker_options_default_small_and_overridable(monkeypatch):
+    """A laptop/CI broker is small by default; a many-core benchmark replaces the JVM options and
+    thread counts through DUST_BROKER_JVM / DUST_BROKER_THREADS, and a bad count is a clear error."""
+    import pytest
+
+    from dustbuster import broker
+    from dustbuster.core.errors import StreamError
+
+    monkeypatch.delenv("DUST_BROKER_JVM", raising=False)
+    monkeypatch.delenv("DUST_BROKER_THREADS", raising=False)
+    assert broker.jvm_options() == broker.JVM and broker.broker_threads() == 2
+    monkeypatch.setenv("DUST_BROKER_JVM", "-Xmx4g -XX:+UseParallelGC")
+    monkeypatch.setenv("DUST_BROKER_THREADS", "8")
+    assert broker.jvm_options() == ["-Xmx4g", "-XX:+UseParallelGC"] and broker.broker_threads() == 8
+    for bad in ("eight", "0", "65"):
+        monkeypatch.setenv("DUST_BROKER_THREADS", bad)
+        with pytest.raises(StreamError, match="DUST_BROKER_THREADS"):
+            broker.broker_threads()
