@@ -5,7 +5,7 @@
 
 Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker.  For each worker
 count, on fresh topics with ``--sites`` partitions: the workers are started and given time to join
-the group, then one synthetic forum log per site (dustbuster.sim.forum, a different seed each) is
+the group, then one synthetic forum log per site (dustbuster.sim.forum, a different seed each; the sites named so that each lands on a partition of its own, see balanced_sites) is
 produced, each site under its own name; the run ends when every site's candidate set has seen all
 its lines, and each site's URL count is checked against ``dustbuster mine``'s.  The rate is the
 unique URLs of all sites over the group's ingest span (the earliest first message applied to the
@@ -13,7 +13,7 @@ latest last one, across sites).  The window (``--window``, 30 s) comes after the
 is per site and runs on the worker that owns the site, so windows spread over the workers as the
 partitions do, and leaving them out of the span keeps the comparison about the ingest (with 5 s
 windows the span depends on whether a window tick falls inside it; ``--window auto`` gives the first
-worker count 60 s and each later count ``JOIN_S`` + the produce time + 1.5 × the first count's span
+worker count 45 s and each later count ``JOIN_S`` + the produce time + 1.5 × the first count's span
 scaled by the worker ratio, + 5 s, so a short run does not wait a long window).  The producers
 (``--producers`` processes, all sites at once) run meanwhile and their time is given: on a machine with few cores the workers, the broker and the
 producer share them, which the output states (``cpus``).
@@ -91,20 +91,51 @@ def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: 
     last = max(st["ingest_last"] for st in stats.values())
     urls = sum(st["urls"] for st in stats.values())
     owners = sorted({st["worker"] for st in stats.values()})
+    per_worker = {w: [st for st in stats.values() if st["worker"] == w] for w in owners}
+    busiest = max(per_worker.values(), key=len)
     want = expected_urls(files)
     return {"workers": workers, "workers_with_sites": len(owners), "unique_urls": urls, "produce_s": round(produce_s, 2),
             "span_s": round(last - first, 2),
             "new_urls_per_s": round(urls / (last - first)),
-            "urls_equal_to_mine": all(stats[s]["urls"] == n for s, n in want.items())}
+            "urls_equal_to_mine": all(stats[s]["urls"] == n for s, n in want.items()),
+            # the span is the busiest worker's: Faust's assignment of sites (partitions) to workers
+            "sites_per_worker": sorted((len(v) for v in per_worker.values()), reverse=True),
+            "busiest_worker_span_s": round(max(st["ingest_last"] for st in busiest)
+                                           - min(st["ingest_first"] for st in busiest), 2),
+            "per_worker_urls_per_s": sorted(round(sum(st["urls"] for st in v)
+                                                  / max(1e-9, max(st["ingest_last"] for st in v)
+                                                        - min(st["ingest_first"] for st in v)))
+                                            for v in per_worker.values())}
+
+
+def balanced_sites(n: int) -> list[str]:
+    """``n`` site names that Kafka's default partitioner (murmur2 of the key, as our producer's
+    aiokafka uses) spreads evenly over ``n`` partitions, one each.  Named ``siteK.example`` in the
+    order found.  Real deployments have many sites, so their partitions even out by number; with a
+    handful of sites, hash collisions would measure luck instead (16 plain names land on 9 of 16
+    partitions, up to 3 on one, and the busiest worker sets the span)."""
+    from aiokafka.partitioner import DefaultPartitioner
+
+    part, parts = DefaultPartitioner(), list(range(n))
+    names, taken = [], set()
+    k = 0
+    while len(names) < n:
+        name = f"site{k}.example"
+        p = part(name.encode(), parts, parts)
+        if p not in taken:
+            taken.add(p)
+            names.append(name)
+        k += 1
+    return names
 
 
 def window_for(option: str, workers: int, first: dict) -> float:
     """The window of one run: ``option`` seconds, or under 'auto' a window that falls after the
-    expected ingest (60 s until the first run's span is known)."""
+    expected ingest (45 s until the first run's span is known)."""
     if option != "auto":
         return float(option)
     if not first:
-        return 60.0
+        return 45.0
     expect = first["span_s"] * first["workers"] / workers
     return round(max(12.0, JOIN_S + first["produce_s"] + 1.5 * expect + 5), 1)
 
@@ -126,10 +157,10 @@ def main() -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="dust-scale-"))
     files = {}
-    for k in range(a.sites):
+    for k, name in enumerate(balanced_sites(a.sites)):
         p = tmp / f"site{k}.log"
         p.write_text("\n".join(generate(a.lines, seed=200 + k)) + "\n")
-        files[f"site{k}.example"] = p
+        files[name] = p
     out = {"when": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "sites": a.sites, "lines_per_site": a.lines,
            "window": a.window, "producers": a.producers, "runs": []}
     counts = [int(x) for x in a.workers.split(",")]

@@ -10,7 +10,7 @@ P=.devpack; mkdir -p "$P/whl"; rm -rf "$P/jre" "$P/libs" "$P/pack.tar.xz"
 grep -qx '/.devpack/' .git/info/exclude 2>/dev/null || echo '/.devpack/' >> "$(git rev-parse --git-dir)/info/exclude"
 JH=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
 jlink --module-path "$JH/jmods" --compress=0 --strip-debug --no-header-files --no-man-pages --output "$P/jre" \
-  --add-modules java.base,java.logging,java.management,java.naming,java.security.jgss,java.security.sasl,java.sql,java.xml,jdk.unsupported,jdk.management,jdk.crypto.ec
+  --add-modules java.base,java.logging,java.management,java.naming,java.security.jgss,java.security.sasl,java.sql,java.xml,java.desktop,jdk.unsupported,jdk.management,jdk.crypto.ec
 strip --strip-unneeded "$P/jre/lib/server/libjvm.so"
 mkdir -p "$P/libs"; T=$(mktemp -d)
 for j in deploy/kafka/target/kafka-*-libs/*.jar; do   # stored (zip -0), other platforms' natives left out
