@@ -148,14 +148,22 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
     from .casemine import mine_case_rules
     from .generalize import generalize_pairs
     from .scoped import mine_query_rules, mine_scoped_param_rules
+    from .siblings import generalise
 
     p = result.params
     ix = URLIndex.of(urllist, p, index)
-    result.scoped_params = mine_scoped_param_rules(urllist, p, ix)
-    result.general = [*mine_query_rules(urllist, p, ix), *mine_case_rules(urllist, p, ix),
+    refuted: dict = {}
+    scoped = mine_scoped_param_rules(urllist, p, ix, refuted)
+    queries = mine_query_rules(urllist, p, ix, refuted)
+    parents = generalise([*scoped, *queries], refuted)
+    result.scoped_params = [*(r for r in parents if r.type == "parameter"), *scoped]  # parents first
+    result.general = [*(r for r in parents if r.type == "query"), *queries, *mine_case_rules(urllist, p, ix),
                       *generalize_pairs(result.kept, p)]
     counts = {"thesis_param_rules": result.stats["param_rules"], "param_rules": len(result.scoped_params),
-              "scoped_param_rules": sum(1 for r in result.scoped_params if r.scope), "general_rules": len(result.general)}
+              "scoped_param_rules": sum(1 for r in result.scoped_params if r.scope),
+              "general_rules": len(result.general),
+              "query_scoped_rules": sum(1 for r in [*scoped, *queries] if "?" in r.scope),
+              "generalised_scopes": len(parents)}
     for r in result.general:
         counts[f"{r.type}_rules"] = counts.get(f"{r.type}_rules", 0) + 1
     result.stats.update(counts)
