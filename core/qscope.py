@@ -66,9 +66,10 @@ def _selector_keys(rows: list[tuple[str, bool, list[Key]]], params: DustParams) 
 
 
 def query_scoped_removes(ix: URLIndex, name: str, rows: list[Occurrence], path_scopes: list[str],
-                         params: DustParams, holding) -> list[ParamRule]:
+                         params: DustParams, holding, failing, refuted: list[str]) -> list[ParamRule]:
     """Remove rules of ``name`` under query-parameter scopes (module docstring); ``path_scopes``:
-    the path scopes where its remove rule holds already; ``holding``: core/scoped.holding_scopes."""
+    the path scopes where its remove rule holds already; ``holding``, ``failing``: the tests of
+    core/scoped.py; ``refuted`` gets the query-parameter scopes the evidence refutes."""
     url_scopes = ix.url_scopes()
     evidence = []
     for row in rows:
@@ -90,6 +91,7 @@ def query_scoped_removes(ix: URLIndex, name: str, rows: list[Occurrence], path_s
                     tally[s][0 if similar else 1] += 1
                     if similar:
                         support[s].add(url)
+        refuted += [make_scope(s, (key,)) for s in failing(tally, params)]
         for s in holding(tally, params):
             if support[s] <= covered:
                 continue

@@ -191,8 +191,8 @@ def mine_scoped_param_rules(urllist: URLList, params: DustParams, index: URLInde
         for s in removed:
             sup, dis = ev.tally[s]
             out.append(ParamRule(name, "remove", None, sup, dis, "likely", _ev(len(rows), sup, dis), s))
-        out += query_scoped_removes(ix, name, rows, removed, params, holding_scopes)
-        refuted[("parameter", "remove", name, None)] = failing_scopes(ev.tally, params)
+        gone = refuted[("parameter", "remove", name, None)] = failing_scopes(ev.tally, params)
+        out += query_scoped_removes(ix, name, rows, removed, params, holding_scopes, failing_scopes, gone)
         rev, default = _replace_evidence(ix, name, rows)
         for s in failing_scopes(rev.tally, params):
             refuted.setdefault(("parameter", "replace", name, default[s]), []).append(s)

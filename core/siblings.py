@@ -10,9 +10,12 @@ the parent is a candidate like any other, decided by the validator by fetching):
   without its ``keep``) whose scopes have the same parent: a path scope's parent is its path one
   segment up (``/a/b`` → ``/a``, ``/a`` → ``""``); a query-parameter scope's parent is its path part
   (``/index.php?title=Special:UserLogin`` and ``…?title=Special:CreateAccount`` → ``/index.php``);
-* **threshold** — at least :data:`MIN_SIBLINGS` (2) siblings, and no scope inside the parent where
-  the miner *refuted* the shape (≥ MS comparisons, similar share below ``param_min_ratio``: the
-  same test that vetoes a wider scope in :func:`dustbuster.core.scoped.holding_scopes`);
+* **threshold** — at least :data:`MIN_SIBLINGS` (2) siblings, and no scope strictly inside the
+  parent (a sibling, one of its descendants, a query-parameter scope of the parent's path) where the
+  miner *refuted* the shape (≥ MS comparisons, similar share below ``param_min_ratio``: the same
+  test that vetoes a wider scope in :func:`dustbuster.core.scoped.holding_scopes`).  The parent's
+  own pooled share may fall short (namespaces with too few comparisons to refute it): that is what
+  the candidate asks the validator;
 * **the candidate** — the shape at the parent: support and disqualified summed, ``keep`` the union of
   the siblings' (at most :data:`dustbuster.core.scoped.MAX_KEEP` names: keeping a no-op parameter
   only merges less), ``evidence.generalised_from`` the sibling scopes.  One level per mining run,
@@ -67,7 +70,7 @@ def generalise(rules: Sequence[Rule], refuted: Refuted, max_keep: int = 4) -> li
             groups[(shape, parent, names)].append(r)
     out: list[Rule] = []
     for (shape, parent, _), sibs in groups.items():
-        if len(sibs) < MIN_SIBLINGS or any(scope_covers(parent, s) for s in refuted.get(shape, ())):
+        if len(sibs) < MIN_SIBLINGS or any(s != parent and scope_covers(parent, s) for s in refuted.get(shape, ())):
             continue
         if any(shape_of(r) == shape and scope_covers(r.scope, parent) for r in rules):  # type: ignore[union-attr]
             continue
