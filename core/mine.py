@@ -88,6 +88,12 @@ class MineResult:
         return canonization_order([*self.param_rules(), *self.general, *self.substring_rules()])
 
 
+def candidate_count(result: MineResult) -> int:
+    """Every rule the run proposes: substring pairs kept, parameter rules, the other types."""
+    pairs = result.kept if result.stage == "eliminate" else result.detected
+    return len(pairs) + len(result.param_rules()) + len(result.general)
+
+
 def unsafe_flags(result: MineResult, urls: Iterable[str], sample: int = UNSAFE_SAMPLE) -> dict[str, str]:
     """Display text → why applying the candidate unvalidated would mangle URLs
     (:func:`dustbuster.core.rulecheck.unsafe_candidate`), judged on a fixed sample of the mined URLs:

@@ -274,7 +274,10 @@ def read_urllist(sources: Iterable[str | Path], fmt: str = "auto", site: str | N
     stats = kw.pop("stats", None) or ReadStats()
     ul = URLList()
     for rec in iter_records(sources, fmt, site, scheme, stats=stats, **kw):
-        ul.add(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
+        if rec.listed:
+            ul.list_only(rec.url)  # a URL list's URL: no observation (core/urllist.py)
+        else:
+            ul.add(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
     log.info("read %s lines: %s records, %s unique URLs", stats.lines, stats.records, len(ul))
     return ul, stats
 
