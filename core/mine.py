@@ -153,6 +153,7 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
     ``index``: the URLs parsed once (core/urlindex.py), shared with phase 3."""
     from .casemine import mine_case_rules
     from .generalize import generalize_pairs
+    from .overliterals import general_over_literals
     from .scoped import mine_query_rules, mine_scoped_param_rules
     from .siblings import generalise
 
@@ -163,13 +164,15 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
     queries = mine_query_rules(urllist, p, ix, refuted)
     parents = generalise([*scoped, *queries], refuted)
     result.scoped_params = [*(r for r in parents if r.type == "parameter"), *scoped]  # parents first
+    patterns = generalize_pairs(result.kept, p)
+    over = general_over_literals(result.kept, p, patterns)
     result.general = [*(r for r in parents if r.type == "query"), *queries, *mine_case_rules(urllist, p, ix),
-                      *generalize_pairs(result.kept, p)]
+                      *patterns, *over]
     counts = {"thesis_param_rules": result.stats["param_rules"], "param_rules": len(result.scoped_params),
               "scoped_param_rules": sum(1 for r in result.scoped_params if r.scope),
               "general_rules": len(result.general),
               "query_scoped_rules": sum(1 for r in [*scoped, *queries] if "?" in r.scope),
-              "generalised_scopes": len(parents)}
+              "generalised_scopes": len(parents), "general_literal_rules": len(over)}
     for r in result.general:
         counts[f"{r.type}_rules"] = counts.get(f"{r.type}_rules", 0) + 1
     result.stats.update(counts)
