@@ -13,7 +13,10 @@ Here each likely pair is first reduced to its **core**: the same tokens removed 
 through the pattern miner (:func:`dustbuster.core.generalize.generalize_pairs`, its families of at
 least three distinct cores, its checks), which folds ``":misc:" → "/misc/"``, ``":devel:" →
 "/devel/"``, ``":web:" → "/web/"`` into ``":{word}:" → "/{word}/"`` — a pattern rule, a type we have.
-A rule that the pattern miner already finds on the pairs themselves is not repeated.
+A rule that the pattern miner already finds on the pairs themselves is not repeated, nor one whose
+β is literal and whose α has no literal letter or digit besides the placeholder (``"/{word}/" →
+"/"`` over ``"^http://h/{word}/" → "^http://h/"``: the context that made the instances safe is gone);
+a core never starts in the scheme or authority (:func:`core_of`).
 
 The rule carries ``evidence.over_literals`` (its literal instances, the first ten) and is decided
 by the validator before the pairs (core/validate.py): once valid, the instances it covers are
@@ -23,18 +26,23 @@ instances are decided one by one as before.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from .detect import Pair
-from .generalize import generalize_pairs
+from .generalize import _host_end, generalize_pairs
 from .params import DustParams
-from .pattern import PatternRule
+from .pattern import _PH, PatternRule
 from .tokens import display, tokenize
+
+_ALNUM = re.compile(r"[A-Za-z0-9]")
 
 
 def core_of(pair: Pair) -> Pair | None:
     """The pair without the tokens α and β share at their start and end (module docstring; the
-    pair itself when they share none); None when nothing would be left of α."""
+    pair itself when they share none); None when the rewrite starts in the scheme or authority
+    (``"^http://www.h/" → "^http://h/"``: a pattern rule's unanchored α never matches there,
+    core/pattern.py; the pattern miner keeps such families anchored)."""
     ta, tb = tokenize(pair.alpha), tokenize(pair.beta)
     i = 0
     while i < min(len(ta), len(tb)) - 1 and ta[i] == tb[i]:
@@ -44,6 +52,8 @@ def core_of(pair: Pair) -> Pair | None:
         j += 1
     if not i and not j:
         return pair
+    if sum(map(len, ta[:i])) < _host_end(pair.alpha) or sum(map(len, tb[:i])) < _host_end(pair.beta):
+        return None  # the rewrite reaches into scheme://authority: an unanchored core never matches there
     a, b = "".join(ta[i:len(ta) - j]), "".join(tb[i:len(tb) - j])
     if not a or a == b:
         return None
@@ -65,8 +75,8 @@ def general_over_literals(pairs: Sequence[Pair], params: DustParams | None = Non
     seen = {r.text for r in known}
     out = []
     for rule in generalize_pairs(merged, params):
-        if rule.text in seen:
-            continue
+        if rule.text in seen or (not _PH.search(rule.beta) and not _ALNUM.search(_PH.sub("", rule.alpha))):
+            continue  # known, or a literal β after nothing but separators ("/{word}/" → "/"): too wide
         instances = [p for (a, b), ps in cores.items() if rule.apply_internal(a) == b for p in ps]
         texts = [f'"{display(p.alpha)}" → "{display(p.beta)}"' for p in instances[:10]]
         ev = dict(rule.evidence) | {"over_literals": texts, "instances": len(instances)}

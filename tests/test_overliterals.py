@@ -60,3 +60,9 @@ def test_the_validator_decides_the_general_rule_first_and_drops_its_instances():
     res = asyncio.run(validate(pairs, [rule], urls, fetch))
     assert [r.text for r in res.valid] == [rule.text]
     assert sorted(r.text for r in res.covered) == ['":devel:" → "/devel/"', '":misc:" → "/misc/"']
+
+
+def test_no_core_in_the_host_and_no_bare_segment_collapse():
+    assert core_of(Pair("\x02http://www.h.org/", "\x02http://h.org/", 5, 5)) is None
+    segs = [Pair(f"\x02http://h.org/{w}/", "\x02http://h.org/", 5, 5) for w in ("a", "bb", "cc", "dd")]
+    assert general_over_literals(segs) == []  # "/{word}/" → "/" would drop any path segment
