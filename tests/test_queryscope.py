@@ -147,3 +147,18 @@ def test_dustcanon_equals_the_core_with_query_scopes(rules, urls):
         assert dustcanon._run(mine, u, 10) == (want.canonical, want.converged), (u, [r.text for r in rules])
         for r in rules:
             assert (r.apply_internal("\x02" + u + "\x03") != "\x02" + u + "\x03") <= url_in_scope(u, r.scope)
+
+
+def test_the_schema_takes_query_parameter_scopes():
+    jsonschema = pytest.importorskip("jsonschema")
+    from dustbuster.core.rules import ruleset_document
+
+    from tests.conftest import ROOT
+
+    schema = json.loads((ROOT / "docs" / "ruleset.schema.json").read_text(encoding="utf-8"))
+    for scope in ("", "/wiki", LOGIN, "?do=edit"):
+        doc = ruleset_document("w.org", 1, [ParamRule("returnto", "remove", scope=scope, status="valid").to_json()])
+        jsonschema.validate(doc, schema)
+    bad = ruleset_document("w.org", 1, [ParamRule("returnto", "remove", status="valid").to_json() | {"scope": "/a/"}])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
