@@ -157,8 +157,8 @@ def test_the_schema_takes_query_parameter_scopes():
 
     schema = json.loads((ROOT / "docs" / "ruleset.schema.json").read_text(encoding="utf-8"))
     for scope in ("", "/wiki", LOGIN, "?do=edit"):
-        doc = ruleset_document("w.org", 1, [ParamRule("returnto", "remove", scope=scope, status="valid").to_json()])
+        doc = ruleset_document("w.org", 1, [ParamRule("returnto", "remove", scope=scope, status="valid").to_json()], created=1.0)
         jsonschema.validate(doc, schema)
-    bad = ruleset_document("w.org", 1, [ParamRule("returnto", "remove", status="valid").to_json() | {"scope": "/a/"}])
+    bad = ruleset_document("w.org", 1, [ParamRule("returnto", "remove", status="valid").to_json() | {"scope": "/a/"}], created=1.0)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, schema)
