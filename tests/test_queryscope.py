@@ -162,3 +162,32 @@ def test_the_schema_takes_query_parameter_scopes():
     bad = ruleset_document("w.org", 1, [ParamRule("returnto", "remove", status="valid").to_json() | {"scope": "/a/"}], created=1.0)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, schema)
+
+
+def test_the_validator_samples_inside_the_scope_only():
+    """``remove s=* where do=edit`` on a site where s= matters unless do=edit: the rule changes only
+    URLs in its scope, so Figure 3 draws there, and finds it valid."""
+    import asyncio
+    import random
+
+    from dustbuster.core.sketch import sketch
+    from dustbuster.core.validate import Fetched, validate_rule
+
+    def page(key: str) -> Fetched:
+        rnd = random.Random(key)
+        return Fetched(True, sketch(" ".join(rnd.choice("abcdefghij") * 4 for _ in range(300)).encode(), "text/html"), 200)
+
+    async def fetch(url: str) -> Fetched:
+        q = dict(i.split("=", 1) for i in url.split("?", 1)[1].split("&")) if "?" in url else {}
+        if q.get("do") == "edit":
+            q.pop("s", None)
+        return page(repr(sorted(q.items())))
+
+    urls = [f"http://w.org/doku.php?id=p{i}&do={do}&s=t{i}" for i in range(60) for do in ("edit", "show")]
+    rule = ParamRule("s", "remove", scope="?do=edit")
+    from dustbuster.core.validate import RoundFetcher
+
+    v = asyncio.run(validate_rule(rule, urls, RoundFetcher(fetch)))
+    assert v.valid and v.applicable == 60
+    assert all("do=edit" in u for u, _, _ in v.samples)
+    assert not asyncio.run(validate_rule(ParamRule("s", "remove"), urls, RoundFetcher(fetch))).valid
