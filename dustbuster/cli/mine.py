@@ -123,9 +123,12 @@ def _print_table(result, limit: int, unsafe: dict[str, str] | None = None, out=N
     if result.scoped_params is None:
         out.write(f"# parameter rules: {len(result.param_kept)} kept of {len(result.param_candidates)} candidates\n")
     else:
-        scoped = sum(1 for r in prules if r.scope)
-        out.write(f"# parameter rules: {len(prules)} ({scoped} under a path scope, {len(prules) - scoped} for the "
-                  f"whole site; the thesis' global test keeps {len(result.param_kept)} of {len(result.param_candidates)})\n")
+        scoped = sum(1 for r in prules if r.scope and "?" not in r.scope)
+        fixed = sum(1 for r in prules if "?" in r.scope)
+        out.write(f"# parameter rules: {len(prules)} ({scoped} under a path scope, "
+                  + (f"{fixed} under a query-parameter scope, " if fixed else "")
+                  + f"{len(prules) - scoped - fixed} for the whole site; the thesis' global test keeps "
+                  f"{len(result.param_kept)} of {len(result.param_candidates)})\n")
     _print_rules(prules, unsafe, out)
     if result.scoped_params is not None:
         out.write(f"# query, case and pattern rules (beyond the paper, docs/rules.md): {len(result.general)}\n")
