@@ -176,7 +176,8 @@ class _VerdictBar:
 def _summary(site: str, doc: dict, output: str | None, out) -> None:
     st = doc["stats"]
     sc = st["set_check"]
-    out.write(f"{site}: {st['urls']} URLs, {st['candidates']} candidates → {st['valid']} valid rules "
+    listed = f" + {st['listed_urls']} listed (--urls)" if st.get("listed_urls") else ""
+    out.write(f"{site}: {st['urls']} URLs{listed}, {st['candidates']} candidates → {st['valid']} valid rules "
               f"({st['fetches']} pages fetched, {st['fetches_per_decided_rule']} per decided rule, "
               f"{st['undecided']} undecided, {st['seconds']:.1f}s)\n")
     verdict = {True: "passed", False: "refuted", None: "undecided"}[sc["passed"]]
