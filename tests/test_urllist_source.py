@@ -90,3 +90,32 @@ def test_mine_cli_reads_url_lists(tmp_path):
     assert doc["stats"]["listed_urls"] > 500
     assert doc["stats"]["candidates"] == len(doc["rules"]) + len(doc["param_rules"]) + len(doc["general_rules"])
     assert "listed (--urls)" in out.stderr and "candidates" in out.stderr
+
+
+def test_validate_samples_the_listed_urls_too(tmp_path):
+    """``dustbuster validate --urls``: a crawler's URLs join the test list (the validator's samples)."""
+    from tests.simsite import start_sim_site, write_sites
+
+    sim, port = start_sim_site()
+    try:
+        log, more = tmp_path / "sim.log", tmp_path / "more.log"
+        run = [sys.executable, "-m", "dustbuster"]
+        subprocess.run([*run, "sim-site", "--port", str(port), "--write-log", str(log), "--lines", "3000", "-q"],
+                       check=True, cwd=ROOT, timeout=300)
+        subprocess.run([*run, "sim-site", "--port", str(port), "--write-log", str(more), "--lines", "6000", "-q"],
+                       check=True, cwd=ROOT, timeout=300)
+        seen, _ = read_urllist([log], "auto", "forum.test")
+        ul, _ = read_urllist([more], "auto", "forum.test")
+        frontier = tmp_path / "frontier.txt"
+        frontier.write_text("\n".join(u for u in ul if u not in seen) + "\n", encoding="utf-8")
+        sites, out = tmp_path / "sites.json", tmp_path / "rules.json"
+        write_sites(sites, port)
+        r = subprocess.run([*run, "validate", str(log), "--site", "forum.test", "--sites", str(sites), "--urls",
+                            str(frontier), "-o", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(out.read_text())
+        assert doc["stats"]["listed_urls"] > 0 and "listed (--urls)" in r.stderr
+        assert doc["rules"] and doc["stats"]["set_check"]["passed"] is True
+    finally:
+        sim.terminate()
+        sim.wait(10)
