@@ -271,7 +271,8 @@ def _rule_probes(hosts, r):
     core, head = a[int(start):len(a) - int(end)], "http://%s/" % h
     if not isinstance(r, _Substring):
         name = getattr(r, "name", "a")
-        urls = ["http://%s%s/x?%s=1&b=2" % (h, r.scope, name), "https://%s%s?b=2&%s=1" % (hosts[1], r.scope, name)]
+        p, q = r.scope.partition("?")[0], "".join(i + "&" for i in r.scope.partition("?")[2].split("&") if i)
+        urls = ["http://%s%s/x?%s%s=1&b=2" % (h, p, q, name), "https://%s%s?%sb=2&%s=1" % (hosts[1], p, q, name)]
     elif core and not start:
         urls = [head[:-1] + core, "https://%s/a%s%s" % (hosts[1], "" if core[0] in "/?&;" else "/", core),
                 "http://%s/a?q=1&%s" % (h, core)]
@@ -396,5 +397,4 @@ def ed25519_verify(public, message, signature):
     zi = pow(Z, _P - 2, _P)
     return (Y * zi % _P | (X * zi % _P & 1) << 255).to_bytes(32, "little") == signature[:32]
 
-#: The name this module had before the project settled on "canonize"; kept for crawler code using it.
-canonicalize = canonize
+canonicalize = canonize  # the name this module had before the project settled on "canonize"; kept for crawlers

@@ -191,3 +191,22 @@ def test_the_validator_samples_inside_the_scope_only():
     assert v.valid and v.applicable == 60
     assert all("do=edit" in u for u, _, _ in v.samples)
     assert not asyncio.run(validate_rule(ParamRule("s", "remove"), urls, RoundFetcher(fetch))).valid
+
+
+@settings(max_examples=150, deadline=None)
+@given(RULES, st.lists(URLS, max_size=3))
+def test_query_scoped_sets_are_admitted_as_by_the_service(rules, urls):
+    from dustbuster.core.rulebook import RuleBook
+
+    doc = {"site": "h.com", "version": 2, "rules": [r.to_json() | {"status": "valid"} for r in rules]}
+    book, mod = RuleBook(normalize=False), dustcanon.RuleBook()
+    try:
+        book.update("h.com", doc)
+    except RuleError as exc:
+        with pytest.raises(dustcanon.Rejected) as got:
+            mod.update("h.com", json.loads(json.dumps(doc)))
+        assert got.value.reason == exc.reason, (got.value, exc)
+        return
+    mod.update("h.com", json.loads(json.dumps(doc)))
+    for u in urls:
+        assert mod.canonize(u) == book.canonize(u).canonical
