@@ -39,9 +39,7 @@ Choices:
   the rules taken, rewriting the members' α and β meets a form twice (rules undoing each other) or
   finds no fixed point within ``_CHECK_ROUNDS`` rounds;
 * support = sum of the members' supports; ``evidence["examples"]``: the first three members by
-  support, then text; ``evidence["over_literals"]``: the first ten (the validator decides a rule
-  over literal pairs before them, so that once it is valid they are dropped as covered: issue 23
-  item 6, core/overliterals.py).  The rules come sorted by support (descending), then text.
+  support, then text.  The rules come sorted by support (descending), then text.
 """
 
 from __future__ import annotations
@@ -158,8 +156,7 @@ def _rule(fam: _Family) -> PatternRule | None:
     try:
         rule = PatternRule(alpha, beta, support=sum(s for _, s in fam.members.values()),
                            members=len(fam.members),
-                           evidence={"examples": [_member_text(ab) for ab in order[:3]],
-                                     "over_literals": [_member_text(ab) for ab in order[:10]]})
+                           evidence={"examples": [_member_text(ab) for ab in order[:3]]})
     except RuleError:
         return None  # e.g. a literal "{digits}" in the URL text, or α = β
     for a, b in fam.members:
