@@ -5,9 +5,8 @@ Copy this file into a crawler, load a site's RuleSet JSON (the rules topic, ``du
     rs = dustcanon.load("forum.test.json", keys=[PUBLIC_KEY])   # or dustcanon.RuleSet(doc)
     rs.canonize("http://www.forum.test/story?id=5&sid=x")   # -> 'http://forum.test/story_5'
     book = dustcanon.RuleBook(keys=[PUBLIC_KEY]); book.update("forum.test", doc); book.canonize(url)
-``keys``: the validator's public keys (docs/canonizer.md "Signed rule sets").  No normalization
-unless ``normalize=`` is a function (``dustbuster.core.normalize.normalize``).  Rules are applied,
-sets admitted, as by the service (tests/test_dustcanon.py); an unknown type: ``Rejected("bad_rule")``.
+``keys``: the validator's public keys (docs/canonizer.md "Signed rule sets"); ``normalize=``: a function
+(``dustbuster.core.normalize.normalize``) or none.  As the service (tests/test_dustcanon.py).
 """
 
 import base64, hashlib, json, re, time  # noqa: E401 - the standard library only (tests/test_layout.py)
@@ -29,10 +28,8 @@ def _find_aligned(h, n, start):
 def _split(url):
     """(base, items) of a URL's query as dustbuster.core.query.split: items None without a "?"."""
     q = url.find("?")
-    if q < 0:
-        return url, None
-    parts = url[q + 1:].split("&") if url[q + 1:] else []
-    return url[:q], [tuple(p.split("=", 1)) if "=" in p else (p, None) for p in parts]
+    parts = url[q + 1:].split("&") if q >= 0 and url[q + 1:] else []
+    return (url, None) if q < 0 else (url[:q], [tuple(p.split("=", 1)) if "=" in p else (p, None) for p in parts])
 def _join(base, items):
     return base + "?" + "&".join(n if v is None else n + "=" + v for n, v in items) if items else base
 def _split_url(url):
@@ -42,25 +39,32 @@ def _split_url(url):
     sep = body.find("://")
     slash = body.find("/", sep + 3) if sep >= 0 else -1
     return ("", body, tail) if sep < 0 else (body, "", tail) if slash < 0 else (body[:slash], body[slash:], tail)
-def _in_scope(path, scope):
-    """A path lies in scope S when it is S or continues it at a "/" ("" covers every path)."""
-    return not scope or (path.startswith(scope) and (len(path) == len(scope) or path[len(scope)] == "/"))
-def _scope(r):
+def _in_scope(url, scope):
+    """dustbuster.core.scope.url_in_scope: the path is the scope's path or continues it at a "/",
+    and the query fixes each name=value the scope names (one value per name: no other)."""
+    s, path, got = scope.partition("?")[0], _split_url(url)[1], {}
+    for n, v in [it for it in _split(url.partition("#")[0])[1] or () if it[1] is not None]:
+        got[n] = v if got.setdefault(n, v) == v else None
+    return (not s or (path.startswith(s) and (len(path) == len(s) or path[len(s)] == "/"))) and all(
+        got.get(n) == v for n, v in _fixed(scope))
+def _fixed(scope): return [tuple(i.split("=", 1)) for i in scope.partition("?")[2].split("&") if i]  # noqa: E704
+def _scope(r, query=True):
     s = r.get("scope") or ""
-    if s and not (isinstance(s, str) and s[0] == "/" != s[-1] and not any(c in s for c in "?#") and min(s) >= " "):
-        raise ValueError("a scope is '' or a path like /wiki (no trailing /), not %r" % (s,))
+    p, q, f = s.partition("?") if isinstance(s, str) else ("", "", "")
+    n = [i.partition("=") for i in f.split("&")] if q else []
+    if s and not (isinstance(s, str) and (p[:1] == "/" != p[-1] if p else q) and "#" not in s and min(s) >= " "
+                  and (query or not q) and (not q or [x[0] for x in n] == sorted({x[0] for x in n}) and all(
+                      a and e and "?" not in v and not any(c in a for c in "&=?#") for a, e, v in n))):
+        raise ValueError("a scope is '' or a path like /wiki (no trailing /), then ?name=value&..., not %r" % (s,))
     return s
 def _name(n):
-    if not isinstance(n, str) or not n or any(c in n for c in "&=?#"):
-        raise ValueError("bad parameter name %r" % (n,))
-    return n
+    return n if isinstance(n, str) and n and not any(c in n for c in "&=?#") else _fail("bad parameter name %r" % (n,))
+def _fail(why): raise ValueError(why)  # noqa: E704
 
 class _Rule:
     """What the rule types share: a display text, no self-feeding, a rewrite of the plain URL."""
-    def __init__(self, r):
-        self.display = r.get("display") or ""
-    def feeds(self):  # no rule type but substring and pattern rules can feed itself
-        return False
+    def __init__(self, r): self.display = r.get("display") or ""  # noqa: E704
+    def feeds(self): return False  # noqa: E704 - no rule type but substring and pattern rules can feed itself
     def apply(self, w):  # w is the wrapped URL ^url$ (sentinels \x02, \x03)
         out = self.rewrite(w[1:-1])
         return w if out == w[1:-1] else w[0] + out + w[-1]
@@ -85,11 +89,12 @@ class _Param(_Rule):
     def __init__(self, r):
         _Rule.__init__(self, r)
         self.name, self.action, self.value, self.scope = _name(r["name"]), r["action"], r.get("value"), _scope(r)
-        if self.action not in ("remove", "replace") or (self.action == "replace" and not isinstance(self.value, str)):
-            raise ValueError("a parameter rule removes or replaces (with a value)")
+        if self.action not in ("remove", "replace") or (self.action == "replace" and not isinstance(self.value, str)) \
+                or self.name in dict(_fixed(self.scope)):
+            raise ValueError("a parameter rule removes or replaces (with a value) a name its scope does not fix")
     def rewrite(self, url):
         base, items = _split(url)
-        if not items or not _in_scope(_split_url(url)[1], self.scope):
+        if not items or not _in_scope(url, self.scope):
             return url
         if self.action == "remove":
             return _join(base, [(n, v) for n, v in items if not (n == self.name and v is not None)])
@@ -100,13 +105,13 @@ class _Query(_Rule):
     def __init__(self, r):
         _Rule.__init__(self, r)
         self.scope, self.action, keep = _scope(r), r["action"], r.get("keep") or []
-        if self.action not in ("drop", "sort") or not isinstance(keep, list) or (self.action == "sort" and keep):
-            raise ValueError("a query rule drops (keeping 'keep') or sorts the query")
+        if self.action not in ("drop", "sort") or not isinstance(keep, list) or (self.action == "sort" and keep) \
+                or (self.action == "drop" and not set(dict(_fixed(self.scope))) <= set(keep)):
+            raise ValueError("a query rule drops (keeping 'keep' and its scope's names) or sorts the query")
         self.keep = [_name(n) for n in keep]
     def rewrite(self, url):
         body, hash_, frag = url.partition("#")  # a fragment stays out of the query
-        head, path, tail = _split_url(body)
-        if not tail or not _in_scope(path, self.scope):
+        if "?" not in body or not _in_scope(body, self.scope):
             return url
         base, items = _split(body)
         kept = [(n, v) for n, v in items if n in self.keep] if self.action == "drop" else sorted(items, key=lambda it: it[0])
@@ -116,7 +121,7 @@ class _Case(_Rule):
     """Under ``scope`` the site case-folds paths: lower-case the path below the scope."""
     def __init__(self, r):
         _Rule.__init__(self, r)
-        self.scope = _scope(r)
+        self.scope = _scope(r, query=False)
     def rewrite(self, url):
         head, path, tail = _split_url(url)
         if not head or not _in_scope(path, self.scope):
@@ -161,9 +166,7 @@ _ORDER = {_Param: 0, _Query: 1, _Case: 2, _Substring: 3, _Pattern: 4}  # dustbus
 def _rule(r):
     """The rule of one JSON object; ValueError (KeyError, TypeError) when it is not one."""
     kind = r.get("type", "substring")
-    if kind not in _TYPES:
-        raise ValueError("unknown rule type %r" % (kind,))
-    return _TYPES[kind](r)
+    return _TYPES[kind](r) if kind in _TYPES else _fail("unknown rule type %r" % (kind,))
 def _run(rules, url, ma):
     """Thesis Figure 5.5: apply the rules in order until an iteration changes nothing or MA ran."""
     w = _START + url + _END
@@ -178,8 +181,7 @@ def _run(rules, url, ma):
 class Rejected(ValueError):
     """A rule set that is not applied (the service's admission checks); ``reason`` is one word."""
     def __init__(self, reason, detail=""):
-        ValueError.__init__(self, reason + (": " + detail if detail else ""))
-        self.reason = reason
+        ValueError.__init__(self, reason + (": " + detail if detail else "")); self.reason = reason  # noqa: E702
 
 _PROBE_PATHS = ("/", "/index.html", "/a/b/c.html", "/a/b/", "/story?id=1", "/story_1", "/x?a=1&b=2",
                 "/search?q=dust&page=2&sid=0a1b2c&utm_source=feed", "/p/1/2/3?x=&y", "/%7Euser/file.txt")
@@ -269,7 +271,8 @@ def _rule_probes(hosts, r):
     core, head = a[int(start):len(a) - int(end)], "http://%s/" % h
     if not isinstance(r, _Substring):
         name = getattr(r, "name", "a")
-        urls = ["http://%s%s/x?%s=1&b=2" % (h, r.scope, name), "https://%s%s?b=2&%s=1" % (hosts[1], r.scope, name)]
+        p, q = r.scope.partition("?")[0], "".join(i + "&" for i in r.scope.partition("?")[2].split("&") if i)
+        urls = ["http://%s%s/x?%s%s=1&b=2" % (h, p, q, name), "https://%s%s?%sb=2&%s=1" % (hosts[1], p, q, name)]
     elif core and not start:
         urls = [head[:-1] + core, "https://%s/a%s%s" % (hosts[1], "" if core[0] in "/?&;" else "/", core),
                 "http://%s/a?q=1&%s" % (h, core)]
@@ -328,8 +331,7 @@ def load(path, ma=10, normalize=None, unvalidated=False, keys=None):
     """A :class:`RuleSet` from a JSON file (``unvalidated``: ``mine --json`` candidates; ``keys``)."""
     with open(path, encoding="utf-8") as fh:
         return RuleSet(json.load(fh), ma, normalize, unvalidated, keys=keys)
-def canonize(url, doc, ma=10, unvalidated=False):
-    """One-shot: canonize ``url`` with the rule set ``doc`` (a dict)."""
+def canonize(url, doc, ma=10, unvalidated=False):  # one-shot: canonize ``url`` with the rule set ``doc`` (a dict)
     return RuleSet(doc, ma, unvalidated=unvalidated).canonize(url)
 
 # ---- signed rule sets (dustbuster.core.signing): Ed25519 verification from RFC 8032 §5.1
@@ -373,9 +375,8 @@ def _mul(s, p):
         q, p, s = (_add(q, p) if s & 1 else q), _add(p, p), s >> 1
     return q
 def _point(b):
-    """The point encoded by 32 bytes (RFC 8032 §5.1.3); None when they encode none."""
-    y = int.from_bytes(b, "little")
-    sign, y = y >> 255, y & ((1 << 255) - 1)  # x2 = (y^2 - 1) / (d y^2 + 1), x its root of that sign
+    """The point encoded by 32 bytes (RFC 8032 §5.1.3), x2 = (y^2 - 1) / (d y^2 + 1); None when none."""
+    sign, y = int.from_bytes(b, "little") >> 255, int.from_bytes(b, "little") & ((1 << 255) - 1)
     x2 = (y * y - 1) * pow(_D * y * y + 1, _P - 2, _P) % _P
     x = pow(x2, (_P + 3) // 8, _P)
     x = x if (x * x - x2) % _P == 0 else x * _I % _P
@@ -396,5 +397,4 @@ def ed25519_verify(public, message, signature):
     zi = pow(Z, _P - 2, _P)
     return (Y * zi % _P | (X * zi % _P & 1) << 255).to_bytes(32, "little") == signature[:32]
 
-#: The name this module had before the project settled on "canonize"; kept for crawler code using it.
-canonicalize = canonize
+canonicalize = canonize  # the name this module had before the project settled on "canonize"; kept for crawlers

@@ -150,7 +150,8 @@ def rule_probes(site: str, rule: Rule) -> list[str]:
     """At most 8 URLs of the site built from ``rule`` itself (issue 27): for a substring or pattern
     rule, :func:`alpha_probes` of its α (a pattern's placeholder filled with the first sample value
     of its class, dustbuster.core.rulecheck.PATTERN_SAMPLES); for a rule with a path scope or a
-    parameter name, URLs under the scope with that parameter.  Only absolute http(s) URLs on the
+    parameter name, URLs under the scope with that parameter (and a query-parameter scope's
+    items).  Only absolute http(s) URLs on the
     site's hosts are kept: what a rule does to them is what admission judges."""
     alpha = getattr(rule, "alpha", None)
     if isinstance(alpha, str):
@@ -159,7 +160,9 @@ def rule_probes(site: str, rule: Rule) -> list[str]:
     else:
         scope, name = getattr(rule, "scope", ""), getattr(rule, "name", "a")
         h, www = _hosts(site)
-        urls = [f"http://{h}{scope}/x?{name}=1&b=2", f"https://{www}{scope}?b=2&{name}=1"]
+        path, _, fixed = scope.partition("?")  # a query-parameter scope: its items first (in scope)
+        q = "".join(i + "&" for i in fixed.split("&") if i)
+        urls = [f"http://{h}{path}/x?{q}{name}=1&b=2", f"https://{www}{path}?{q}b=2&{name}=1"]
     home = site if site and "." in site else "example.com"
     return [u for u in dict.fromkeys(urls) if (host := _host(u)) and _within(host, home)
             and START not in u and END not in u][:8]

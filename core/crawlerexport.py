@@ -41,7 +41,8 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Sequence
 
-from .export import Unexpressible, _warn, java_escape, nutch_regexes, scope_prefix, unexported
+from .export import (QUERY_SCOPE_WHY, Unexpressible, _warn, java_escape, nutch_regexes, query_scope_skip, scope_prefix,
+                     unexported)
 from .params import DEFAULT_MA
 from .rules import ParamRule, Rule
 from .scopedrules import QueryRule
@@ -59,6 +60,7 @@ def _groups(pattern: str) -> int:
 def heritrix_rules(rule: Rule, per_param: int = PER_PARAM) -> list[tuple[str, str]]:
     """(regex, format) pairs of one rule as Heritrix RegexRules, applied one after the other;
     raises :class:`Unexpressible` with the reason."""
+    query_scope_skip(rule)
     if isinstance(rule, ParamRule) and rule.action == "remove":
         n, p = java_escape(rule.name), scope_prefix(rule.scope)
         one = (rf"^({p}[^?]*)\?{n}=[^&]*$|^({p}[^?]*\?(?:[^&]*&)*?){n}=[^&]*&([\s\S]*)$"
@@ -90,6 +92,8 @@ def _storm_skip(rule: Rule) -> str | None:
 
 
 def _clean_param_skip(rule: Rule) -> str | None:
+    if "?" in (getattr(rule, "scope", "") or ""):
+        return QUERY_SCOPE_WHY
     if isinstance(rule, ParamRule):
         return None if rule.action == "remove" else "Clean-param makes a robot ignore a parameter; it cannot set a value"
     if isinstance(rule, QueryRule):

@@ -48,6 +48,10 @@ bare fields (``sid`` without ``=``) by name; our rules do neither (equal on URLs
 fields or spellings; documented, tested).  Value-replacing parameter rules, query "sort", case,
 substring and pattern rules cannot be said in this format.
 
+A rule with a query-parameter scope (``remove returnto=* under /index.php?title=Special:UserLogin``,
+core/scope.py) is skipped by every format here and in core/crawlerexport.py (:func:`query_scope_skip`):
+none of them can say "only where the query fixes these values" without widening the rule.
+
 Every rule a format cannot say is listed with the reason (:func:`unexported`): an XML comment in
 the Nutch file, ``x-dustbuster.skipped`` (texts) and ``skipped_why`` in the ClearURLs document, and
 a warning in the log.
@@ -187,11 +191,23 @@ def _substring_regexes(rule: SubstringRule) -> list[tuple[str, str]]:
     return [("(?s)^(.*?)" + lb + body + la, "$1" + _after_group(b))]
 
 
+QUERY_SCOPE_WHY = ("a query-parameter scope (a fixed value of another parameter) is not exported: the "
+                   "format would widen the rule to the whole path")
+
+
+def query_scope_skip(rule: Rule) -> None:
+    """Raise :class:`Unexpressible` for a rule with a query-parameter scope (core/scope.py): no
+    export says "only where title=Special:UserLogin" exactly, and a rule is skipped, never widened."""
+    if "?" in (getattr(rule, "scope", "") or ""):
+        raise Unexpressible(QUERY_SCOPE_WHY)
+
+
 def nutch_regexes(rule: Rule) -> list[tuple[str, str]]:
     """(pattern, substitution) pairs of one rule for Nutch's regex URL normalizer, applied one after
     the other; raises :class:`Unexpressible` (with the reason) for a rule the format cannot say."""
     if isinstance(rule, CaseRule):
         raise Unexpressible("a Java regex replacement cannot change letter case")
+    query_scope_skip(rule)
     kinds = ((ParamRule, _param_regexes), (QueryRule, _query_regexes), (PatternRule, _pattern_regexes),
              (SubstringRule, _substring_regexes))
     for cls, make in kinds:
@@ -259,6 +275,8 @@ def parse_nutch_xml(text: str) -> list[tuple[str, str]]:
 
 
 def _clearurls_skip(rule: Rule) -> str | None:
+    if "?" in (getattr(rule, "scope", "") or ""):
+        return QUERY_SCOPE_WHY
     if isinstance(rule, ParamRule):
         return None if rule.action == "remove" else "ClearURLs removes fields, it cannot set a value"
     if isinstance(rule, QueryRule):

@@ -51,6 +51,7 @@ _DIGITS = re.compile(r"\d+")
 def family_of(url: str, scope: str = "") -> str:
     """The URL's family under ``scope`` (module docstring)."""
     head, path, _ = split_url(url)
+    scope = scope.partition("?")[0]  # a query-parameter scope: its path part (core/scope.py)
     rest = path[len(scope):] if scope and in_scope(path, scope) else path
     segment = rest.lstrip("/").split("/", 1)[0]
     return f"{head.lower()}{scope}/{_DIGITS.sub('N', segment)}"

@@ -88,6 +88,12 @@ class MineResult:
         return canonization_order([*self.param_rules(), *self.general, *self.substring_rules()])
 
 
+def candidate_count(result: MineResult) -> int:
+    """Every rule the run proposes: substring pairs kept, parameter rules, the other types."""
+    pairs = result.kept if result.stage == "eliminate" else result.detected
+    return len(pairs) + len(result.param_rules()) + len(result.general)
+
+
 def unsafe_flags(result: MineResult, urls: Iterable[str], sample: int = UNSAFE_SAMPLE) -> dict[str, str]:
     """Display text → why applying the candidate unvalidated would mangle URLs
     (:func:`dustbuster.core.rulecheck.unsafe_candidate`), judged on a fixed sample of the mined URLs:
@@ -147,15 +153,26 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
     ``index``: the URLs parsed once (core/urlindex.py), shared with phase 3."""
     from .casemine import mine_case_rules
     from .generalize import generalize_pairs
+    from .overliterals import general_over_literals
     from .scoped import mine_query_rules, mine_scoped_param_rules
+    from .siblings import generalise
 
     p = result.params
     ix = URLIndex.of(urllist, p, index)
-    result.scoped_params = mine_scoped_param_rules(urllist, p, ix)
-    result.general = [*mine_query_rules(urllist, p, ix), *mine_case_rules(urllist, p, ix),
-                      *generalize_pairs(result.kept, p)]
+    refuted: dict = {}
+    scoped = mine_scoped_param_rules(urllist, p, ix, refuted)
+    queries = mine_query_rules(urllist, p, ix, refuted)
+    parents = generalise([*scoped, *queries], refuted)
+    result.scoped_params = [*(r for r in parents if r.type == "parameter"), *scoped]  # parents first
+    patterns = generalize_pairs(result.kept, p)
+    over = general_over_literals(result.kept, p, patterns)
+    result.general = [*(r for r in parents if r.type == "query"), *queries, *mine_case_rules(urllist, p, ix),
+                      *patterns, *over]
     counts = {"thesis_param_rules": result.stats["param_rules"], "param_rules": len(result.scoped_params),
-              "scoped_param_rules": sum(1 for r in result.scoped_params if r.scope), "general_rules": len(result.general)}
+              "scoped_param_rules": sum(1 for r in result.scoped_params if r.scope),
+              "general_rules": len(result.general),
+              "query_scoped_rules": sum(1 for r in [*scoped, *queries] if "?" in r.scope),
+              "generalised_scopes": len(parents), "general_literal_rules": len(over)}
     for r in result.general:
         counts[f"{r.type}_rules"] = counts.get(f"{r.type}_rules", 0) + 1
     result.stats.update(counts)

@@ -19,7 +19,7 @@ from . import query
 from .errors import RuleError
 from .pattern import PatternRule
 from .rulebase import AnchoredPair, check_status
-from .scope import check_scope, scope_text, url_in_scope
+from .scope import check_scope, scope_names, scope_text, url_in_scope
 from .scopedrules import CaseRule, QueryRule
 from .tokens import END, START, find_aligned
 
@@ -120,6 +120,8 @@ class ParamRule:
         if self.value is not None and any(c in self.value for c in "&#"):
             raise RuleError(f"bad parameter value {self.value!r}")
         check_scope(self.scope)
+        if self.name in scope_names(self.scope):
+            raise RuleError(f"a parameter rule cannot change {self.name}=, which its scope fixes")
 
     @property
     def direction(self) -> str:

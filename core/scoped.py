@@ -20,7 +20,8 @@ that sets a value or drops or sorts the whole query is narrowed to the common sc
 its supporting comparisons (``sort=* → sort=ticket`` seen only under ``/report/1`` is a rule for
 ``/report/1``, not for the whole site: a value and a whole query mean something per script); a
 remove rule keeps the widest holding scope (a session id seen on one script is a session id on
-every script, and the validator tests it on every test URL that carries it).  A query
+every script, and the validator tests it on every test URL that carries it); where it holds at no
+path scope, it is tried under query-parameter scopes (``?title=Special:UserLogin``, core/qscope.py).  A query
 rule is only listed when its evidence involves at least two parameter names (otherwise the
 parameter rule says the same, and says it more narrowly).  Where dropping the whole query does not
 hold, "drop the query but K" is tried with K = the scope's meaningful parameters (those whose
@@ -38,6 +39,7 @@ from typing import Iterable, Sequence
 
 from .paramrules import param_occurrences, replace_groups
 from .params import DustParams
+from .qscope import query_scoped_removes
 from .rules import ParamRule
 from .scope import scopes_of
 from .scopedrules import QueryRule
@@ -114,6 +116,13 @@ def holding_scopes(tally: Tally, params: DustParams) -> list[str]:
     return [s for s in holds if not any(a in held for a in scopes_of(s)[:-1])]
 
 
+def failing_scopes(tally: Tally, params: DustParams) -> list[str]:
+    """The scopes the evidence refutes: at least MS comparisons, the similar share below
+    ``param_min_ratio`` (what vetoes a wider scope in :func:`holding_scopes`)."""
+    ms, ratio = params.ms, params.param_min_ratio
+    return [s for s, (sup, dis) in tally.items() if sup + dis >= ms and sup < ratio * (sup + dis)]
+
+
 def _within(inner: str, outer: str) -> bool:
     return not outer or inner == outer or inner.startswith(outer + "/")
 
@@ -167,9 +176,12 @@ def _replace_evidence(ix: URLIndex, name: str, rows: list[Occurrence]) -> tuple[
     return ev, default
 
 
-def mine_scoped_param_rules(urllist: URLList, params: DustParams, index: URLIndex | None = None) -> list[ParamRule]:
+def mine_scoped_param_rules(urllist: URLList, params: DustParams, index: URLIndex | None = None,
+                            refuted: dict | None = None) -> list[ParamRule]:
     """Scoped parameter rules (remove, replace) at their widest holding scopes; a rule whose
-    scope is the whole site is the thesis' global rule.  ``index``: the shared parse."""
+    scope is the whole site is the thesis' global rule.  ``index``: the shared parse; ``refuted``
+    (when given) gets each rule shape's refuted scopes (core/siblings.py)."""
+    refuted = {} if refuted is None else refuted
     ix = URLIndex.of(urllist, params, index)
     out: list[ParamRule] = []
     occ = param_occurrences(urllist, MAX_ITEMS, ix)
@@ -179,7 +191,11 @@ def mine_scoped_param_rules(urllist: URLList, params: DustParams, index: URLInde
         for s in removed:
             sup, dis = ev.tally[s]
             out.append(ParamRule(name, "remove", None, sup, dis, "likely", _ev(len(rows), sup, dis), s))
+        gone = refuted[("parameter", "remove", name, None)] = failing_scopes(ev.tally, params)
+        out += query_scoped_removes(ix, name, rows, removed, params, holding_scopes, failing_scopes, gone)
         rev, default = _replace_evidence(ix, name, rows)
+        for s in failing_scopes(rev.tally, params):
+            refuted.setdefault(("parameter", "replace", name, default[s]), []).append(s)
         for s in holding_scopes(rev.tally, params):
             if any(_within(s, r) for r in removed):
                 continue  # removing it there says more
@@ -194,9 +210,12 @@ def _ev(urls: int, sup: int, dis: int) -> dict:
     return {"urls_with_param": urls, "similar_ratio": round(sup / (sup + dis), 4) if sup + dis else 0.0}
 
 
-def mine_query_rules(urllist: URLList, params: DustParams, index: URLIndex | None = None) -> list[QueryRule]:
+def mine_query_rules(urllist: URLList, params: DustParams, index: URLIndex | None = None,
+                     refuted: dict | None = None) -> list[QueryRule]:
     """Whole-query (drop) and order (sort) rules at their widest holding scopes.  ``index``: the
-    shared parse (core/urlindex.py)."""
+    shared parse (core/urlindex.py); ``refuted``: as :func:`mine_scoped_param_rules` (a "drop but
+    K" refuted where one was tried and failed; the sort rule where its order evidence fails)."""
+    refuted = {} if refuted is None else refuted
     ix = URLIndex.of(urllist, params, index)
     by_path: dict[str, list[str]] = defaultdict(list)
     for url, entry in ix.entries.items():
@@ -212,9 +231,10 @@ def mine_query_rules(urllist: URLList, params: DustParams, index: URLIndex | Non
     failed = sorted(s for s, (sup, dis) in drop.tally.items()
                     if sup + dis >= params.ms and not held_set.intersection(scopes_of(s)))
     paths = ix.paths()
-    out += _keep_rules(ix, {b: us for b, us in by_path.items()
-                            if not held_set.intersection(paths[b][1])}, failed)
+    open_paths = {b: us for b, us in by_path.items() if not held_set.intersection(paths[b][1])}
+    out += _keep_rules(ix, open_paths, failed, refuted.setdefault(("query", "drop"), []))
     out += [_query_rule(order, s, "sort") for s in holding_scopes(order.tally, params)]
+    refuted[("query", "sort")] = failing_scopes(order.tally, params)
     return out
 
 
@@ -284,7 +304,8 @@ def _meaningful(ix: URLIndex, params: DustParams) -> dict[str, set[str]]:
     return out
 
 
-def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str]) -> list[QueryRule]:
+def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str],
+                refuted: list[str] | None = None) -> list[QueryRule]:
     """"Drop the query but K" where dropping it all fails (``by_path`` holds no URL of a scope where
     it holds): K = the scope's meaningful parameters; evidence = URLs of one path with the same K
     items and other queries (compared with the shortest of them); kept when the scope holds and at
@@ -312,6 +333,8 @@ def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str]) 
             if sup + dis:
                 ev.count_many(scope, sup, dis, paths[base][1])
                 ev.names[scope].update(names)
+        if refuted is not None:
+            refuted += failing_scopes({scope: ev.tally[scope]}, params)
         if scope in holding_scopes({scope: ev.tally[scope]}, params) and len(ev.names[scope]) >= 2:
             sup, dis = ev.tally[scope]  # the comparisons counted for this scope
             out.append(QueryRule(ev.narrowed(scope), "drop", tuple(sorted(keep)), sup, dis, "likely",

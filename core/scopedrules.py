@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from . import query
 from .errors import RuleError
 from .rulebase import apply_to_url, check_status
-from .scope import check_scope, in_scope, scope_text, split_url
+from .scope import check_scope, in_scope, scope_names, scope_text, split_url, url_in_scope
 
 QUERY_ACTIONS = ("drop", "sort")
 _ESCAPE = re.compile(r"%[0-9a-f]{2}")  #: percent-escapes stay upper-case (RFC 3986 §6.2.2.1)
@@ -45,6 +45,8 @@ class QueryRule:
             raise RuleError("a sort rule keeps every parameter (no 'keep' list)")
         if any(not isinstance(n, str) or not n or any(c in n for c in "&=?#") for n in self.keep):
             raise RuleError(f"bad parameter name in keep: {self.keep!r}")
+        if self.action == "drop" and not scope_names(self.scope) <= set(self.keep):
+            raise RuleError("a drop rule under a query-parameter scope keeps the scope's parameters")
 
     @property
     def direction(self) -> str:
@@ -66,8 +68,7 @@ class QueryRule:
 
     def rewrite(self, url: str) -> str:
         body, hash_, frag = url.partition("#")  # a fragment stays out of the query
-        head, path, tail = split_url(body)
-        if not tail or (self.scope and not in_scope(path, self.scope)):
+        if "?" not in body or (self.scope and not url_in_scope(body, self.scope)):
             return url
         base, items = query.split(body)
         if items is None:
@@ -108,6 +109,8 @@ class CaseRule:
     def __post_init__(self) -> None:
         check_status(self.status)
         check_scope(self.scope)
+        if "?" in self.scope:
+            raise RuleError("a case rule's scope is a path (no query-parameter scope)")
 
     @property
     def direction(self) -> str:

@@ -126,6 +126,10 @@ class URLList:
     """Unique URLs with their observations, in first-seen order."""
 
     infos: dict[str, URLInfo] = field(default_factory=dict)
+    #: URLs known only from a URL list (a crawler's frontier, ``dustbuster mine --urls``; issue 28),
+    #: not in ``infos``: nothing was observed of them, so they take no part in Figure 1 nor in any
+    #: LikelySimilar comparison; they are test URLs for the validator (:meth:`test_urls`)
+    listed: dict[str, None] = field(default_factory=dict)
 
     def add(
         self,
@@ -138,7 +142,17 @@ class URLList:
         info = self.infos.get(url)
         if info is None:
             info = self.infos[url] = URLInfo()
+            self.listed.pop(url, None)
         info.observe(status, size, digest, sketch)
+
+    def list_only(self, url: str) -> None:
+        """A URL of a URL list: listed apart unless the log has it (``listed``)."""
+        if url not in self.infos:
+            self.listed[url] = None
+
+    def test_urls(self) -> list[str]:
+        """The log's URLs, then the URL list's: what the validator samples (Figure 3)."""
+        return [*self.infos, *self.listed]
 
     def __len__(self) -> int:
         return len(self.infos)

@@ -24,7 +24,7 @@ from dustbuster.core.strictjson import has_surrogate, loads_strict
 from .record import _CTRL, BODY_METHODS, HTTP_METHODS, URL_METHODS, Context, LogRecord, Skip, absolute_url
 from .record import parse_int as _int
 
-FORMATS = ("common", "combined", "vhost", "jsonl", "heritrix", "cdx", "cdxj", "tsv")
+FORMATS = ("common", "combined", "vhost", "jsonl", "heritrix", "cdx", "cdxj", "tsv", "urls")
 HOSTLESS = frozenset({"common", "combined"})  #: formats whose lines carry no host
 
 log = logging.getLogger(__name__)
@@ -227,6 +227,18 @@ def parse_tsv(line: str, ctx: Context) -> LogRecord:
     return LogRecord(url, _int(f[cols["status"]], "status"), size or None if method in BODY_METHODS else None)
 
 
+def parse_urls(line: str, ctx: Context) -> LogRecord:
+    """A URL list (issue 28): one absolute URL, or a path of ``ctx.site``, per line; blank lines and
+    ``#`` comments are skipped.  The URL exists (a crawler met it) and nothing of its page is known:
+    a listed record (``LogRecord.listed``), never Figure 1 size evidence (docs/semantics.md)."""
+    text = line.strip()
+    if not text or text.startswith("#"):
+        raise Skip("blank")
+    if any(c.isspace() for c in text):
+        raise ParseError("malformed", "a URL list line holds one URL, without spaces")
+    return LogRecord(absolute_url(text, None, ctx), None, None, listed=True)
+
+
 #: the parsers as written above: the specification of what a line means (docs/semantics.md)
 REFERENCE_PARSERS: dict[str, Callable[[str, Context], LogRecord]] = {
     "common": parse_common,
@@ -237,6 +249,7 @@ REFERENCE_PARSERS: dict[str, Callable[[str, Context], LogRecord]] = {
     "cdx": parse_cdx,
     "cdxj": parse_cdxj,
     "tsv": parse_tsv,
+    "urls": parse_urls,
 }
 #: the parsers in use: the reference's, with the fast paths of dustbuster.logs.fastparse (same results)
 #: for common, combined, vhost, jsonl and tsv, which it registers here when imported (below)
@@ -279,9 +292,21 @@ def sniff(lines: list[str], ctx: Context) -> str:
             best, best_score = fmt, score
             if score == len(lines):
                 break  # no later format can score more (ties keep the earlier)
+    if best is None and lines and all(_is_url_line(line, probe) for line in lines):
+        return "urls"  # no log format matches and every line is one URL: a URL list
     if best is None:
         raise ParseError("unknown_format", "no known log format matches the first lines")
     return best
+
+
+def _is_url_line(line: str, ctx: Context) -> bool:
+    try:
+        parse_urls(line, ctx)
+    except Skip:
+        return True
+    except ParseError:
+        return False
+    return True
 
 
 from . import fastparse  # noqa: E402,F401 - registers the fast paths in PARSERS (it builds on this module)

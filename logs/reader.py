@@ -274,7 +274,10 @@ def read_urllist(sources: Iterable[str | Path], fmt: str = "auto", site: str | N
     stats = kw.pop("stats", None) or ReadStats()
     ul = URLList()
     for rec in iter_records(sources, fmt, site, scheme, stats=stats, **kw):
-        ul.add(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
+        if rec.listed:
+            ul.list_only(rec.url)  # a URL list's URL: no observation (core/urllist.py)
+        else:
+            ul.add(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
     log.info("read %s lines: %s records, %s unique URLs", stats.lines, stats.records, len(ul))
     return ul, stats
 
@@ -344,6 +347,8 @@ def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "h
     def reject(lineno: int, reason: str, detail: str, line: str) -> None:
         rejects.append((reason, detail, line))
 
+    if chosen == "urls":  # a URL list is no log: never sizeless log records (Figure 1); see `mine --urls`
+        chosen = None
     records = [(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
                for rec in parse_each(lines, chosen, ctx, stats, reject, max_line_chars=max_line_bytes)]
     counts = {"lines": stats.lines, "records": stats.records, "dropped_status": stats.dropped_status,

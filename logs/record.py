@@ -38,6 +38,9 @@ class LogRecord:
     size: int | None
     digest: str | None = None
     sketch: tuple[int, ...] | None = None
+    #: a URL from a URL list (format ``urls``: a crawler's frontier, a sitemap): it exists, nothing
+    #: was observed of it; listed apart from the log's URLs (dustbuster.core.urllist.URLList.listed)
+    listed: bool = False
 
 
 class Skip(Exception):

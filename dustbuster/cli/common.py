@@ -120,6 +120,25 @@ def read_rules(path: str, what: str = "rule file") -> tuple[dict, list]:
         raise DustError(f"{path}: not a rule document: {exc}") from None
 
 
+def add_url_lists(p: argparse.ArgumentParser) -> None:
+    """``--urls FILE``: URL lists (issue 28), read as the format ``urls``."""
+    p.add_argument("--urls", metavar="FILE", action="append", default=[],
+                   help="a URL list (one URL or path per line: a crawler's frontier, a sitemap's URLs; repeatable): "
+                   "URLs without sizes, never substring evidence (Figure 1); the validator samples them")
+
+
+def read_url_lists(ul, files: list[str], site: str | None, scheme: str, stats=None) -> int:
+    """Add the URLs of ``files`` (format ``urls``) to ``ul`` as listed URLs; returns how many new."""
+    if not files:
+        return 0
+    from dustbuster.logs.reader import iter_records
+
+    before = len(ul.listed)
+    for rec in iter_records(files, "urls", site, scheme, stats=stats):
+        ul.list_only(rec.url)
+    return len(ul.listed) - before
+
+
 def nothing_read_hint(logs: list[str], read: dict) -> str:
     """One line that says why no URL came out of the logs, and what to do."""
     names = ", ".join(logs)

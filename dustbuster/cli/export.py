@@ -26,7 +26,8 @@ examples:
 Nutch: set urlnormalizer.loop.count to 10 (MA) so the list repeats like thesis Figure 5.5.
 ClearURLs holds only parameter removals; other rules are listed under "x-dustbuster".skipped.
 Heritrix and StormCrawler apply their lists once: the export repeats them MA times.
-Every format lists what it cannot say, with the reason (docs/exports.md).
+Every format lists what it cannot say, with the reason (docs/exports.md); a rule under a query-parameter
+scope (remove returnto=* under /index.php?title=Special:UserLogin) is skipped by every format, never widened.
 """
 
 

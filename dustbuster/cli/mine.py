@@ -12,13 +12,14 @@ from pathlib import Path
 from dustbuster.core.errors import DustError
 
 from . import progress as prog
-from .common import add_params, nothing_read_hint, params
+from .common import add_params, add_url_lists, nothing_read_hint, params, read_url_lists
 
 EPILOG = """\
 examples:
   dustbuster mine access.log --site www.example.com
   dustbuster mine crawl.log --json > rules.json       # hosts and digests come from the log
   dustbuster mine a.log b.log.gz --stage detect --t-low 6 --ms 3
+  dustbuster mine access.log --urls frontier.txt --site www.example.com   # + a crawler's URLs
 Status >= 400 lines are dropped, 304/redirects list the URL without a size, malformed lines are
 counted by reason (and written with their line numbers with --rejects FILE).  docs/semantics.md
 """
@@ -33,7 +34,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     m.add_argument("logs", nargs="+", metavar="LOG", help="log files (gzip and bzip2 read by their first bytes; - for stdin)")
     m.add_argument("--site", help="host for log lines that carry none (common/combined)")
     m.add_argument("--scheme", default="http", choices=("http", "https"), help="scheme for such lines (default http)")
-    m.add_argument("--format", default="auto", help="auto (default), common, combined, vhost, jsonl, heritrix, cdx, cdxj, tsv")
+    m.add_argument("--format", default="auto", help="auto (default), common, combined, vhost, jsonl, heritrix, cdx, cdxj, tsv, urls (a URL list: see --urls)")
     m.add_argument("--stage", default="eliminate", choices=("detect", "eliminate"), help="stop after phase 1 (detect) or 2 (default)")
     m.add_argument("--json", action="store_true", help="print the JSON document instead of a table")
     m.add_argument("-o", "--output", metavar="FILE", help="write the table or JSON here instead of stdout")
@@ -41,12 +42,13 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     m.add_argument("--rejects", metavar="FILE", help="write rejected lines with line numbers and reasons")
     m.add_argument("--max-url-length", type=int, default=2048, help="reject longer URLs (default %(default)s)")
     m.add_argument("--max-tokens", type=int, default=256, help="reject URLs with more tokens (default %(default)s)")
+    add_url_lists(m)
     add_params(m)
     return m
 
 
 def run(a: argparse.Namespace) -> int:
-    from dustbuster.core.mine import mine, unsafe_flags
+    from dustbuster.core.mine import candidate_count, mine, unsafe_flags
 
     show = prog.enabled(a.quiet)
     ul, stats, read_s = _read(a, show)
@@ -55,8 +57,9 @@ def run(a: argparse.Namespace) -> int:
         result = mine(ul, params(a), a.stage, progress=bar)
     finally:
         bar.close()
-    result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats}
-    result.unsafe = unsafe = unsafe_flags(result, ul)
+    result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats,
+                    "listed_urls": len(ul.listed), "candidates": candidate_count(result)}
+    result.unsafe = unsafe = unsafe_flags(result, ul.test_urls())
     out = open(a.output, "w", encoding="utf-8") if a.output else sys.stdout
     try:
         if a.json:
@@ -88,11 +91,12 @@ def _read(a: argparse.Namespace, show: bool):
             limits=Limits(a.max_url_length, a.max_tokens), stats=stats,
             rejects=RejectSink(rej_fh), on_bytes=on_bytes,
         )
+        read_url_lists(ul, a.urls, a.site, a.scheme, stats)
     finally:
         close_bar()
         if rej_fh:
             rej_fh.close()
-    if not len(ul):
+    if not len(ul) and not ul.listed:
         raise DustError(nothing_read_hint(a.logs, stats.to_dict()))
     return ul, stats, time.perf_counter() - t0
 
@@ -119,9 +123,12 @@ def _print_table(result, limit: int, unsafe: dict[str, str] | None = None, out=N
     if result.scoped_params is None:
         out.write(f"# parameter rules: {len(result.param_kept)} kept of {len(result.param_candidates)} candidates\n")
     else:
-        scoped = sum(1 for r in prules if r.scope)
-        out.write(f"# parameter rules: {len(prules)} ({scoped} under a path scope, {len(prules) - scoped} for the "
-                  f"whole site; the thesis' global test keeps {len(result.param_kept)} of {len(result.param_candidates)})\n")
+        scoped = sum(1 for r in prules if r.scope and "?" not in r.scope)
+        fixed = sum(1 for r in prules if "?" in r.scope)
+        out.write(f"# parameter rules: {len(prules)} ({scoped} under a path scope, "
+                  + (f"{fixed} under a query-parameter scope, " if fixed else "")
+                  + f"{len(prules) - scoped - fixed} for the whole site; the thesis' global test keeps "
+                  f"{len(result.param_kept)} of {len(result.param_candidates)})\n")
     _print_rules(prules, unsafe, out)
     if result.scoped_params is not None:
         out.write(f"# query, case and pattern rules (beyond the paper, docs/rules.md): {len(result.general)}\n")
@@ -149,10 +156,16 @@ def _print_summary(stats: dict) -> None:
         f"read {rd['lines']} lines ({', '.join(sorted(set(rd['formats'].values())))}): "
         f"{rd['records']} records, {rd['dropped_status']} dropped (status >= 400), "
         f"skipped: {skip}; rejected: {rej}\n"
-        f"{stats['urls']} unique URLs ({stats['urls_with_size']} with a size), "
+        f"{stats['urls']} unique URLs ({stats['urls_with_size']} with a size)"
+        + (f" + {stats['listed_urls']} listed (--urls)" if stats.get("listed_urls") else "") + ", "
         f"{stats['likely_pairs']} likely pairs"
         + (f", {stats['after_elimination']} after elimination" if "after_elimination" in stats else "")
         + f", {stats['param_rules']} parameter rules"
-        + (f", {stats['general_rules']} query/case/pattern rules" if "general_rules" in stats else "") + "; "
+        + (f", {stats['general_rules']} query/case/pattern rules" if "general_rules" in stats else "")
+        + f" ({stats['candidates']} candidates"
+        + (f", {stats['query_scoped_rules']} under a query-parameter scope" if stats.get("query_scoped_rules") else "")
+        + (f", {stats['generalised_scopes']} at a generalised scope" if stats.get("generalised_scopes") else "")
+        + (f", {stats['general_literal_rules']} general over literal rules" if stats.get("general_literal_rules") else "")
+        + "); "
         f"{stats['read_seconds'] + stats['detect_seconds'] + stats.get('eliminate_seconds', 0) + stats['param_seconds'] + stats.get('general_seconds', 0):.2f}s\n"
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 from dustbuster.core.errors import DustError
 
 from . import progress as prog
-from .common import add_params, nothing_read_hint, params as dust_params
+from .common import add_params, add_url_lists, nothing_read_hint, params as dust_params, read_url_lists
 
 EPILOG = """\
 examples:
@@ -51,6 +51,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     # the old name of --sketch-threshold (add_params), still accepted: the same value, hidden
     v.add_argument("--sketch-min-equal", type=float, dest="sketch_threshold", default=argparse.SUPPRESS,
                    help=argparse.SUPPRESS)
+    add_url_lists(v)
     add_params(v)
     return v
 
@@ -69,21 +70,22 @@ def run(a: argparse.Namespace) -> int:
     show = prog.enabled(a.quiet)
     t0 = time.perf_counter()
     ul, stats = read_urllist(a.logs, a.format, site, a.scheme, limits=Limits())
-    if not len(ul):
+    read_url_lists(ul, a.urls, site, a.scheme)
+    if not len(ul) and not ul.listed:
         raise DustError(nothing_read_hint(a.logs, stats.to_dict()))
     result = mine(ul, params)
     pairs, prules = result.kept, [*result.param_rules(), *result.general]
     extra = extra_candidates(a.candidates)
     bar = _VerdictBar(len(pairs) + len(prules) + len(extra), show)
     try:
-        sv = asyncio.run(validate_site(pairs, prules, list(ul), policy, settings, on_verdict=bar, extra=extra))
+        sv = asyncio.run(validate_site(pairs, prules, ul.test_urls(), policy, settings, on_verdict=bar, extra=extra))
     finally:
         bar.close()
     if sv is None:
         raise DustError(f"{site}: no origin answers ({', '.join(sorted(policy.origins))}): nothing decided")
     from dustbuster.core.rules import ruleset_document
 
-    stats = sv.stats(len(pairs) + len(prules) + len(extra)) | {"urls": len(ul), "seconds": round(time.perf_counter() - t0, 3)}
+    stats = sv.stats(len(pairs) + len(prules) + len(extra)) | {"urls": len(ul), "listed_urls": len(ul.listed), "seconds": round(time.perf_counter() - t0, 3)}
     if extra:
         stats["extra_candidates"] = extra_verdicts(extra, sv)
     # the version the validator agent would give a first set: its publish time in ms (dustbuster.core.ruleversion)
@@ -174,7 +176,8 @@ class _VerdictBar:
 def _summary(site: str, doc: dict, output: str | None, out) -> None:
     st = doc["stats"]
     sc = st["set_check"]
-    out.write(f"{site}: {st['urls']} URLs, {st['candidates']} candidates → {st['valid']} valid rules "
+    listed = f" + {st['listed_urls']} listed (--urls)" if st.get("listed_urls") else ""
+    out.write(f"{site}: {st['urls']} URLs{listed}, {st['candidates']} candidates → {st['valid']} valid rules "
               f"({st['fetches']} pages fetched, {st['fetches_per_decided_rule']} per decided rule, "
               f"{st['undecided']} undecided, {st['seconds']:.1f}s)\n")
     verdict = {True: "passed", False: "refuted", None: "undecided"}[sc["passed"]]

@@ -1,0 +1,99 @@
+"""Mining query-parameter scopes (core/qscope.py) and generalised sibling scopes (core/siblings.py)
+on small synthetic wiki-like URL lists (issue 28 items 2 and 3)."""
+
+from __future__ import annotations
+
+from dustbuster.core.mine import mine
+from dustbuster.core.params import DustParams
+from dustbuster.core.rules import ParamRule
+from dustbuster.core.scoped import mine_scoped_param_rules
+from dustbuster.core.scopedrules import QueryRule
+from dustbuster.core.siblings import generalise, parent_scope
+from dustbuster.core.urllist import URLList
+
+H = "http://w.org/index.php?title="
+
+
+def wiki(recent: int = 20) -> URLList:
+    """The login page with 30 return-to targets (one page), ordinary pages, and a special page
+    where returnto= does change the page (``recent`` of them)."""
+    ul = URLList()
+    ul.add(H + "Special:UserLogin", 200, 5000)
+    for i in range(30):
+        ul.add(f"{H}Special:UserLogin&returnto=Page_{i}", 200, 5000 + i % 3)
+        ul.add(f"{H}Page_{i}", 200, 2000 + 300 * i)
+    for i in range(recent):
+        ul.add(f"{H}Special:Recent&returnto=Page_{i}", 200, 9000 + 700 * i)
+    ul.add(H + "Special:Recent", 200, 700)
+    return ul
+
+
+def test_a_no_op_parameter_of_one_special_page_gets_a_query_scope():
+    rules = mine_scoped_param_rules(wiki(), DustParams())
+    assert [(r.text, r.support, r.disqualified) for r in rules] == [
+        ("remove returnto=* where title=Special:UserLogin", 30, 0)]
+    assert rules[0].scope == "?title=Special:UserLogin"
+    assert rules[0].evidence["scope_key"] == "title=Special:UserLogin"
+
+
+def test_where_a_path_scope_holds_no_query_scope_is_added():
+    rules = mine_scoped_param_rules(wiki(recent=3), DustParams())
+    assert [r.text for r in rules] == ["remove returnto=*"]
+
+
+def test_mine_counts_query_scoped_rules():
+    result = mine(wiki())
+    assert result.stats["query_scoped_rules"] == 1
+    assert any(r.scope == "?title=Special:UserLogin" for r in result.param_rules())
+
+
+def doku(refuting: int) -> URLList:
+    """DokuWiki with namespaces as path segments (``/doku.php/pkg/<ns>/<page>?s=…``): the search
+    highlight ``s=`` is a no-op under libs and misc; ``refuting`` comparisons where it is not under
+    each of two other namespaces."""
+    ul = URLList()
+    for ns in ("libs", "misc"):
+        for i in range(4):
+            base = f"http://w.org/doku.php/pkg/{ns}/p{i}"
+            ul.add(base, 200, 3000 + 500 * i)
+            ul.add(base + f"?s=term{i}", 200, 3000 + 500 * i)
+    for ns in ("utils", "net"):
+        for i in range(refuting):
+            base = f"http://w.org/doku.php/pkg/{ns}/p{i}"
+            ul.add(base, 200, 1000)
+            ul.add(base + f"?s=term{i}", 200, 8000 + 100 * i)
+    return ul
+
+
+def test_siblings_give_a_parent_candidate_and_stay():
+    rules = mine_scoped_param_rules(doku(refuting=2), DustParams(), refuted=(refuted := {}))
+    assert sorted(r.scope for r in rules) == ["/doku.php/pkg/libs", "/doku.php/pkg/misc"]
+    parents = generalise(rules, refuted)
+    assert [(r.text, r.support, r.disqualified) for r in parents] == [("remove s=* under /doku.php/pkg", 8, 0)]
+    assert parents[0].evidence["generalised_from"] == ["/doku.php/pkg/libs", "/doku.php/pkg/misc"]
+    result = mine(doku(refuting=2))
+    assert [r.scope for r in result.param_rules() if r.name == "s"] == [
+        "/doku.php/pkg", "/doku.php/pkg/libs", "/doku.php/pkg/misc"]  # the parent first, the siblings kept
+    assert result.stats["generalised_scopes"] == 1
+
+
+def test_a_refuted_sibling_blocks_the_parent():
+    rules = mine_scoped_param_rules(doku(refuting=3), DustParams(), refuted=(refuted := {}))
+    assert sorted(r.scope for r in rules) == ["/doku.php/pkg/libs", "/doku.php/pkg/misc"]
+    assert "/doku.php/pkg/utils" in refuted[("parameter", "remove", "s", None)]
+    assert generalise(rules, refuted) == []
+
+
+def test_generalise_rules():
+    assert parent_scope("/a/b") == "/a" and parent_scope("/a") == "" and parent_scope("") is None
+    assert parent_scope("/index.php?title=Special:UserLogin") == "/index.php"
+    sibs = [QueryRule("/w/a", "drop", ("do",), 5, 0), QueryRule("/w/b", "drop", ("do", "idx"), 4, 1),
+            ParamRule("s", "remove", scope="/w/a"), ParamRule("t", "remove", scope="/w/b")]
+    out = generalise(sibs, {})
+    assert [(r.text, r.support) for r in out] == [("drop the query but do, idx under /w", 9)]
+    assert generalise(sibs, {("query", "drop"): ["/w/c"]}) == []
+    assert generalise(sibs + [QueryRule("/w", "drop", ("do",))], {}) == []  # the parent is mined already
+    qs = [ParamRule("returnto", "remove", scope="/i?title=A"), ParamRule("returnto", "remove", scope="/i?title=B")]
+    assert [r.scope for r in generalise(qs, {})] == ["/i"]
+    assert generalise(qs, {("parameter", "remove", "returnto", None): ["/i?title=C"]}) == []
+    assert generalise(qs, {("parameter", "remove", "returnto", None): ["/i"]}) != []  # the parent itself: asked
