@@ -132,7 +132,7 @@ def record(url: str, res, last, probe_sketch) -> dict:
         return rec
     if last is None:  # cannot happen with dustbuster.fetch.client as it is; never a page without a signature
         return rec | {"ok": False, "reason": "no_body"}
-    final, _status, body, ctype = last
+    final, _status, body, ctype, _link = last
     sig: Signature = signature(body, ctype)
     rec.update(content_type=ctype.split(";")[0].strip() or None, size=len(body), final_url=final,
                sketch=res.sketch.to_json() if res.sketch else None, signature=sig.to_json())
