@@ -7,6 +7,7 @@ fetches of their own, counted in ``probes`` (and by the fetcher, like any fetch)
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 from typing import Awaitable, Callable, Sequence
@@ -37,6 +38,7 @@ class SoftErrorAware:
         self.signatures_found = 0
         self._sources: dict[str, list[str]] = {}
         self._scope_probes: dict[str, int] = {}  #: value probes made per origin
+        self._lock: asyncio.Lock | None = None  #: one probing at a time (concurrent callers: `truth`)
         for u in test_urls:
             got = self._sources.setdefault(scope_key(u), [])
             if len(got) < 2 and u not in got and value_probe(u, random.Random(0)) is not None:
@@ -47,10 +49,16 @@ class SoftErrorAware:
         return await self.fetch(url)
 
     async def __call__(self, url: str) -> Fetched:
-        got = await self.fetch(url)
+        return await self.check(url, await self.fetch(url))
+
+    async def check(self, url: str, got: Fetched) -> Fetched:
+        """``got`` (the fetch of ``url``), or a ``soft_error`` failure when it matches the site's signatures."""
         if not got.ok:
             return got
-        sigs = await self._signatures(url, got)
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            sigs = await self._signatures(url, got)
         if is_soft_error(got.identity, sigs, self.threshold) or self._sketch_match(got, sigs):
             self.soft_errors += 1
             if self.counts is not None:
