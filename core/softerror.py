@@ -6,7 +6,8 @@ the answers).  Pure logic; the probing fetches are the caller's (dustbuster.site
 Beyond the paper (ours, issue 23; docs/validation.md "Soft errors"):
 
 * **Probes.**  Per origin, one URL whose path is a random token (:func:`path_probe`).  Per *scope*
-  (:func:`scope_key`: origin, path with digit runs as ``N``, the sorted parameter names), on
+  (:func:`scope_key`: path with digit runs as ``N``, the sorted parameter names; one for all the
+  site's host names, which run one software), on
   demand, when a page of that scope is fetched: the same URL with every id-like parameter value
   (digits, or a hex run of 6+ with a digit) replaced by a random value of the same kind and more
   digits (:func:`value_probe`) — the answer a site gives for an item that does not exist.
@@ -36,7 +37,7 @@ from .sketch import Sketch, resemblance, similar
 
 #: estimated resemblance of masked word 3-grams (16 min-hashes) above which a page with the signature's title is it
 WORDS_THRESHOLD = 0.75
-#: value probes per origin at most (two per scope): the probes' share of a round's fetches stays small
+#: value probes per site and round at most (two per scope): the probes' share of a round's fetches stays small
 MAX_SCOPE_PROBES = 16
 PROBE_PREFIX = "dustbuster-probe-"
 _ID_VALUE = re.compile(r"^(?:\d+|(?=[0-9a-f]*\d)[0-9a-f]{6,})$", re.I)
@@ -49,10 +50,10 @@ def is_id_value(value: str) -> bool:
 
 
 def scope_key(url: str) -> str:
-    """The soft-error scope of a URL: origin, path with digit runs ``N``, sorted parameter names."""
-    head, path, tail = split_url(url)
+    """The soft-error scope of a URL: path with digit runs ``N``, sorted parameter names."""
+    _head, path, tail = split_url(url)
     names = sorted({k for k, _ in parse_qsl(tail[1:], keep_blank_values=True)})
-    return f"{head.lower()}{_DIGITS.sub('N', path)}?{'&'.join(names)}"
+    return f"{_DIGITS.sub('N', path)}?{'&'.join(names)}"
 
 
 def path_probe(origin: str, rnd: random.Random) -> str:

@@ -37,7 +37,7 @@ class SoftErrorAware:
         self.soft_errors = 0  #: pages found to be soft errors
         self.signatures_found = 0
         self._sources: dict[str, list[str]] = {}
-        self._scope_probes: dict[str, int] = {}  #: value probes made per origin
+        self._scope_probes = 0  #: value probes made
         self._lock: asyncio.Lock | None = None  #: one probing at a time (concurrent callers: `truth`)
         for u in test_urls:
             got = self._sources.setdefault(scope_key(u), [])
@@ -93,9 +93,9 @@ class SoftErrorAware:
 
     async def _scope_signature(self, origin: str, key: str, url: str, got: Fetched) -> ErrorSignature | None:
         sources = list(dict.fromkeys([url] + self._sources.get(key, [])))[:2]
-        if value_probe(url, self.rnd) is None or self._scope_probes.get(origin, 0) + len(sources) > MAX_SCOPE_PROBES:
+        if value_probe(url, self.rnd) is None or self._scope_probes + len(sources) > MAX_SCOPE_PROBES:
             return None
-        self._scope_probes[origin] = self._scope_probes.get(origin, 0) + len(sources)
+        self._scope_probes += len(sources)
         probes = []
         for src in sources:
             p = await self._probe(value_probe(src, self.rnd) or src)
