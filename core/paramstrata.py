@@ -110,7 +110,7 @@ class ParamStrata:
         return min(PARAM_MIN_POSITIVES, f.urls)
 
     def short_list(self) -> list[Family]:
-        return [f for f in self.strata.values() if f.positives < self.required(f)]
+        return [f for f in self.strata.values() if f.positives < self.required(f) and not f.gone]
 
     def _short(self, s: str) -> bool:
         f = self.strata[s]
