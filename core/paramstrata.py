@@ -10,8 +10,9 @@ on ``hl`` alone while the few URLs with ``rev=<old revision>`` — other pages �
   that changes one parameter only has one such stratum and nothing is added to Figure 3.
 * **Changed pages**: a parameter whose values look like revision ids or timestamps
   (:func:`revision_like`: 3+ digits, 7+ hex characters with a digit, a date) and that takes two or
-  more values on one and the same rest of the URL in the test list names older states of a page
-  that has changed: the URLs of such pages form a stratum of their own.
+  more values on one and the same rest of the URL in the test list names states of a page that
+  has changed: the URLs holding an older value than the newest seen (numbers by value) form a
+  stratum of their own — the newest state is the page itself and proves nothing.
 * Each stratum must show ``min(PARAM_MIN_POSITIVES, its URLs)`` positives, and its first URLs are
   drawn first (round-robin), or the rule is undecided (``partial_evidence``), as for URL families
   (:mod:`dustbuster.core.families`, whose :class:`~dustbuster.core.families.Family` records are
@@ -64,7 +65,8 @@ def _rest(url: str, name: str) -> str:
 
 def changed_pages(test_urls: Sequence[str], names: set[str]) -> dict[str, set[str]]:
     """For each revision-like parameter of ``names``: the test URLs whose rest of the URL carries two
-    or more of its values (pages with a history in the log)."""
+    or more of its values (pages with a history in the log) and whose value is not the newest of
+    them (an older state of a page that changed since)."""
     out: dict[str, set[str]] = {}
     for name in names:
         by_rest: dict[str, set[str]] = defaultdict(set)
@@ -78,8 +80,15 @@ def changed_pages(test_urls: Sequence[str], names: set[str]) -> dict[str, set[st
                 r = _rest(u, name)
                 by_rest[r].update(vals)
                 urls[r].append(u)
-        out[name] = {u for r, us in urls.items() if len(by_rest[r]) >= 2 for u in us}
+        newest = {r: max(vals, key=_age) for r, vals in by_rest.items()}
+        out[name] = {u for r, us in urls.items() if len(by_rest[r]) >= 2 for u in us
+                     if _age(_query(u)[name][0]) < _age(newest[r])}
     return out
+
+
+def _age(value: str) -> tuple:
+    """Order of revision values: numbers by value, others (hex ids, dates) as text."""
+    return (0, int(value), "") if value.isdigit() else (1, 0, value)
 
 
 class ParamStrata:

@@ -129,7 +129,7 @@ def test_parameter_strata():
     assert revision_like("50031") and revision_like("2026-11-25") and revision_like("9f3c2ab") and not revision_like("2")
     urls = ([f"http://h/p?id={i}&hl=w" for i in range(50)] + [f"http://h/p?id=5&rev={r}" for r in (1001, 1002)]
             + ["http://h/p?id=6&rev=2001"])
-    assert changed_pages(urls, {"rev"})["rev"] == {"http://h/p?id=5&rev=1001", "http://h/p?id=5&rev=1002"}
+    assert changed_pages(urls, {"rev"})["rev"] == {"http://h/p?id=5&rev=1001"}  # the older state only
 
     def drop(u):
         return u.split("&", 1)[0]
@@ -138,7 +138,7 @@ def test_parameter_strata():
     st = ParamStrata(cands, drop, urls)
     assert set(st.strata) == {"drops hl", "drops rev", "rev: changed pages"}
     order = st.order(cands)
-    assert set(order[:4]) >= {"http://h/p?id=5&rev=1001", "http://h/p?id=5&rev=1002"}  # the pages that changed first
+    assert "http://h/p?id=5&rev=1001" in order[:4]  # the page that changed is drawn first
     for u in cands[:45]:
         st.compared(u, True)
     assert [f.name for f in st.short_list()] == ["drops rev", "rev: changed pages"]  # hl alone proves nothing on rev
