@@ -166,3 +166,29 @@ def test_declared_pairs_and_candidates():
 
     assert len(rules) == 1 and all(apply_rule(rules[0], u) == c for u, c in rf.declared.items())
     assert rules[0].evidence["source"] == "declared" and rules[0].status == "likely"
+
+
+def test_identity_shown_by_rules_dashboard_and_eval_html(tmp_path, capsys):
+    from dustbuster.agents.dashboard_view import _identities
+    from dustbuster.cli.evalhtml import _examples, truth_identities
+    from dustbuster.cli.rules import _print_readable
+
+    u = _page("http://h/pkg/a?view=x", "fonts-noto-mono", BOILER, canonical="http://h/pkg/a").identity
+    v = _page("http://h/pkg/b?view=x", "fonts-droid-fallback", BOILER, canonical="http://h/pkg/b").identity
+    ev = {"positives": 38, "negatives": 0, "applicable": 90, "samples": [[u.url, v.url, "canonical_differs"]],
+          "identities": [{"u": u.to_json(), "v": v.to_json(), "outcome": "canonical_differs"}],
+          "parameters": [{"family": "drops view", "urls": 9, "positives": 3, "required": 3, "short": False}]}
+    doc = {"site": "h", "version": 1, "created": 0, "stats": {},
+           "rules": [{"type": "parameter", "name": "view", "action": "remove", "status": "valid", "evidence": ev}]}
+    _print_readable("h", doc)
+    out = capsys.readouterr().out
+    assert "identity: u: 200, title 'fonts-noto-mono', canonical http://h/pkg/a | v: 200" in out
+    assert "by parameter: drops view 3 same page of 9 URLs" in out
+    shown = _identities(ev)
+    assert shown[0]["u"]["title"] == "fonts-noto-mono" and shown[0]["v"]["canonical"] == "http://h/pkg/b"
+    truth = tmp_path / "t.jsonl"
+    truth.write_text('{"url": "http://h/pkg/a", "ok": true, "title": "A & B", "canonical": "http://h/c"}\n{"url": "x"}\n')
+    ids = truth_identities(str(truth), {"http://h/pkg/a"})
+    html = _examples({"results": [{"name": "r", "overall": {"false_merge_groups": 1, "false_merge_examples": [
+        {"canonical": "http://h/pkg/a", "urls": [["http://h/pkg/a", "1"], ["http://h/pkg/b", "2"]]}]}}]}, ids)
+    assert "“A &amp; B”" in html and "canonical <code>http://h/c</code>" in html
