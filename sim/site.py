@@ -128,6 +128,8 @@ class SimSite:
             query = dict(p.split("=", 1) if "=" in p else (p, "") for p in q.split("&") if p)
             status, html, loc = self.render(host, path, query)
             if loc is None:
+                if self.traps and "<title>Error</title>" in html:
+                    return None  # a trap's soft error (sim/traps.py): no page
                 return html if status == 200 else None
             url = f"http://{host}{loc}"
         return None
