@@ -143,7 +143,7 @@ def published_view(st: SiteTraffic | None, sr: SiteRules, cache: ViewCache, vers
     return {"version": sr.version, "created": doc.get("created"), "rules": rules,
             "set_check": stats.get("set_check"), "test_urls": len(urls),
             "stats": {k: stats.get(k) for k in ("candidates", "valid", "decided", "cached", "fetches", "undecided",
-                                                 "window", "seconds", "fetch_outcomes")}}
+                                                 "window", "seconds", "fetch_outcomes", "identity_signals")}}
 
 
 def _changes(rules: tuple[Rule, ...], urls: list[str]) -> dict[str, dict[str, Any]]:

@@ -96,15 +96,15 @@ class ParamStrata:
 
     def __init__(self, cands: list[str], rewrite: Callable[[str], str], test_urls: Sequence[str]) -> None:
         member: dict[str, list[str]] = defaultdict(list)
-        for u in cands:
-            for s in changed_params(u, rewrite(u)):
+        changed = {u: changed_params(u, rewrite(u)) if "?" in u else [] for u in cands}
+        for u, strata in changed.items():
+            for s in strata:
                 member[s].append(u)
         names = {s.split(" ", 2)[1] for s in member}
         hist = changed_pages(test_urls, names) if names else {}
         for name, urls in hist.items():
-            for u in cands:
-                if u in urls and (f"drops {name}" in changed_params(u, rewrite(u))
-                                  or any(s.startswith(f"maps {name} ") for s in changed_params(u, rewrite(u)))):
+            for u in urls:
+                if any(s == f"drops {name}" or s.startswith(f"maps {name} ") for s in changed.get(u, ())):
                     member[f"{name}: changed pages"].append(u)
         if len(member) == 1 and not any(k.endswith("changed pages") for k in member):
             member.clear()  # one parameter changed: Figure 3's draw is its sample
