@@ -162,12 +162,12 @@ class PageIdentity:
                 return c
         return ""
 
-    def to_json(self) -> dict:
+    def to_json(self, with_sketch: bool = True) -> dict:
         d = {"url": self.url, "status": self.status, "final_url": self.final_url or self.url}
         for k in ("chain", "canonical", "title", "robots"):
             if getattr(self, k):
                 d[k] = list(self.chain) if k == "chain" else getattr(self, k)
-        if self.sketch is not None:
+        if self.sketch is not None and with_sketch:
             d["sketch"] = self.sketch.to_json()
         return d
 

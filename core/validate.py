@@ -163,7 +163,7 @@ def _compare(fetch: RoundFetcher, v_: Verdict, fu: Fetched, fv: Fetched, uv: tup
     _signal(fetch, fu, fv, outcome, threshold)
     _count(v_, (*uv, outcome), fu, pages, threshold, failures)
     if len(v_.identities) < 3 and fu.identity is not None and fv.identity is not None:
-        v_.identities.append({"u": fu.identity.to_json(), "v": fv.identity.to_json(), "outcome": outcome})
+        v_.identities.append({"u": fu.identity.to_json(False), "v": fv.identity.to_json(False), "outcome": outcome})
     return outcome
 
 
