@@ -192,3 +192,24 @@ def test_identity_shown_by_rules_dashboard_and_eval_html(tmp_path, capsys):
     html = _examples({"results": [{"name": "r", "overall": {"false_merge_groups": 1, "false_merge_examples": [
         {"canonical": "http://h/pkg/a", "urls": [["http://h/pkg/a", "1"], ["http://h/pkg/b", "2"]]}]}}]}, ids)
     assert "“A &amp; B”" in html and "canonical <code>http://h/c</code>" in html
+
+
+def test_a_failing_v_is_no_evidence_and_soft_error_families_owe_nothing():
+    from dustbuster.core.families import FAMILY_GIVE_UP, Family
+    from dustbuster.core.validate import validate_rule
+
+    async def fetch(url):
+        if url.endswith("?x=1"):
+            return _page(url, "t", BOILER + url[-8:])
+        return Fetched(False, None, 503, "status_503")  # v fails for a passing cause
+
+    from dustbuster.core import ParamRule
+
+    urls = [f"http://h/p{i}?x=1" for i in range(30)]
+    v = asyncio.run(validate_rule(ParamRule("x", "remove"), urls, RoundFetcher(fetch)))
+    assert v.negatives == 0 and v.skipped > 0 and v.valid is None
+    f = Family("http://h/wiki", 50)
+    f.skipped, f.failures["soft_error"] = FAMILY_GIVE_UP, FAMILY_GIVE_UP
+    assert f.gone and not f.short
+    f.failures["status_500"] = 1
+    assert f.short and not f.gone
