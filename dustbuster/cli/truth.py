@@ -23,10 +23,12 @@ examples:
   dustbuster truth access.log --site www.example.com --sites sites.json -o truth.jsonl
   dustbuster truth access.log --site www.example.com --sites sites.json -o truth.jsonl   # again: resumes
   dustbuster eval --truth truth.jsonl rules.json                    # then score rule sets against it
-Each line of the output: url, ok, status, reason (of a failure), content_type, size, redirected,
-sketch (the validator's 4 min-hashes), signature (256 min-hashes, or a digest for non-text), cluster
-(same number = same content: estimated shingle resemblance >= --threshold), class (first path
-segment).  A second run fetches only the URLs that have no record yet, or whose fetch failed for a
+Each line of the output: url, ok, status, reason (of a failure; soft_error: the page matches the
+site's answer to URLs that cannot exist, found with the validator's probes), content_type, size,
+redirected, final_url, title, canonical and robots (what the page declares), sketch (the validator's
+4 min-hashes), signature (256 min-hashes, or a digest for non-text), cluster (same number = same
+page: estimated shingle resemblance >= --threshold and the same title after normalisation), class
+(first path segment).  A second run fetches only the URLs that have no record yet, or whose fetch failed for a
 passing reason (timeout, connection, 5xx); --refetch fetches everything again.
 sites.json is the validator's fetch policy (see `dustbuster validate --help`).
 """
