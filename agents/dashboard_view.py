@@ -136,12 +136,14 @@ def published_view(st: SiteTraffic | None, sr: SiteRules, cache: ViewCache, vers
                                                                  "applicable", "reason")},
                       "samples": [{"u": str(s[0]), "v": str(s[1]), "outcome": str(s[2]) if len(s) > 2 else ""}
                                   for s in samples[:EXAMPLES]], "samples_version": samples_version,
+                      "identities": _identities(ev), "parameters": [f for f in ev.get("parameters") or []
+                                                                     if isinstance(f, dict)][:8],
                       "changes": changes.get(rule.text, {"count": 0, "examples": []})})
     stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
     return {"version": sr.version, "created": doc.get("created"), "rules": rules,
             "set_check": stats.get("set_check"), "test_urls": len(urls),
             "stats": {k: stats.get(k) for k in ("candidates", "valid", "decided", "cached", "fetches", "undecided",
-                                                 "window", "seconds", "fetch_outcomes")}}
+                                                 "window", "seconds", "fetch_outcomes", "identity_signals")}}
 
 
 def _changes(rules: tuple[Rule, ...], urls: list[str]) -> dict[str, dict[str, Any]]:
@@ -174,3 +176,15 @@ def redundancy(st: SiteTraffic | None, sr: SiteRules | None, cache: ViewCache, b
                 "discovered_redundancy": round(share, 4)}
 
     return cache.get((sr.site, "redundancy", window, sr.version), compute)
+
+
+def _identities(ev: dict) -> list[dict]:
+    """The first sample pairs' identity evidence (issue 23), each side cut to what a person reads:
+    status, title, declared canonical, final URL."""
+    keep = ("status", "title", "canonical", "final_url")
+    out = []
+    for x in [x for x in ev.get("identities") or [] if isinstance(x, dict)][:EXAMPLES]:
+        side = {k: {f: x[k].get(f) for f in keep if x[k].get(f) is not None} if isinstance(x.get(k), dict) else {}
+                for k in ("u", "v")}
+        out.append(side | {"outcome": str(x.get("outcome", ""))})
+    return out

@@ -36,13 +36,22 @@ def maps_values(rule: Rule) -> bool:
     return False
 
 
+#: a rule that maps one literal value to another (:func:`maps_values`) needs this many different
+#: pages among its positives (ours, issue 23): "+3" → "+2" holds on empty listings, "-noto-mono" →
+#: "-droid-fallback" on two look-alikes; positives on many values and pages, or undecided
+MIN_DISTINCT_VALUE_PAGES = 5
+
+
 def min_distinct_pages(rule: Rule) -> int:
     """Different pages a rule's positives must show before it is published: :data:`MIN_DISTINCT_PAGES`,
     but 1 for a rule that drops the whole query under a scope — that one script ignores its query
     (a tracking pixel, a client-side search page) is shown by many URLs of its one page: Figure 3's
-    ≥ 10 comparisons, whose queries involve at least two parameter names (core/scoped.py)."""
+    ≥ 10 comparisons, whose queries involve at least two parameter names (core/scoped.py); and
+    :data:`MIN_DISTINCT_VALUE_PAGES` for a rule that maps values (issue 23)."""
     drops_query = rule.type == "query" and rule.action == "drop"
-    return 1 if drops_query else MIN_DISTINCT_PAGES
+    if drops_query:
+        return 1
+    return MIN_DISTINCT_VALUE_PAGES if maps_values(rule) else MIN_DISTINCT_PAGES
 
 
 def ttl_factor(rule: Rule) -> float:

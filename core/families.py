@@ -19,7 +19,8 @@ positives of one healthy family while 720 of the 780 URLs it changes lay in the 
   answer decides nothing).  Failures count as no evidence for the family; a stratum whose u pages
   failed :data:`FAMILY_GIVE_UP` times before it showed its positives is given up for the round
   (its other URLs are not fetched) when other strata are required too (a rule of one stratum
-  meets Figure 3's own outage bound, ``u_unreachable``, as before).
+  meets Figure 3's own outage bound, ``u_unreachable``, as before).  A stratum whose failed pages
+  are all soft errors (issue 23, :mod:`dustbuster.core.softerror`) is *gone*: it owes no positives.
 * The draw is stratified (:meth:`Strata.order`): the first :data:`FAMILY_LIFT` URLs of each stratum
   (in Figure 3's order) come first, round-robin, then Figure 3's order; a rule whose URLs lie in one
   stratum is drawn exactly as before.
@@ -75,12 +76,18 @@ class Family:
         return min(FAMILY_MIN_POSITIVES, self.urls) if self.major else 0
 
     @property
+    def gone(self) -> bool:
+        """Every page of it drawn so far was a soft error (issue 23), FAMILY_GIVE_UP of them: its URLs
+        are no pages (purged items), so it owes no positives — no outage, nothing to wait for."""
+        return self.skipped >= FAMILY_GIVE_UP and set(self.failures) == {"soft_error"}
+
+    @property
     def short(self) -> bool:
-        return self.positives < self.required
+        return self.positives < self.required and not self.gone
 
     @property
     def given_up(self) -> bool:
-        return self.part and self.short and self.skipped >= FAMILY_GIVE_UP
+        return self.part and (self.short or self.gone) and self.skipped >= FAMILY_GIVE_UP
 
     def to_json(self) -> dict:
         return {"family": self.name, "urls": self.urls, "required": self.required, "positives": self.positives,

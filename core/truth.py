@@ -21,7 +21,11 @@ Similarity used for the clusters (our choice, written down in docs/quality.md):
   sensitive hashing (32 bands of 8 min-hashes: a pair of resemblance 0.9 is a candidate with
   probability 1 − (1 − 0.9⁸)³² > 0.99999) and checked pair by pair;
 * anything that is not text (images, PDFs) is compared by its exact digest (xxhash64), as the
-  validator does.
+  validator does;
+* beyond text (issue 23, :mod:`dustbuster.core.identity`): two pages whose titles differ after
+  normalisation are two pages whatever their text (:func:`split_by_title`: look-alike pages of one
+  template, empty listings of different items), and pages that match the site's soft-error
+  signature are no pages (``dustbuster truth`` records them as failures, ``soft_error``).
 """
 
 from __future__ import annotations
@@ -115,6 +119,15 @@ def cluster(sigs: Sequence[Signature], threshold: float = THRESHOLD, bands: int 
     return [ids.setdefault(uf.find(i), len(ids)) for i in range(len(sigs))]
 
 
+def split_by_title(ids: Sequence[int], titles: Sequence[str]) -> list[int]:
+    """The clusters ``ids`` split so that each holds one normalised title (ids renumbered in order
+    of first member); an empty title is a title of its own ("")."""
+    from .identity import normalize_title
+
+    out: dict[tuple[int, str], int] = {}
+    return [out.setdefault((c, normalize_title(t)), len(out)) for c, t in zip(ids, titles)]
+
+
 def url_class(url: str) -> str:
     """The URL's class for per-class reporting: its first path segment with every run of digits
     written ``N`` (``/wiki/Foo`` → ``wiki``, ``/search.html?q=x`` → ``search.html``, ``/story_5`` →
@@ -128,4 +141,5 @@ def url_class(url: str) -> str:
     return _DIGITS.sub("N", stem) + dot + ext or "/"
 
 
-__all__ = ["BANDS", "SIG_K", "THRESHOLD", "Signature", "cluster", "resemblance", "signature", "url_class"]
+__all__ = ["BANDS", "SIG_K", "THRESHOLD", "Signature", "cluster", "resemblance", "signature", "split_by_title",
+           "url_class"]

@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from .coverage import Coverage, apply_rule, covered_by
 from .detect import Pair
@@ -44,39 +44,8 @@ from .rules import Rule, SubstringRule, canonization_order
 from .rulecheck import self_feeding, unobserved_output
 from .sketch import Sketch, similar
 from .evidence import min_distinct_pages, ttl_factor
-from .families import Strata
-
-
-@dataclass(frozen=True, slots=True)
-class Fetched:
-    ok: bool
-    sketch: Sketch | None = None
-    status: int | None = None
-    reason: str = ""  #: why it failed (timeout, status_404, refused_private_address, too_large, …)
-    redirected: bool = False  #: the page was reached through a redirect (the URL itself is not the page)
-
-
-Fetch = Callable[[str], Awaitable[Fetched]]
-
-
-class RoundFetcher:
-    """One validation round's fetches: each URL at most once, counted by outcome."""
-
-    def __init__(self, fetch: Fetch) -> None:
-        self._fetch = fetch
-        self.cache: dict[str, Fetched] = {}
-        self.fetches = 0
-        self.outcomes: dict[str, int] = {}
-
-    async def __call__(self, url: str) -> Fetched:
-        got = self.cache.get(url)
-        if got is None:
-            got = await self._fetch(url)
-            self.cache[url] = got
-            self.fetches += 1
-            key = "ok" if got.ok else (got.reason or "failed")
-            self.outcomes[key] = self.outcomes.get(key, 0) + 1
-        return got
+from .fetched import POSITIVE, Fetch, Fetched, RoundFetcher, compare_pages, signal as _signal, transient
+from .paramstrata import evidence_strata
 
 
 @dataclass
@@ -92,12 +61,15 @@ class Verdict:
     samples: list[tuple[str, str, str]] = field(default_factory=list)  #: (u, v, outcome), first few
     distinct_pages: int = 0  #: different pages among the positives' u side
     families: list[dict] = field(default_factory=list)  #: evidence by URL family (core/families.py)
+    identities: list[dict] = field(default_factory=list)  #: the first pairs' identity evidence (core/identity.py)
+    parameters: list[dict] = field(default_factory=list)  #: evidence by parameter stratum (core/paramstrata.py)
 
     def evidence(self) -> dict:
         return {"positives": self.positives, "negatives": self.negatives, "skipped": self.skipped,
                 "fetches": self.fetches, "applicable": self.applicable, "reason": self.reason,
                 "distinct_pages": self.distinct_pages, "families": self.families,
-                "samples": [list(s) for s in self.samples[:5]]}
+                "samples": [list(s) for s in self.samples[:5]], "identities": self.identities,
+                "parameters": self.parameters}
 
 
 async def validate_rule(
@@ -136,17 +108,18 @@ async def validate_rewrite(
 
     Beyond the paper: v is a negative when its page is reached only through a redirect while u's
     is not (``v_redirects``): a rule whose output redirects sends the crawler to a URL that is not
-    the page (``/story?id=5`` → ``/old/story_5`` → 301 → ``/story_5``).  Issue 27: the draw is stratified
-    by URL family under ``scope``; too few positives in one is ``partial_evidence`` (core/families.py)."""
+    the page (``/story?id=5`` → ``/old/story_5`` → 301 → ``/story_5``).  Issues 27, 23: the draw is stratified
+    by URL family and parameter (core/paramstrata.py); too few positives in one is ``partial_evidence``."""
     p = params or DustParams()
     need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
-    cands = sample_order([u for u in dict.fromkeys(test_urls) if rewrite(u) != u], rewrite, fetch, seed)
+    cands = sample_order([u for u in dict.fromkeys(test_urls) if not fetch.is_error(u) and rewrite(u) != u],
+                         rewrite, fetch, seed)
     v_ = Verdict(rule, None, applicable=len(cands))  # type: ignore[arg-type]
     if min_distinct > 1 and len(cands) >= min_samples and len({rewrite(u) for u in cands}) < min_distinct:
         v_.reason = "uninformative"  # every positive's page would be one of fewer v pages: no fetch
         return v_
     pages: list[Sketch] = []  #: one sketch per different page among the positives' u side
-    start, strata = fetch.fetches, Strata(cands, scope)
+    start, strata = fetch.fetches, evidence_strata(cands, scope, rewrite, test_urls)
     for u in strata.order(cands):
         topping_up = v_.positives >= need_pos  # then only for a family still short of positives
         if v_.negatives >= max_neg or (topping_up and not strata.open_short()):
@@ -156,20 +129,18 @@ async def validate_rewrite(
         if fetch.fetches - start >= max_fetch_factor * p.n:
             v_.reason = "fetch_budget"
             break
-        v = rewrite(u)
         fu = await fetch(u)
-        if not fu.ok:
-            v_.skipped += 1
-            strata.failed(u, fu.reason)
+        fv = await fetch(rewrite(u)) if fu.ok else fu
+        if transient(fv) or not fu.ok:  # u no page, or v failing for a passing cause: no evidence
+            _skip(v_, strata, fetch, u, fv)
             if v_.skipped >= max(10, 2 * max_neg) and v_.positives + v_.negatives == 0:
                 v_.reason = "u_unreachable"  # the site is down or hostile: decide nothing
                 break
             continue
-        outcome = compare_pages(fu, await fetch(v), threshold)
-        strata.compared(u, outcome == "similar")
-        _count(v_, (u, v, outcome), fu, pages, threshold, failures)
+        outcome = _compare(fetch, v_, fu, fv, (u, rewrite(u)), pages, threshold, failures)
+        strata.compared(u, outcome in POSITIVE)
     v_.fetches = fetch.fetches - start
-    v_.distinct_pages, v_.families = len(pages), strata.evidence()
+    v_.distinct_pages, v_.families, v_.parameters = len(pages), strata.evidence(), strata.param_evidence()
     _decide(v_, p, bool(cands), min_samples)
     if v_.valid and strata.short():  # a family holding a share of its URLs showed too few positives
         v_.valid, v_.reason = None, "partial_evidence"
@@ -178,11 +149,29 @@ async def validate_rewrite(
     return v_
 
 
+def _skip(v_: Verdict, strata, fetch: RoundFetcher, u: str, failed: Fetched) -> None:
+    """A pair that is no evidence (u no page, v failing for a passing cause): skipped, counted by why."""
+    v_.skipped += 1
+    strata.failed(u, failed.reason)
+    fetch.count("pairs_skipped:" + (failed.reason or "failed"))
+
+
+def _compare(fetch: RoundFetcher, v_: Verdict, fu: Fetched, fv: Fetched, uv: tuple[str, str], pages: list[Sketch],
+             threshold: float, failures: list[str] | None) -> str:
+    """Compare v's page with u's, count the outcome into the verdict (and its signals)."""
+    outcome = compare_pages(fu, fv, threshold)
+    _signal(fetch, fu, fv, outcome, threshold)
+    _count(v_, (*uv, outcome), fu, pages, threshold, failures)
+    if len(v_.identities) < 3 and fu.identity is not None and fv.identity is not None:
+        v_.identities.append({"u": fu.identity.to_json(False), "v": fv.identity.to_json(False), "outcome": outcome})
+    return outcome
+
+
 def _count(v_: Verdict, sample: tuple[str, str, str], fu: Fetched, pages: list[Sketch], threshold: float,
            failures: list[str] | None) -> None:
     """One comparison (u, v, outcome) into the verdict: a positive (u's page added to ``pages``
     when it is none of them) or a negative (u added to ``failures``)."""
-    if sample[2] == "similar":
+    if sample[2] in POSITIVE:
         v_.positives += 1
         if fu.sketch is not None and not any(similar(fu.sketch, s, threshold) for s in pages):
             pages.append(fu.sketch)
@@ -201,17 +190,6 @@ def sample_order(cands: list[str], rewrite: Callable[[str], str], fetch: RoundFe
     random.Random(seed).shuffle(cands)
     have = fetch.cache
     return sorted(cands, key=lambda u: (u not in have) + (rewrite(u) not in have))
-
-
-def compare_pages(fu: Fetched, fv: Fetched, threshold: float) -> str:
-    """Figure 3's comparison of u's page (fetched fine) with v's: ``similar`` or why not."""
-    if not fv.ok:
-        return f"v_failed:{fv.reason}"
-    if fv.redirected and not fu.redirected:
-        return "v_redirects"
-    if fu.sketch is None or fv.sketch is None or not similar(fu.sketch, fv.sketch, threshold):
-        return "not_similar"
-    return "similar"
 
 
 def _decide(v_: Verdict, p: DustParams, had_candidates: bool, min_samples: int) -> None:
@@ -264,8 +242,9 @@ class _Decider:
     async def __call__(self, rule: Rule, seed_k: int, expanding: bool = False) -> Verdict:
         cache = self.cache
         hit = cache.get(rule.text) if cache is not None else None
-        if hit is not None and ("distinct_pages" not in hit or hit.get("valid") and "families" not in hit):
-            hit = None  # decided before pages (issue 12) or families (issue 27) were counted: again
+        if hit is not None and ("distinct_pages" not in hit or hit.get("valid") and ("families" not in hit
+                                                                               or "identities" not in hit)):
+            hit = None  # decided before pages (issue 12), families (issue 27) or identities (issue 23): again
         if hit is not None:
             return _cached_verdict(rule, hit)
         why = self_feeding(rule)
@@ -287,7 +266,9 @@ def _cached_verdict(rule: Rule, hit: dict) -> Verdict:
     return Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
                    hit.get("skipped", 0), 0, hit.get("applicable", 0), "cached",
                    [tuple(x) for x in hit.get("samples") or [] if isinstance(x, (list, tuple)) and len(x) == 3],
-                   hit.get("distinct_pages", 0), [f for f in hit.get("families") or [] if isinstance(f, dict)])
+                   hit.get("distinct_pages", 0), [f for f in hit.get("families") or [] if isinstance(f, dict)],
+                   [x for x in hit.get("identities") or [] if isinstance(x, dict)],
+                   [x for x in hit.get("parameters") or [] if isinstance(x, dict)])
 
 
 async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair], seed: int, valid: list[Rule],
@@ -333,6 +314,7 @@ async def validate(
     cache: VerdictCache | None = None,
     on_verdict: Callable[[Verdict], None] | None = None,
     extra: Sequence[Rule] = (),
+    valid_before: Sequence[Rule] = (),
 ) -> ValidationResult:
     """Figure 4 over every candidate.  ``param_rules`` are the rules that are not pairs: parameter,
     query and case rules are decided first (they normalise the query and the path, so one of them
@@ -341,11 +323,13 @@ async def validate(
     (on every test URL it changes, u and R(u) get one canonical form) is dropped before any fetch
     (``ValidationResult.covered``).  With a ``cache``, a rule decided before (valid or invalid,
     within its TTL) is not fetched again; undecided verdicts are not cached.  ``on_verdict`` is
-    called after each decision (progress).  ``extra`` (issue 15) are decided last, a rule decided above skipped."""
+    called after each decision (progress).  ``extra`` (issue 15) are decided last, a rule decided above skipped.
+    ``valid_before``: rules found valid by an earlier round of the same test list (the declared
+    candidates' round, issue 23): they cover candidates and are not returned again."""
     rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
     decide = _Decider(test_urls, rf, params or DustParams(), threshold, cache, on_verdict, frozenset(test_urls),
                       Coverage(test_urls))
-    valid: list[Rule] = []
+    valid: list[Rule] = list(valid_before)
     verdicts: list[Verdict] = []
     covered: list[Rule] = []
     # a general rule over literal pairs (core/overliterals.py) is decided before them: once valid,
@@ -357,7 +341,8 @@ async def validate(
     await _validate_rules(decide, late, seed + 20_000, valid, verdicts, covered)
     seen = {(v.rule.type, v.rule.text) for v in verdicts} | {(r.type, r.text) for r in covered}
     await _validate_rules(decide, [r for r in extra if (r.type, r.text) not in seen], seed + 30_000, valid, verdicts, covered)
-    return ValidationResult(canonization_order(valid), verdicts, dropped, rf.fetches, dict(rf.outcomes), covered)
+    return ValidationResult(canonization_order(valid[len(valid_before):]), verdicts, dropped, rf.fetches,
+                            dict(rf.outcomes), covered)
 
 
 async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, valid: list[Rule],
@@ -374,5 +359,5 @@ async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, 
             valid.append(dataclasses.replace(rule, status="valid", evidence=source | v.evidence()))
 
 
-__all__ = ["Coverage", "Fetched", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule",
+__all__ = ["POSITIVE", "Coverage", "Fetch", "Fetched", "compare_pages", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule",
            "canonization_order", "covered_by", "validate", "validate_rule"]

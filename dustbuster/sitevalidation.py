@@ -7,7 +7,6 @@ Faust, no Kafka client)."""
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +18,10 @@ from dustbuster.core.ruleversion import carried_over
 from dustbuster.core.rules import ParamRule, Rule
 from dustbuster.core.setcheck import SetCheck, check_rule_set
 from dustbuster.core.siteconfig import SiteConfig
-from dustbuster.core.sketch import similar
-from dustbuster.core.validate import Fetched, RoundFetcher, ValidationResult, canonization_order, validate
+from dustbuster.core.validate import RoundFetcher, ValidationResult, canonization_order, validate
 from dustbuster.fetch.client import FetchPolicy, Fetcher, fetch_policy
+from dustbuster.fetch.softerrors import SoftErrorAware
+from dustbuster.declared import declared_round
 from dustbuster.stream.settings import Settings, read_sites
 
 log = logging.getLogger(__name__)
@@ -61,28 +61,6 @@ def configured_policy(sites: Path, site: str) -> FetchPolicy:
     return policy
 
 
-class SoftErrorAware:
-    """Pages that look like the site's answer to a path that cannot exist are failures."""
-
-    def __init__(self, fetcher: Fetcher, threshold: float) -> None:
-        self.fetcher = fetcher
-        self.threshold = threshold  #: fraction of min-hashes that must agree (DustParams.sketch_threshold)
-        self.probes: dict[str, Fetched] = {}
-
-    async def __call__(self, url: str) -> Fetched:
-        got = await self.fetcher.fetch(url)
-        if not got.ok:
-            return got
-        origin = FetchPolicy.origin_of(url)
-        if origin not in self.probes:
-            self.probes[origin] = await self.fetcher.fetch(f"{origin}/dustbuster-probe-{secrets.token_hex(8)}")
-        probe = self.probes[origin]
-        if probe.ok and probe.sketch and got.sketch and similar(got.sketch, probe.sketch, self.threshold):
-            self.fetcher.counts["soft_error"] += 1
-            return Fetched(False, None, got.status, "soft_error")
-        return got
-
-
 @dataclass
 class SiteValidation:
     """One site's validation: Figure 4's verdicts, then the set-level checks of the result."""
@@ -92,10 +70,12 @@ class SiteValidation:
     setcheck: SetCheck
     fetch_outcomes: dict[str, int]
     seconds: float
+    probes: int = 0  #: soft-error probes fetched (dustbuster.fetch.softerrors)
+    signals: dict = None  # type: ignore[assignment]  #: what the identity signals decided (issue 23)
 
     @property
     def fetches(self) -> int:
-        return self.result.fetches + self.setcheck.fetches
+        return self.result.fetches + self.setcheck.fetches + self.probes
 
     def stats(self, candidates: int) -> dict:
         decided = sum(1 for v in self.result.verdicts if v.valid is not None and v.reason != "cached")
@@ -105,7 +85,7 @@ class SiteValidation:
                 "fetch_outcomes": self.fetch_outcomes, "dropped_refinements": len(self.result.dropped_refinements),
                 "covered": len(self.result.covered),
                 "undecided": sum(1 for v in self.result.verdicts if v.valid is None),
-                "partial_evidence": self.partial_evidence(),
+                "partial_evidence": self.partial_evidence(), "identity_signals": self.signals or {},
                 "set_check": self.setcheck.stats(), "seconds": round(self.seconds, 3)}
 
     def partial_evidence(self) -> list[dict]:
@@ -136,11 +116,13 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
         if not any(f.ok or (f.status or 0) == 404 for f in fronts):
             log.warning("site unreachable (%s)", sorted({f.reason for f in fronts}))
             return None
-        rf = RoundFetcher(SoftErrorAware(fetcher, threshold))
+        soft = SoftErrorAware(fetcher.fetch, threshold, test_urls, counts=fetcher.counts)
+        rf = RoundFetcher(soft)
         res = await validate(pairs, params, test_urls, rf, settings.params, threshold=threshold,
                              cache=cache, on_verdict=on_verdict, extra=extra)
+        declared = await declared_round(res, rf, test_urls, settings.params, threshold, cache, on_verdict)
         kept = carried_over(previous, (v.rule.text for v in res.verdicts if v.valid is None), res.valid)
-        keys = {(r.type, r.text) for r in extra}
+        keys = {(r.type, r.text) for r in [*extra, *declared]}
         mined = [r for r in res.valid if (r.type, r.text) not in keys]
         sc = await check_rule_set(canonization_order(mined + kept), test_urls, rf, settings.params,
                                   threshold=threshold)
@@ -148,9 +130,10 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
             sc = await with_extras(sc, [r for r in res.valid if (r.type, r.text) in keys], test_urls, rf,
                                    settings.params, threshold)
         counts = dict(fetcher.counts)
+    signals = dict(rf.signals) | soft.stats() | {"declared_pairs": len(rf.declared), "declared_candidates": len(declared)}
     for r, why in sc.dropped:
         log.debug("set-level check dropped %s: %s", r.text, why)
-    return SiteValidation(sc.rules, res, sc, counts, time.perf_counter() - t0)
+    return SiteValidation(sc.rules, res, sc, counts, time.perf_counter() - t0, soft.probes, signals)
 
 
 async def with_extras(base: SetCheck, extras: list[Rule], test_urls: list[str], rf: RoundFetcher, params,

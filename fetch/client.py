@@ -15,6 +15,10 @@ Policy (every refusal and failure is counted by reason in ``Fetcher.counts``):
 * per-host concurrency limit and minimum interval between requests (``rate_per_s``);
 * robots.txt honoured by default (``refused_robots``), fetched once per origin, with our
   User-Agent.
+
+Every page answered (2xx, or an error status with a body) comes with its identity evidence
+(:class:`dustbuster.core.identity.PageIdentity`: status, redirect chain, final URL, declared
+canonical from the document or the ``Link`` header, title, robots meta, sketch) in ``Fetched.identity``.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
+from dustbuster.core.identity import page_identity
 from dustbuster.core.siteconfig import SiteConfig
 from dustbuster.core.sketch import sketch
 from dustbuster.core.validate import Fetched
@@ -153,7 +158,7 @@ class Fetcher:
         if origin not in self._robots:
             rp: urllib.robotparser.RobotFileParser | None = None
             try:
-                status, body, _ = await self._get(URL(origin + "/robots.txt"), count=False)
+                status, body, _, _ = await self._get(URL(origin + "/robots.txt"), count=False)
                 if status == 200:
                     rp = urllib.robotparser.RobotFileParser()
                     rp.parse(body.decode("utf-8", "replace").splitlines())
@@ -166,8 +171,9 @@ class Fetcher:
         rp = self._robots[origin]
         return rp is None or rp.can_fetch(self.policy.user_agent, str(url))
 
-    async def _get(self, url: URL, count: bool = True) -> tuple[int, bytes, str]:
-        """One request, no redirects followed; the body read up to max_bytes (+1 to detect more)."""
+    async def _get(self, url: URL, count: bool = True) -> tuple[int, bytes, str, str]:
+        """One request, no redirects followed; the body read up to max_bytes (+1 to detect more):
+        (status, body, Location for a redirect else Content-Type, the Link header)."""
         origin = self.policy.origin_of(url)
         sem = self._sems.setdefault(origin, asyncio.Semaphore(self.policy.per_host_concurrency))
         async with sem:
@@ -178,9 +184,10 @@ class Fetcher:
                     body.extend(chunk)
                     if len(body) > self.policy.max_bytes:
                         raise Refused("too_large")
+                link = ", ".join(resp.headers.getall("Link", []))
                 if resp.status in (301, 302, 303, 307, 308):
-                    return resp.status, bytes(body), resp.headers.get("Location", "")
-                return resp.status, bytes(body), resp.headers.get("Content-Type", "")
+                    return resp.status, bytes(body), resp.headers.get("Location", ""), link
+                return resp.status, bytes(body), resp.headers.get("Content-Type", ""), link
 
     def _address_ok(self, u: URL) -> bool:
         """IP-literal hosts never reach the resolver: police them here."""
@@ -211,6 +218,7 @@ class Fetcher:
         if self._failures.get(self.policy.origin_of(u), 0) >= self.policy.breaker_after > 0:
             return Fetched(False, reason="site_down")
         seen: set[str] = set()
+        chain: list[str] = []
         for hop in range(self.policy.max_redirects + 1):
             if str(u) in seen:
                 return Fetched(False, reason="redirect_loop")
@@ -218,7 +226,7 @@ class Fetcher:
             try:
                 if not await self._allowed_by_robots(u):
                     return Fetched(False, reason="refused_robots")
-                status, body, extra = await self._with_retries(u)
+                status, body, extra, link = await self._with_retries(u)
             except Refused as r:
                 return Fetched(False, reason=r.reason)
             if status in (301, 302, 303, 307, 308):
@@ -229,14 +237,17 @@ class Fetcher:
                     return Fetched(False, status=status, reason="refused_redirect_off_site")
                 if not self._address_ok(nxt):
                     return Fetched(False, status=status, reason="refused_private_address")
+                chain.append(str(u))
                 u = nxt
                 continue
+            sk = sketch(body, extra)
+            ident = page_identity(url, str(u), chain, status, body, extra, link, sk)
             if status >= 400:
-                return Fetched(False, status=status, reason=f"status_{status}")
-            return Fetched(True, sketch(body, extra), status, redirected=hop > 0)
+                return Fetched(False, status=status, reason=f"status_{status}", redirected=hop > 0, identity=ident)
+            return Fetched(True, sk, status, redirected=hop > 0, identity=ident)
         return Fetched(False, reason="redirect_loop")
 
-    async def _with_retries(self, u: URL) -> tuple[int, bytes, str]:
+    async def _with_retries(self, u: URL) -> tuple[int, bytes, str, str]:
         origin = self.policy.origin_of(u)
         try:
             got = await self._retrying(u)
@@ -249,12 +260,12 @@ class Fetcher:
         self._failures[origin] = 0
         return got
 
-    async def _retrying(self, u: URL) -> tuple[int, bytes, str]:
+    async def _retrying(self, u: URL) -> tuple[int, bytes, str, str]:
         delay = self.policy.backoff_s
         for attempt in range(self.policy.retries + 1):
             last = attempt == self.policy.retries
             try:
-                status, body, extra = await self._get(u)
+                status, body, extra, link = await self._get(u)
             except Refused:
                 raise
             except (asyncio.TimeoutError, TimeoutError):
@@ -271,9 +282,9 @@ class Fetcher:
             else:
                 if status >= 500 or status == 429:
                     if last:
-                        return status, body, extra
+                        return status, body, extra, link
                 else:
-                    return status, body, extra
+                    return status, body, extra, link
             await asyncio.sleep(delay)
             delay *= 2
         raise Refused("connection_failed")

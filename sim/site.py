@@ -22,6 +22,7 @@ from aiohttp import web
 
 from . import forum
 from .forum import IGNORED_PARAMS, SITE_HOSTS, STORY
+from .traps import Traps
 
 WORDS = ("market election river concert festival bridge harbor season council rally orchestra "
          "theater museum library stadium parliament budget forecast storm drought harvest "
@@ -37,6 +38,7 @@ class SimSite:
     admin_hits: int = 0
     comment_every: int = 25  #: the server appends a comment to a story every N requests of it
     broken: set[str] = field(default_factory=set)  #: "story_alias", "distinct" (no DUST), "all" (500s)
+    traps: bool = False  #: the identity traps of sim/traps.py (soft errors, look-alikes, a hidden revision, canonicals)
     _requests: dict[tuple[str, int], int] = field(default_factory=dict)
     comments: dict[tuple[str, int], int] = field(default_factory=dict)
 
@@ -51,13 +53,15 @@ class SimSite:
         notes = " ".join(f"comment{j} reader{j} agrees" for j in range(k))
         return f"story {n} {body} {notes}"
 
-    def page(self, title: str, text: str, chrome: str = "") -> str:
+    def page(self, title: str, text: str, chrome: str = "", canonical: str | None = None) -> str:
         nav = " ".join(f'<a href="/s{i}">section{i}</a>' for i in range(5))
-        return f"<html><head><title>{title}</title></head><body><nav>{nav}{chrome}</nav><p>{text}</p></body></html>"
+        link = f'<link rel="canonical" href="{canonical}">' if canonical else ""
+        return (f"<html><head><title>{title}</title>{link}</head><body><nav>{nav}{chrome}</nav><p>{text}</p>"
+                "</body></html>")
 
     def render(self, host: str, path: str, query: dict[str, str], serving: bool = False) -> tuple[int, str, str | None]:
         """(status, html, redirect location) for a request; the single source of the site's truth."""
-        host = host.split(":")[0].lower()
+        raw_host, host = host, host.split(":")[0].lower()
         if "all" in self.broken:
             return 500, "", None
         if "distinct" in self.broken:  # every URL its own page: no DUST at all any more
@@ -67,6 +71,9 @@ class SimSite:
             return 404, self.page("no such host", "unknown host"), None
         for drop in IGNORED_PARAMS:
             query.pop(drop, None)
+        trap = Traps(self).render(raw_host, path, query) if self.traps else None
+        if trap is not None:
+            return trap
         if path.startswith("/old/"):
             return 301, "", path[4:]
         if path in ("/", "/index.html"):
@@ -96,7 +103,10 @@ class SimSite:
             text = self.story_text(host, n)
             if page > 1:  # another page of the thread: other comments, other text
                 text = f"page {page} of story {n} " + self.story_text(host, n, salt=f"page{page}")
-            return 200, self.page(f"story {n}", text), None
+            elif self.traps:
+                text = Traps(self).story_text(host, n, query) or text
+            canon = Traps(self).canonical(raw_host, n) if self.traps and page == 1 else None
+            return 200, self.page(f"story {n}", text, canonical=canon), None
         if path.startswith("/print/story_") and path[13:].isdigit() and int(path[13:]) < self.stories:
             chrome = " ".join(f"print{i} share{i} email{i}" for i in range(40))
             return 200, self.page("print", self.story_text(host, int(path[13:])), chrome), None
@@ -118,6 +128,8 @@ class SimSite:
             query = dict(p.split("=", 1) if "=" in p else (p, "") for p in q.split("&") if p)
             status, html, loc = self.render(host, path, query)
             if loc is None:
+                if self.traps and "<title>Error</title>" in html:
+                    return None  # a trap's soft error (sim/traps.py): no page
                 return html if status == 200 else None
             url = f"http://{host}{loc}"
         return None
@@ -165,6 +177,8 @@ class SimSite:
                 target = f"/lect{rnd.randrange(1, 12)}.ps"
             else:
                 target = "/old" + STORY["alias"].format(n=s)
+            if self.traps and rnd.random() < 0.3:
+                target = Traps(self).log_target(rnd, s)
             if rnd.random() < 0.02:
                 self.comment(host, s)
             path, _, q = target.partition("?")

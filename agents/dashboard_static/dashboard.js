@@ -166,6 +166,15 @@ function outcomes(map) {
   return el("p", { class: "kv muted" }, "fetch outcomes:", keys.map((k) => el("span", {}, `${k} `, el("b", { text: fmt(map[k]) }))));
 }
 
+function identitySide(d) {
+  d = d || {};
+  const bits = [String(d.status ?? "?")];
+  if (d.title) bits.push(`“${d.title}”`);
+  if (d.canonical) bits.push(`canonical ${d.canonical}`);
+  if (d.final_url) bits.push(`at ${d.final_url}`);
+  return el("span", { text: bits.join(", ") });
+}
+
 function ruleDetails(r, testUrls, version) {
   const ev = r.evidence || {};
   const key = r.display;
@@ -188,6 +197,12 @@ function ruleDetails(r, testUrls, version) {
       r.samples.length ? el("ul", { class: "pairs samples" }, r.samples.map((s) => el("li", {}, link(s.u), " → ", link(s.v), " ",
           el("span", { class: s.outcome === "similar" ? "good" : "bad", text: s.outcome })))) :
         el("p", { class: "muted", text: "No sample pairs in the rule's evidence." }),
+      (r.identities || []).length ? el("h4", { text: "What the pages say about themselves (status, title, declared canonical, final URL)" }) : null,
+      (r.identities || []).length ? el("ul", { class: "pairs identities" }, r.identities.map((x) => el("li", {},
+          identitySide(x.u), " | ", identitySide(x.v), " ",
+          el("span", { class: x.outcome === "similar" || x.outcome === "same_target" ? "good" : "bad", text: x.outcome })))) : null,
+      (r.parameters || []).length ? el("p", { class: "kv muted" }, "by parameter:", r.parameters.map((f) =>
+          el("span", {}, `${f.family} `, el("b", { text: `${fmt(f.positives)} of ${fmt(f.urls)}` })))) : null,
       el("h4", { text: `Test URLs it changes: ${fmt(r.changes.count)} of the site's ${fmt(testUrls)} newest URLs` }),
       r.changes.examples.length ? el("ul", { class: "pairs changes" }, r.changes.examples.map(([u, v]) => el("li", {}, link(u), " → ", link(v)))) :
         el("p", { class: "muted", text: "None of the newest URLs." })));

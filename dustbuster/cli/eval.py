@@ -166,9 +166,10 @@ def run(a: argparse.Namespace) -> int:
     else:
         print_tables(doc, a.classes, sys.stdout)
     if a.html:
-        from .evalhtml import render
+        from .evalhtml import render, truth_identities
 
-        Path(a.html).write_text(render(doc), encoding="utf-8")
+        wanted = {u for r in doc["results"] for m in r["overall"]["false_merge_examples"] for u, _c in m["urls"]}
+        Path(a.html).write_text(render(doc, truth_identities(a.truth, wanted)), encoding="utf-8")
         if not a.quiet:
             sys.stderr.write(f"wrote {a.html}\n")
     return 0

@@ -61,7 +61,34 @@ def _class_section(doc: dict, cls: str) -> str:
             f"{s0['duplicates_before']} duplicate URLs</small></h3><div class=chart>{charts}</div>")
 
 
-def _examples(doc: dict) -> str:
+def truth_identities(path: str, urls: set) -> dict[str, dict]:
+    """What the truth file recorded of each of ``urls``' identity (issue 23: status, title, declared
+    canonical, final URL), for the false-merge examples; {} for records written before it."""
+    import json
+
+    out: dict[str, dict] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(d, dict) and d.get("url") in urls:
+                out[d["url"]] = {k: d[k] for k in ("status", "title", "canonical", "final_url") if d.get(k)}
+    return out
+
+
+def _ident(d: dict | None) -> str:
+    if not d:
+        return ""
+    bits = [f"“{escape(str(d['title']))}”" if d.get("title") else "",
+            f"canonical <code>{escape(str(d['canonical']))}</code>" if d.get("canonical") else "",
+            f"at <code>{escape(str(d['final_url']))}</code>" if d.get("final_url") else ""]
+    return " <small>" + ", ".join(b for b in bits if b) + "</small>"
+
+
+def _examples(doc: dict, idents: dict | None = None) -> str:
+    idents = idents or {}
     out = []
     for r in doc["results"]:
         ex = r["overall"]["false_merge_examples"]
@@ -69,13 +96,14 @@ def _examples(doc: dict) -> str:
             continue
         items = "".join(
             f"<li><code>{escape(m['canonical'])}</code><ul>"
-            + "".join(f"<li>content {escape(str(c))}: <code>{escape(u)}</code></li>" for u, c in one_per_content(m["urls"])[:5])
+            + "".join(f"<li>content {escape(str(c))}: <code>{escape(u)}</code>{_ident(idents.get(u))}</li>"
+                      for u, c in one_per_content(m["urls"])[:5])
             + "</ul></li>" for m in ex)
         out.append(f"<h3>{escape(r['name'])}: {r['overall']['false_merge_groups']} groups</h3><ul>{items}</ul>")
     return "<h2>False merges (examples)</h2>" + "".join(out) if out else ""
 
 
-def render(doc: dict) -> str:
+def render(doc: dict, idents: dict | None = None) -> str:
     legend = "".join(f'<span><i class=sw style="background:{COLORS[i % len(COLORS)]}"></i>{escape(r["name"])}</span>'
                      for i, r in enumerate(doc["results"]))
     classes = list(doc["results"][0]["classes"])
@@ -90,7 +118,7 @@ def render(doc: dict) -> str:
             + _table(doc) + f"<h2>Per URL class</h2><p class=legend>{legend}</p>"
             + "".join(_class_section(doc, c) for c in classes)
             + (f"<p><small>{more} smaller classes are in the JSON output (--json).</small></p>" if more > 0 else "")
-            + _examples(doc) + "</body></html>\n")
+            + _examples(doc, idents) + "</body></html>\n")
 
 
 __all__ = ["render"]

@@ -117,6 +117,11 @@ def _print_readable(site: str, doc: dict | None) -> None:
             fams = [f for f in ev.get("families") or [] if isinstance(f, dict)]
             if len(fams) > 1:
                 print("       by family: " + "; ".join(_family_text(f) for f in fams), flush=True)
+            pars = [f for f in ev.get("parameters") or [] if isinstance(f, dict)]
+            if pars:
+                print("       by parameter: " + "; ".join(_family_text(f) for f in pars), flush=True)
+            for x in [x for x in ev.get("identities") or [] if isinstance(x, dict)][:1]:
+                print("       identity: " + identity_text(x), flush=True)
         stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
         for p in stats.get("partial_evidence") or []:
             if isinstance(p, dict):
@@ -124,6 +129,25 @@ def _print_readable(site: str, doc: dict | None) -> None:
                 print(f"  undecided, part of the site without evidence: {p.get('rule')}: {fams}", flush=True)
     except (DustError, TypeError, ValueError, OverflowError, RecursionError) as exc:
         sys.stderr.write(f"warning: the rule set of {site} cannot be shown ({exc}); skipped\n")
+
+
+def _ident_side(d: object) -> str:
+    """One page's identity evidence in a few words: status, title, canonical, where it redirected."""
+    if not isinstance(d, dict):
+        return "?"
+    parts = [str(d.get("status", "?"))]
+    if d.get("title"):
+        parts.append(f"title {str(d['title'])[:60]!r}")
+    if d.get("canonical"):
+        parts.append(f"canonical {d['canonical']}")
+    if d.get("chain"):
+        parts.append(f"redirected to {d.get('final_url')}")
+    return ", ".join(parts)
+
+
+def identity_text(x: dict) -> str:
+    """A sample pair's identity evidence (core/identity.py, issue 23): ``u: 200, title 'a' | v: … → outcome``."""
+    return f"u: {_ident_side(x.get('u'))} | v: {_ident_side(x.get('v'))} → {x.get('outcome', '?')}"
 
 
 def _family_text(f: dict) -> str:

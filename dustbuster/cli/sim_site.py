@@ -20,6 +20,10 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     sm.add_argument("--lines", type=int, default=20000, help="lines of --write-log (default %(default)s)")
     sm.add_argument("--log-port", type=int, help="port to put in the log's host names (default: --port)")
     sm.add_argument("--truth", metavar="FILE", help="write the ground-truth rules as JSON")
+    sm.add_argument("--traps", action="store_true", help="add the page-identity traps (sim/traps.py): soft-error "
+                    "pages with status 200 for purged revisions, look-alike pages that differ only in their title, "
+                    "a revision parameter that matters on a few edited pages, declared canonicals (some wrong), "
+                    "redirects; the truth file then lists the rules they make look valid under \"trap_invalid\"")
     return sm
 
 
@@ -28,9 +32,12 @@ def run(a: argparse.Namespace) -> int:
 
     from dustbuster.sim.site import SimSite, start
 
-    site = SimSite()
+    site = SimSite(traps=a.traps)
     if a.truth:
-        Path(a.truth).write_text(json.dumps(site.truth(), indent=1))
+        from dustbuster.sim.traps import TRAP_TRUTH
+
+        truth = site.truth() | ({"trap_invalid": TRAP_TRUTH["invalid"]} if a.traps else {})
+        Path(a.truth).write_text(json.dumps(truth, indent=1))
     if a.write_log:
         port = a.log_port or a.port
         Path(a.write_log).write_text("\n".join(site.log_lines(a.lines, port=port if port != 80 else None)) + "\n")

@@ -23,10 +23,12 @@ examples:
   dustbuster truth access.log --site www.example.com --sites sites.json -o truth.jsonl
   dustbuster truth access.log --site www.example.com --sites sites.json -o truth.jsonl   # again: resumes
   dustbuster eval --truth truth.jsonl rules.json                    # then score rule sets against it
-Each line of the output: url, ok, status, reason (of a failure), content_type, size, redirected,
-sketch (the validator's 4 min-hashes), signature (256 min-hashes, or a digest for non-text), cluster
-(same number = same content: estimated shingle resemblance >= --threshold), class (first path
-segment).  A second run fetches only the URLs that have no record yet, or whose fetch failed for a
+Each line of the output: url, ok, status, reason (of a failure; soft_error: the page matches the
+site's answer to URLs that cannot exist, found with the validator's probes), content_type, size,
+redirected, final_url, title, canonical and robots (what the page declares), sketch (the validator's
+4 min-hashes), signature (256 min-hashes, or a digest for non-text), cluster (same number = same
+page: estimated shingle resemblance >= --threshold and the same title after normalisation), class
+(first path segment).  A second run fetches only the URLs that have no record yet, or whose fetch failed for a
 passing reason (timeout, connection, 5xx); --refetch fetches everything again.
 sites.json is the validator's fetch policy (see `dustbuster validate --help`).
 """
@@ -121,39 +123,36 @@ def _fetcher_class():
     return BodyFetcher
 
 
-def record(url: str, res, last, probe_sketch) -> dict:
-    """One truth line (without cluster) from a fetch result and its captured response."""
-    from dustbuster.core.sketch import similar
+def record(url: str, res, last) -> dict:
+    """One truth line (without cluster) from a fetch result (soft errors checked) and its captured
+    response; with the page's identity evidence (title, declared canonical, final URL, robots)."""
     from dustbuster.core.truth import Signature, signature, url_class
 
     rec = {"url": url, "ok": bool(res.ok), "status": res.status, "reason": None if res.ok else res.reason,
            "class": url_class(url), "redirected": bool(res.redirected)}
+    ident = res.identity
+    if ident is not None:
+        rec.update({k: v for k, v in ident.to_json().items() if k in ("title", "canonical", "robots", "final_url")})
     if not res.ok:
         return rec
     if last is None:  # cannot happen with dustbuster.fetch.client as it is; never a page without a signature
         return rec | {"ok": False, "reason": "no_body"}
-    final, _status, body, ctype = last
+    final, _status, body, ctype, _link = last
     sig: Signature = signature(body, ctype)
     rec.update(content_type=ctype.split(";")[0].strip() or None, size=len(body), final_url=final,
                sketch=res.sketch.to_json() if res.sketch else None, signature=sig.to_json())
-    if probe_sketch is not None and res.sketch is not None and similar(res.sketch, probe_sketch):
-        rec.update(ok=False, reason="soft_error")
     return rec
 
 
 async def fetch_all(urls: list[str], policy, out_fh, soft_errors: bool, on_done) -> Counter:
-    """Fetch ``urls`` (bounded concurrency), append one record each to ``out_fh`` as it comes."""
-    import secrets
-
-    from dustbuster.fetch.client import FetchPolicy
+    """Fetch ``urls`` (bounded concurrency), append one record each to ``out_fh`` as it comes; a
+    page matching the site's soft-error signature (dustbuster.fetch.softerrors, as the validator
+    finds them) is recorded as a failure, ``soft_error``."""
+    from dustbuster.fetch.softerrors import SoftErrorAware
 
     counts: Counter = Counter()
     async with _fetcher_class()(policy) as f:
-        probes = {}
-        if soft_errors:
-            for origin in sorted({FetchPolicy.origin_of(u) for u in urls} & set(policy.origins)):
-                got = await f.fetch(f"{origin}/dustbuster-probe-{secrets.token_hex(8)}")
-                probes[origin] = got.sketch if got.ok else None
+        soft = SoftErrorAware(f.fetch, test_urls=urls, counts=f.counts) if soft_errors else None
         queue: asyncio.Queue = asyncio.Queue()
         for u in urls:
             queue.put_nowait(u)
@@ -165,7 +164,9 @@ async def fetch_all(urls: list[str], policy, out_fh, soft_errors: bool, on_done)
                 except asyncio.QueueEmpty:
                     return
                 res, last = await f.page(u)
-                rec = record(u, res, last, probes.get(FetchPolicy.origin_of(u)))
+                if soft is not None:
+                    res = await soft.check(u, res)
+                rec = record(u, res, last)
                 counts["ok" if rec["ok"] else rec["reason"]] += 1
                 out_fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
                 out_fh.flush()
@@ -178,13 +179,14 @@ async def fetch_all(urls: list[str], policy, out_fh, soft_errors: bool, on_done)
 
 def clustered(urls: list[str], recs: dict[str, dict], threshold: float) -> list[dict]:
     """The records of ``urls`` in order, with cluster ids over the pages fetched."""
-    from dustbuster.core.truth import Signature, cluster, url_class
+    from dustbuster.core.truth import Signature, cluster, split_by_title, url_class
 
     out = [recs[u] for u in urls if u in recs]
     for r in out:
         r["class"] = url_class(r["url"])  # records of an earlier run get this version's classes
     pages = [r for r in out if r.get("ok") and r.get("signature")]
-    ids = cluster([Signature.from_json(r["signature"]) for r in pages], threshold)
+    ids = split_by_title(cluster([Signature.from_json(r["signature"]) for r in pages], threshold),
+                         [r.get("title") or "" for r in pages])
     for r in out:
         r["cluster"] = None
     for r, c in zip(pages, ids):

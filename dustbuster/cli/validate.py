@@ -183,6 +183,15 @@ def _summary(site: str, doc: dict, output: str | None, out) -> None:
     verdict = {True: "passed", False: "refuted", None: "undecided"}[sc["passed"]]
     out.write(f"set-level check {verdict}: {sc['positives']} of {sc['positives'] + sc['negatives']} sampled URLs show "
               f"the same page as their canonical form; {len(sc['dropped'])} rules dropped by the set checks\n")
+    sig = st.get("identity_signals") or {}
+    if sig:
+        turned = sum(n for k, n in sig.items() if k.startswith("positive_turned_negative:"))
+        declared = sum(1 for r in doc["rules"] if (r.get("evidence") or {}).get("source") == "declared")
+        out.write(f"page identity: {sig.get('soft_errors', 0)} soft-error pages ({sig.get('probes', 0)} probes), "
+                  f"{sum(n for k, n in sig.items() if k.startswith('pairs_skipped:'))} pairs skipped as no evidence, "
+                  f"{turned} positives turned negative (title or declared canonical), "
+                  f"{sig.get('positive_by_redirect', 0)} positives by redirect; {sig.get('declared_pairs', 0)} declared "
+                  f"pairs → {sig.get('declared_candidates', 0)} candidates, {declared} published\n")
     for r in doc["rules"]:
         ev = r["evidence"]
         out.write(f"  {r['display']}   +{ev.get('positives')}/-{ev.get('negatives')}, changes {ev.get('applicable')} URLs\n")

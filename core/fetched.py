@@ -1,0 +1,106 @@
+"""One validation round's fetches and the comparison of two fetched pages (Figure 3's "similar",
+with the page identity of issue 23: :mod:`dustbuster.core.identity`).  Split from
+:mod:`dustbuster.core.validate`, which re-exports these names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from .identity import PageIdentity
+from .sketch import Sketch, similar
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    ok: bool
+    sketch: Sketch | None = None
+    status: int | None = None
+    reason: str = ""  #: why it failed (timeout, status_404, refused_private_address, too_large, …)
+    redirected: bool = False  #: the page was reached through a redirect (the URL itself is not the page)
+    identity: PageIdentity | None = None  #: what the page says about itself (issue 23; None: a fetch function without it)
+
+
+Fetch = Callable[[str], Awaitable[Fetched]]
+
+
+class RoundFetcher:
+    """One validation round's fetches: each URL at most once, counted by outcome."""
+
+    def __init__(self, fetch: Fetch) -> None:
+        self._fetch = fetch
+        self.cache: dict[str, Fetched] = {}
+        self.fetches = 0
+        self.outcomes: dict[str, int] = {}
+        self.declared: dict[str, str] = {}  #: u → the URL its page redirects to or declares canonical (issue 23)
+        self.signals: dict[str, int] = {}  #: what the identity signals decided this round, by name
+
+    async def __call__(self, url: str) -> Fetched:
+        got = self.cache.get(url)
+        if got is None:
+            got = await self._fetch(url)
+            self.cache[url] = got
+            self.fetches += 1
+            key = "ok" if got.ok else (got.reason or "failed")
+            self.outcomes[key] = self.outcomes.get(key, 0) + 1
+            c = got.identity.declared() if got.ok and got.identity is not None else ""
+            if c:
+                self.declared.setdefault(url, c)
+        return got
+
+    def count(self, signal: str) -> None:
+        self.signals[signal] = self.signals.get(signal, 0) + 1
+
+    def is_error(self, url: str) -> bool:
+        """A URL this round found to be no page (a soft error, a 4xx): it leaves the test list."""
+        got = self.cache.get(url)
+        return got is not None and not got.ok and (got.reason == "soft_error" or 400 <= (got.status or 0) < 500)
+
+
+def compare_pages(fu: Fetched, fv: Fetched, threshold: float) -> str:
+    """Figure 3's comparison of u's page (fetched fine) with v's: ``similar`` (or ``same_target``)
+    or why not.  Beyond the paper (issue 23, :mod:`dustbuster.core.identity`): u redirecting to the
+    URL v ends at is a positive without text; two declared canonicals that differ, or two titles
+    that differ after normalisation, are a negative whatever the text says."""
+    if not fv.ok:
+        return f"v_failed:{fv.reason}"
+    if fv.redirected and not fu.redirected:
+        return "v_redirects"
+    iu, iv = fu.identity, fv.identity
+    if iu is not None and iv is not None:
+        if iu.redirected and iu.final_url == (iv.final_url or iv.url):
+            return "same_target"
+        if iu.canonical and iv.canonical and iu.canonical != iv.canonical:
+            return "canonical_differs"
+        if iu.norm_title and iv.norm_title and iu.norm_title != iv.norm_title:
+            return "title_differs"
+    if fu.sketch is None or fv.sketch is None or not similar(fu.sketch, fv.sketch, threshold):
+        return "not_similar"
+    return "similar"
+
+
+POSITIVE = ("similar", "same_target")
+#: why a fetch failed for a passing cause: a v page failing so is no evidence (the pair is skipped),
+#: while a v that is a 4xx or a soft error where u is a page is Figure 3's negative
+TRANSIENT = ("timeout", "connection_failed", "site_down", "http_error", "status_429")
+
+
+def transient(f: Fetched) -> bool:
+    return not f.ok and (f.reason in TRANSIENT or f.reason.startswith("status_5"))
+
+
+def signal(fetch: RoundFetcher, fu: Fetched, fv: Fetched, outcome: str, threshold: float) -> None:
+    """Count what the identity signals decided (issue 23): a pair whose text agreed but whose title
+    or declared canonical did not (a positive turned negative), a positive from a redirect alone."""
+    if outcome in ("title_differs", "canonical_differs"):
+        if fu.sketch is not None and fv.sketch is not None and similar(fu.sketch, fv.sketch, threshold):
+            fetch.count("positive_turned_negative:" + outcome)
+        else:
+            fetch.count(outcome)
+    elif outcome == "same_target":
+        fetch.count("positive_by_redirect")
+    elif outcome == "v_failed:soft_error":
+        fetch.count("v_soft_error")
+
+
+__all__ = ["POSITIVE", "TRANSIENT", "transient", "Fetch", "Fetched", "RoundFetcher", "compare_pages", "signal"]

@@ -1,0 +1,45 @@
+"""The declared candidates' round of one site's validation (issue 23): the pairs (u, c) that the
+round's fetches met — redirects and declared canonicals, kept by
+:class:`dustbuster.core.validate.RoundFetcher` — turned into candidates
+(:func:`dustbuster.core.declared.declared_candidates`) and decided by Figure 3 on the same test
+list and fetch cache, after every mined candidate (the rules found valid so far cover them).
+Shared by ``dustbuster validate`` and the validator agent (dustbuster.sitevalidation)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from dustbuster.core.declared import declared_candidates
+from dustbuster.core.rules import Rule
+from dustbuster.core.validate import RoundFetcher, ValidationResult, canonization_order, validate
+
+log = logging.getLogger(__name__)
+
+
+def _known(res: ValidationResult) -> list[Rule]:
+    """The round's rules as rules_from_rewrites' ``known``: valid ones active, the others by text only."""
+    valid = {(r.type, r.text) for r in res.valid}
+    others = [dataclasses.replace(v.rule, status="invalid") for v in res.verdicts if (v.rule.type, v.rule.text) not in valid]
+    return [*res.valid, *others, *(dataclasses.replace(r, status="invalid") for r in res.covered)]
+
+
+async def declared_round(res: ValidationResult, rf: RoundFetcher, test_urls, params, threshold: float, cache=None,
+                         on_verdict=None) -> list[Rule]:
+    """Decide the declared candidates of this round's fetches; ``res`` gains their verdicts and
+    valid rules.  Returns the candidates (empty when no fetch met a declaration)."""
+    cands = declared_candidates(list(rf.declared.items()), _known(res)) if rf.declared else []
+    if not cands:
+        return []
+    more = await validate([], [], test_urls, rf, params, threshold=threshold, cache=cache, on_verdict=on_verdict,
+                          extra=cands, valid_before=res.valid)
+    log.info("%s declared pairs → %s candidates, %s valid", len(rf.declared), len(cands), len(more.valid))
+    res.valid = canonization_order([*res.valid, *more.valid])
+    res.verdicts += more.verdicts
+    res.covered += more.covered
+    res.fetches = rf.fetches
+    res.outcomes = dict(rf.outcomes)
+    return cands
+
+
+__all__ = ["declared_round"]
