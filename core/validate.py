@@ -45,6 +45,7 @@ from .rulecheck import self_feeding, unobserved_output
 from .sketch import Sketch, similar
 from .evidence import min_distinct_pages, ttl_factor
 from .families import Strata
+from .urlreach import URLReach
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +110,14 @@ async def validate_rule(
     threshold: float = 1.0,
     min_samples: int = 10,
     max_fetch_factor: int = 4,
+    reach: URLReach | None = None,
 ) -> Verdict:
-    """Figure 3 for one rule."""
+    """Figure 3 for one rule.  ``reach``: ``test_urls`` indexed by rule key (core/urlreach.py), so
+    the applicable URLs are found among those holding the rule's key only (the same list)."""
+    changed = reach.changed(rule) if reach is not None else None
     return await validate_rewrite(rule, lambda u: apply_rule(rule, u), test_urls, fetch, params, seed, threshold,
                                   min_samples, max_fetch_factor, min_distinct=min_distinct_pages(rule),
-                                  scope=getattr(rule, "scope", ""))
+                                  scope=getattr(rule, "scope", ""), changed=changed)
 
 
 async def validate_rewrite(
@@ -129,6 +133,7 @@ async def validate_rewrite(
     failures: list[str] | None = None,
     min_distinct: int = 0,
     scope: str = "",
+    changed: Sequence[str] | None = None,
 ) -> Verdict:
     """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the
     set-level check of :mod:`dustbuster.core.setcheck`).  The URLs u of ``failures`` (if given) are those
@@ -260,6 +265,7 @@ class _Decider:
     on_verdict: Callable[[Verdict], None] | None
     test_set: frozenset = frozenset()
     covered: "Coverage" = None  # type: ignore[assignment]  #: covered_by for this round (validate sets it)
+    reach: URLReach | None = None  #: the test URLs indexed by the round's rule keys (core/urlreach.py)
 
     async def __call__(self, rule: Rule, seed_k: int, expanding: bool = False) -> Verdict:
         cache = self.cache
@@ -270,11 +276,11 @@ class _Decider:
             return _cached_verdict(rule, hit)
         why = self_feeding(rule)
         if why is None and expanding:
-            why = unobserved_output(rule, self.test_urls, self.test_set)
+            why = unobserved_output(rule, self.test_urls, self.test_set, reach=self.reach)
         if why is not None:  # decided without a fetch: such a rule is never published
             v = Verdict(rule, False, reason=why)
         else:
-            v = await validate_rule(rule, self.test_urls, self.rf, self.params, seed_k, self.threshold)
+            v = await validate_rule(rule, self.test_urls, self.rf, self.params, seed_k, self.threshold, reach=self.reach)
         if cache is not None and v.valid is not None:
             cache.put(rule.text, {"valid": v.valid, **v.evidence(), "ttl_factor": ttl_factor(rule)})  # samples too: a cached rule shows its pairs
         if self.on_verdict is not None:
@@ -343,8 +349,9 @@ async def validate(
     within its TTL) is not fetched again; undecided verdicts are not cached.  ``on_verdict`` is
     called after each decision (progress).  ``extra`` (issue 15) are decided last, a rule decided above skipped."""
     rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
+    reach = round_reach(test_urls, pairs, [*param_rules, *extra])
     decide = _Decider(test_urls, rf, params or DustParams(), threshold, cache, on_verdict, frozenset(test_urls),
-                      Coverage(test_urls))
+                      Coverage(test_urls, reach), reach)
     valid: list[Rule] = []
     verdicts: list[Verdict] = []
     covered: list[Rule] = []
@@ -356,6 +363,14 @@ async def validate(
     seen = {(v.rule.type, v.rule.text) for v in verdicts} | {(r.type, r.text) for r in covered}
     await _validate_rules(decide, [r for r in extra if (r.type, r.text) not in seen], seed + 30_000, valid, verdicts, covered)
     return ValidationResult(canonization_order(valid), verdicts, dropped, rf.fetches, dict(rf.outcomes), covered)
+
+
+def round_reach(test_urls: Sequence[str], pairs: Sequence[Pair], rules: Sequence[Rule]) -> URLReach:
+    """The test URLs indexed, in one scan, by the keys of every rule the round may decide: both
+    directions of each pair and the other rules (core/urlreach.py; issue 25: the per-candidate
+    checks had each applied their rule to every test URL)."""
+    both = [SubstringRule(a, b) for p in pairs for a, b in ((p.alpha, p.beta), (p.beta, p.alpha))]
+    return URLReach(test_urls, [*rules, *both])
 
 
 async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, valid: list[Rule],
