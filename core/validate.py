@@ -132,20 +132,19 @@ async def validate_rewrite(
     max_fetch_factor: int = 4,
     failures: list[str] | None = None,
     min_distinct: int = 0,
-    scope: str = "",
-    changed: Sequence[str] | None = None,
+    scope: str = "", changed: Sequence[str] | None = None,
 ) -> Verdict:
-    """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the
-    set-level check of :mod:`dustbuster.core.setcheck`).  The URLs u of ``failures`` (if given) are those
-    whose v was a negative.
+    """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the set-level
+    check of :mod:`dustbuster.core.setcheck`).  ``failures`` (if given) gets the u whose v was a negative.
 
     Beyond the paper: v is a negative when its page is reached only through a redirect while u's
     is not (``v_redirects``): a rule whose output redirects sends the crawler to a URL that is not
     the page (``/story?id=5`` → ``/old/story_5`` → 301 → ``/story_5``).  Issue 27: the draw is stratified
-    by URL family under ``scope``; too few positives in one is ``partial_evidence`` (core/families.py)."""
+    by URL family under ``scope``; too few positives in one is ``partial_evidence`` (core/families.py).
+    ``changed``: the test URLs (each once, in order) that ``rewrite`` changes, if the caller knows them."""
     p = params or DustParams()
     need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
-    cands = sample_order([u for u in dict.fromkeys(test_urls) if rewrite(u) != u], rewrite, fetch, seed)
+    cands = sample_order(_applicable(test_urls, rewrite, changed), rewrite, fetch, seed)
     v_ = Verdict(rule, None, applicable=len(cands))  # type: ignore[arg-type]
     if min_distinct > 1 and len(cands) >= min_samples and len({rewrite(u) for u in cands}) < min_distinct:
         v_.reason = "uninformative"  # every positive's page would be one of fewer v pages: no fetch
@@ -181,6 +180,11 @@ async def validate_rewrite(
     if v_.valid and len(pages) < min_distinct:
         v_.valid, v_.reason = None, "uninformative"
     return v_
+
+
+def _applicable(test_urls: Sequence[str], rewrite: Callable[[str], str], changed: Sequence[str] | None) -> list[str]:
+    """The test URLs (each once, in order) that ``rewrite`` changes: ``changed`` when given."""
+    return [u for u in dict.fromkeys(test_urls) if rewrite(u) != u] if changed is None else list(changed)
 
 
 def _count(v_: Verdict, sample: tuple[str, str, str], fu: Fetched, pages: list[Sketch], threshold: float,
