@@ -98,7 +98,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "bench_scale.json", help="the JSON results")
     a = ap.parse_args()
     if a.small:
-        a.sites, a.lines, a.workers, a.window, a.repeat = 2, 400, "1,2", 2.0, 1
+        a.sites, a.lines, a.workers, a.window, a.repeat = 2, 400, "2", 2.0, 1
     from dustbuster.sim.forum import generate
 
     tmp = Path(tempfile.mkdtemp(prefix="dust-scale-"))
