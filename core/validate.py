@@ -113,9 +113,13 @@ async def validate_rule(
     reach: URLReach | None = None,
 ) -> Verdict:
     """Figure 3 for one rule.  ``reach``: ``test_urls`` indexed by rule key (core/urlreach.py), so
-    the applicable URLs are found among those holding the rule's key only (the same list)."""
-    changed = reach.changed(rule) if reach is not None else None
-    return await validate_rewrite(rule, lambda u: apply_rule(rule, u), test_urls, fetch, params, seed, threshold,
+    the applicable URLs and their outputs are found among those holding the rule's key only, once
+    (the same list and the same outputs)."""
+    changed, rewrite = None, lambda u: apply_rule(rule, u)
+    if reach is not None:
+        outs = dict(reach.changes(rule))
+        changed, rewrite = list(outs), lambda u: outs[u] if u in outs else apply_rule(rule, u)
+    return await validate_rewrite(rule, rewrite, test_urls, fetch, params, seed, threshold,
                                   min_samples, max_fetch_factor, min_distinct=min_distinct_pages(rule),
                                   scope=getattr(rule, "scope", ""), changed=changed)
 

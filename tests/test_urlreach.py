@@ -94,3 +94,23 @@ def test_keys_met_later_and_empty_keys():
     assert list(reach.positions(SubstringRule.from_parts("/a/", "/"))) == [0]  # indexed on first use
     assert list(reach.positions(SubstringRule.from_parts("", "x"))) == [0, 1]  # no key: every URL but the sentinel one
     assert reach.changed(SubstringRule.from_parts("/b", "/c", anchor_end=True)) == tests[:2]
+
+
+def test_figure_3_verdicts_equal_with_the_round_index():
+    """validate_rule with the round's index draws the same URLs, fetches the same pages and gives
+    the same verdict as without it (the applicable URLs and outputs found once, by key)."""
+    import asyncio
+    from collections import Counter
+
+    from dustbuster.core.validate import RoundFetcher, validate_rule
+    from tests.test_validate import TEST_URLS, forum_site, make_fetch
+
+    R = SubstringRule.from_parts
+    rules = [R("/story_", "/story?id="), R("/story?id=", "/story_"), R("/index.html", "/", anchor_end=True),
+             R("/", "/index.html", anchor_end=True), R("/lect", "/lecture"), R("/old/", "/new/"), R("/nothing", "/x")]
+    reach = URLReach(TEST_URLS, rules[:3])
+    for seed, r in enumerate(rules):
+        calls_a, calls_b = Counter(), Counter()
+        a = asyncio.run(validate_rule(r, TEST_URLS, RoundFetcher(make_fetch(forum_site, calls_a)), seed=seed))
+        b = asyncio.run(validate_rule(r, TEST_URLS, RoundFetcher(make_fetch(forum_site, calls_b)), seed=seed, reach=reach))
+        assert a == b and calls_a == calls_b, r.text
