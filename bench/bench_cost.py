@@ -255,8 +255,13 @@ def main() -> int:
     ap.add_argument("--cap", type=int, default=5000, help="per-site cap for the 'capped' scenario")
     ap.add_argument("--hostile", type=int, default=1_000_000, help="distinct junk URLs against the default cap")
     ap.add_argument("--batch", type=int, default=100, help="records per message")
+    ap.add_argument("--small", action="store_true", help="a few hundred URLs a scenario: CI's check that it runs")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out" / "bench_cost.json",
+                    help="the JSON results (default bench/out/bench_cost.json; also printed)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.small:
+        a.typical, a.long, a.junk, a.cap, a.hostile = 500, 60, 500, 200, 1000
     if a.child:
         kind, n, cap = a.child.split(":")
         if kind == "loop":
@@ -279,6 +284,8 @@ def main() -> int:
         out.append(row)
         sys.stderr.write(json.dumps(row) + "\n")
     print(json.dumps(out, indent=1))
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(out, indent=1))
     return 0
 
 

@@ -119,13 +119,19 @@ def main() -> None:
     ap.add_argument("--batch", type=int)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-budget", type=float, dest="time_budget_s", help="stop training after this many seconds")
+    ap.add_argument("--small", action="store_true", help="200 pairs, 2 epochs of a tiny model: CI's check that it runs")
+    ap.add_argument("--out", type=Path, default=OUT / "bench_learned.json", help="the JSON results")
     args = ap.parse_args()
+    if args.small:
+        args.pairs, args.repeat, args.epochs, args.embed, args.hidden = 200, 1, 2, 8, 16
 
     import jax
     from dustbuster.learned.seq2seq import Hyper
 
     overrides = {k: getattr(args, k) for k in ("embed", "hidden", "epochs", "batch", "time_budget_s")
                  if getattr(args, k)}
+    if args.small:
+        overrides |= {"min_steps": 10, "bucket": 64}  # else epochs enough for 2,000 Adam steps; one padded shape to compile
     hyper = Hyper(seed=args.seed, **overrides)
     pairs = synthetic_pairs(args.pairs, args.seed)
     print(f"jax {jax.__version__}, backend {jax.default_backend()}, device {jax.devices()[0].device_kind}"
@@ -141,10 +147,11 @@ def main() -> None:
     print(f"| {len(pairs)} | {jax.default_backend()} | {med['train_s']:.1f} | {med['epochs']:.0f} | "
           f"{med['pairs_per_s']:.0f} | {med['final_loss']:.4f} | {med['exact']:.1%} | {med['params']:.0f} | "
           f"{med['bytes']:.0f} |")
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "bench_learned.json").write_text(json.dumps(
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(
         {"backend": jax.default_backend(), "device": str(jax.devices()[0]), "jax": jax.__version__,
-         "hyper": vars(args), "runs": runs, "median": med}, indent=1))
+         "hyper": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}, "runs": runs,
+         "median": med}, indent=1))
 
 
 if __name__ == "__main__":

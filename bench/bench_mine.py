@@ -171,7 +171,11 @@ def main() -> int:
     ap.add_argument("--scales", default="1,2,3,4", help="forum log sizes for the growth table, in multiples of --lines, comma-separated "
                     "(default 1,2,3,4; empty: no growth table)")
     ap.add_argument("--logs", default="forum,real", help="the logs compared side by side, comma-separated: forum, real (default forum,real)")
+    ap.add_argument("--small", action="store_true", help="the forum log of 2,000 lines, one run each, no growth: CI's check that it runs")
+    ap.add_argument("--out", type=Path, default=OUT / "bench_mine.json", help="the JSON results")
     a = ap.parse_args()
+    if a.small:
+        a.lines, a.repeat, a.ref_repeat, a.scales, a.logs = 2000, 1, 1, "", "forum"
     results: dict = {"lines": a.lines, "when": time.strftime("%Y-%m-%d %H:%M:%S"), "logs": {}}
     which = a.logs.split(",")
     if "forum" in which:
@@ -183,7 +187,8 @@ def main() -> int:
         first = results["logs"]["forum"]["engine"] if "forum" in which else [measure("engine", forum_log(a.lines))
                                                                                for _ in range(a.repeat)]
         results["growth"] = growth(a.lines, scales, a.repeat, first)
-    (OUT / "bench_mine.json").write_text(json.dumps(results, indent=1))
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(results, indent=1))
     return 0
 
 

@@ -84,13 +84,14 @@ def corpus_lines() -> dict[str, tuple[str, list[str]]]:
             "jsonl, records": ("jsonl", [j for j in (_as_json(m, True) for m in matches if m) if j])}
 
 
-def write_corpus(copies: int) -> dict[str, tuple[str, Path]]:
-    d = OUT / "parse"
+def write_corpus(copies: int, limit: int | None = None) -> dict[str, tuple[str, Path]]:
+    """Each corpus ``copies`` times over (its first ``limit`` lines only, when given) in bench/out/parse/."""
+    d = OUT / ("parse" if limit is None else "parse-small")
     d.mkdir(parents=True, exist_ok=True)
     paths = {}
     for name, (fmt, lines) in corpus_lines().items():
         path = d / (name.replace(", ", "-") + ".log")
-        path.write_text("\n".join(lines * copies) + "\n", encoding="utf-8")
+        path.write_text("\n".join(lines[:limit] * copies) + "\n", encoding="utf-8")
         paths[name] = (fmt, path)
     return paths
 
@@ -166,8 +167,8 @@ def variants(path: Path, fmt: str, lines: list[str]) -> dict:
     }
 
 
-def run(copies: int, repeat: int) -> dict:
-    paths = write_corpus(copies)
+def run(copies: int, repeat: int, limit: int | None = None) -> dict:
+    paths = write_corpus(copies, limit)
     lines = {name: p.read_text(encoding="utf-8").splitlines() for name, (_, p) in paths.items()}
     runs: dict[str, dict[str, list[float]]] = {name: {} for name in paths}
     for _ in range(repeat):
@@ -208,10 +209,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--copies", type=int, default=2)
+    ap.add_argument("--lines", type=int, help="at most this many lines of each corpus (default all)")
+    ap.add_argument("--small", action="store_true", help="500 lines a corpus, one run: CI's check that it runs")
+    ap.add_argument("--out", type=Path, default=OUT / "bench_parse.json", help="the JSON results")
     a = ap.parse_args()
-    res = run(a.copies, a.repeat)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "bench_parse.json").write_text(json.dumps(res, indent=1))
+    if a.small:
+        a.lines, a.repeat, a.copies = 500, 1, 1
+    res = run(a.copies, a.repeat, a.lines)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(res, indent=1))
     print(f"medians of {a.repeat} interleaved runs, CPU time of one process (one core); floor: split "
           "(JSON lines: json.loads)\n")
     print(table(res))

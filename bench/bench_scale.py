@@ -152,7 +152,11 @@ def main() -> int:
     ap.add_argument("--producers", type=int, default=1,
                     help="producer processes (default 1; on a many-core machine give several, or the producer "
                          "caps the rate)")
+    ap.add_argument("--small", action="store_true", help="a few hundred lines, one run: CI's check that it runs")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "bench_scale.json", help="the JSON results")
     a = ap.parse_args()
+    if a.small:
+        a.sites, a.lines, a.workers, a.window, a.repeat = 2, 400, "2", "2", 1
     from dustbuster.sim.forum import generate
 
     tmp = Path(tempfile.mkdtemp(prefix="dust-scale-"))
@@ -178,8 +182,8 @@ def main() -> int:
                                     for n in counts}
     shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps(out, indent=1))
-    (ROOT / "bench" / "out").mkdir(parents=True, exist_ok=True)
-    (ROOT / "bench" / "out" / "bench_scale.json").write_text(json.dumps(out, indent=1))
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(out, indent=1))
     return 0
 
 

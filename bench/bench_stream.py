@@ -178,7 +178,11 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=50000)
     ap.add_argument("--window", type=float, default=5.0)
     ap.add_argument("--repeat", type=int, default=3, help="runs, each on fresh topics; medians are reported")
+    ap.add_argument("--small", action="store_true", help="a few hundred lines, one run: CI's check that it runs")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "bench_stream.json", help="the JSON results")
     a = ap.parse_args()
+    if a.small:
+        a.lines, a.window, a.repeat = 1000, 1.0, 1
     from dustbuster.sim.forum import generate
 
     site = "www.forum.co.il"
@@ -197,8 +201,8 @@ def main() -> int:
     out = {"lines": a.lines, "window_s": a.window, "when": time.strftime("%Y-%m-%d %H:%M"), "runs": runs,
            "median": {k: statistics.median(r[k] for r in runs) for k in runs[0]}}
     print(json.dumps(out["median"], indent=1))
-    (ROOT / "bench" / "out").mkdir(parents=True, exist_ok=True)
-    (ROOT / "bench" / "out" / "bench_stream.json").write_text(json.dumps(out, indent=1))
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(out, indent=1))
     return 0
 
 

@@ -3,16 +3,24 @@
 published set judged against the simulator's own pages (redundancy, coverage of its duplicate
 URLs, false merges, grown or non-converging canonical URLs, fetches per decided rule).
 
-    .venv/bin/python bench/trust_sim.py [ROOT] [1000,4000,12000] [--traps]
+    .venv/bin/python bench/trust_sim.py [ROOT] [1000,4000,12000] [--traps] [--out FILE] [--small]
+
+Writes bench/out/trust_sim.json (or --out FILE); --small: windows of 300 and 600 lines (CI's check that it runs).
 
 ROOT (default: this checkout) lets the same script run an older checkout (a git worktree) for a
 before/after comparison.  --traps: the simulator with its identity traps (sim/traps.py; issue 23),
 its soft-error pages counted as no page."""
 import asyncio, json, sys, tempfile, pathlib, time
 from collections import defaultdict
-TRAPS = "--traps" in sys.argv
-sys.argv = [a for a in sys.argv if a != "--traps"]
-root = sys.argv[1] if len(sys.argv) > 1 else str(pathlib.Path(__file__).resolve().parent.parent)
+argv = sys.argv[1:]
+TRAPS = "--traps" in argv
+SMALL = "--small" in argv
+OUT = pathlib.Path(__file__).resolve().parent / "out" / "trust_sim.json"
+if "--out" in argv:
+    OUT = pathlib.Path(argv[argv.index("--out") + 1])
+    del argv[argv.index("--out"):argv.index("--out") + 2]
+argv = [x for x in argv if x not in ("--small", "--traps")]
+root = argv[0] if argv else str(pathlib.Path(__file__).resolve().parent.parent)
 sys.path.insert(0, root)
 from dustbuster.agents.validator import validation_round
 from dustbuster.core import mine
@@ -25,7 +33,7 @@ from dustbuster.state.verdicts import VerdictStore
 from dustbuster.logs.reader import parse_lines
 from dustbuster.stream.records import CandidateSet
 from dustbuster.stream.settings import Settings
-WINDOWS = tuple(int(x) for x in (sys.argv[2] if len(sys.argv) > 2 else "1000,4000,12000").split(","))
+WINDOWS = tuple(int(x) for x in (argv[1] if len(argv) > 1 else "300,600" if SMALL else "1000,4000,12000").split(","))
 
 
 async def go():
@@ -71,11 +79,14 @@ async def go():
         truth[p if p is not None else u].add(u)
     dup_truth = len(urls) - len(truth)
     removed = len(urls) - len(groups)
-    print(json.dumps({"versions": len(sent), "final_rules": len(rules), "urls": len(urls), "unique_after": len(groups),
+    result = {"versions": len(sent), "final_rules": len(rules), "urls": len(urls), "unique_after": len(groups),
         "discovered_redundancy": round(removed / len(urls), 4), "truth_duplicates": dup_truth,
         "coverage_of_truth_duplicates": round(removed / dup_truth, 4) if dup_truth else None,
         "false_merge_groups": fm_groups, "false_merge_urls": fm_urls, "grown_urls": grown, "unconverged": unconv,
         "fetches_total_final_round": final["stats"]["fetches"], "fetches_per_decided_rule_final": final["stats"]["fetches_per_decided_rule"],
-        "seconds": round(secs, 1)}, indent=1))
+        "seconds": round(secs, 1), "windows": list(WINDOWS), "rules": [r.text for r in rules]}
+    print(json.dumps({k: v for k, v in result.items() if k != "rules"}, indent=1))
     print("\n".join(r.text for r in rules))
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(result, indent=1))
 asyncio.run(go())

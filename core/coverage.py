@@ -9,6 +9,7 @@ from typing import Sequence
 
 from .canonize import Canonizer, canonical
 from .rules import Rule, canonization_order
+from .urlreach import URLReach
 
 
 def apply_rule(rule: Rule, url: str) -> str:
@@ -23,10 +24,13 @@ def covered_by(rule: Rule, valid: Sequence[Rule], test_urls: Sequence[str]) -> b
 
 class Coverage:
     """:func:`covered_by` over one round: the valid set's canonizer and the canonical forms it gives
-    are built again only when the valid set has grown, not for every candidate."""
+    are built again only when the valid set has grown, not for every candidate; a candidate is
+    applied only to the test URLs holding its key (``reach``, core/urlreach.py: the round's index,
+    shared with the other fetch-free checks; built here when not given)."""
 
-    def __init__(self, test_urls: Sequence[str]) -> None:
-        self.urls = list(dict.fromkeys(test_urls))
+    def __init__(self, test_urls: Sequence[str], reach: URLReach | None = None) -> None:
+        self.reach = reach if reach is not None else URLReach(test_urls)
+        self.urls = self.reach.urls
         self.size = 0
         self.canon: Canonizer | None = None
         self.forms: dict[str, str] = {}
@@ -42,14 +46,8 @@ class Coverage:
             return False
         if len(valid) != self.size:
             self.canon, self.size, self.forms = Canonizer(canonization_order(valid)), len(valid), {}
-        changed = False
-        for u in self.urls:
-            v = apply_rule(rule, u)
-            if v != u:
-                changed = True
-                if self.form(u) != self.form(v):
-                    return False
-        return changed
+        changes = self.reach.changes(rule)
+        return bool(changes) and all(self.form(u) == self.form(v) for u, v in changes)
 
 
 __all__ = ["Coverage", "apply_rule", "covered_by"]

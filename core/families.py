@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .scope import in_scope, split_url
 
@@ -49,6 +50,7 @@ OTHER = "(other families)"
 _DIGITS = re.compile(r"\d+")
 
 
+@lru_cache(maxsize=1 << 16)  # pure; every candidate of a round asks again for the same test URLs
 def family_of(url: str, scope: str = "") -> str:
     """The URL's family under ``scope`` (module docstring)."""
     head, path, _ = split_url(url)

@@ -96,16 +96,16 @@ def candidate_count(result: MineResult) -> int:
 
 def unsafe_flags(result: MineResult, urls: Iterable[str], sample: int = UNSAFE_SAMPLE) -> dict[str, str]:
     """Display text → why applying the candidate unvalidated would mangle URLs
-    (:func:`dustbuster.core.rulecheck.unsafe_candidate`), judged on a fixed sample of the mined URLs:
+    (:func:`dustbuster.core.rulecheck.unsafe_candidate`, for all candidates at once), judged on a fixed sample of the mined URLs:
     the same flags for the same URLs, in ``dustbuster mine`` and in a streaming window."""
-    from .rulecheck import unsafe_candidate
+    from .rulecheck import unsafe_candidates
 
     ordered = sorted(urls)  # sorted: the same sample and the same example URL on every run
     if len(ordered) > sample:
         ordered = random.Random(0).sample(ordered, sample)
     pairs = result.kept if result.stage == "eliminate" else result.detected
     rules = [SubstringRule(p.alpha, p.beta) for p in pairs] + result.param_rules() + result.general
-    return {r.text: why for r in rules if (why := unsafe_candidate(r, ordered))}
+    return unsafe_candidates(rules, ordered)  # one scan of the sample for all candidates (core/urlreach.py)
 
 
 def mine(urllist: URLList, params: DustParams | None = None, stage: str = "eliminate", progress: Progress | None = None) -> MineResult:

@@ -46,6 +46,7 @@ from .sketch import Sketch, similar
 from .evidence import min_distinct_pages, ttl_factor
 from .fetched import POSITIVE, Fetch, Fetched, RoundFetcher, compare_pages, signal as _signal, transient
 from .paramstrata import evidence_strata
+from .urlreach import URLReach
 
 
 @dataclass
@@ -81,11 +82,18 @@ async def validate_rule(
     threshold: float = 1.0,
     min_samples: int = 10,
     max_fetch_factor: int = 4,
+    reach: URLReach | None = None,
 ) -> Verdict:
-    """Figure 3 for one rule."""
-    return await validate_rewrite(rule, lambda u: apply_rule(rule, u), test_urls, fetch, params, seed, threshold,
+    """Figure 3 for one rule.  ``reach``: ``test_urls`` indexed by rule key (core/urlreach.py), so
+    the applicable URLs and their outputs are found among those holding the rule's key only, once
+    (the same list and the same outputs)."""
+    changed, rewrite = None, lambda u: apply_rule(rule, u)
+    if reach is not None:
+        outs = dict(reach.changes(rule))
+        changed, rewrite = list(outs), lambda u: outs[u] if u in outs else apply_rule(rule, u)
+    return await validate_rewrite(rule, rewrite, test_urls, fetch, params, seed, threshold,
                                   min_samples, max_fetch_factor, min_distinct=min_distinct_pages(rule),
-                                  scope=getattr(rule, "scope", ""))
+                                  scope=getattr(rule, "scope", ""), changed=changed)
 
 
 async def validate_rewrite(
@@ -100,19 +108,19 @@ async def validate_rewrite(
     max_fetch_factor: int = 4,
     failures: list[str] | None = None,
     min_distinct: int = 0,
-    scope: str = "",
+    scope: str = "", changed: Sequence[str] | None = None,
 ) -> Verdict:
-    """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the
-    set-level check of :mod:`dustbuster.core.setcheck`).  The URLs u of ``failures`` (if given) are those
-    whose v was a negative.
+    """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the set-level
+    check of :mod:`dustbuster.core.setcheck`).  ``failures`` (if given) gets the u whose v was a negative.
 
     Beyond the paper: v is a negative when its page is reached only through a redirect while u's
     is not (``v_redirects``): a rule whose output redirects sends the crawler to a URL that is not
     the page (``/story?id=5`` → ``/old/story_5`` → 301 → ``/story_5``).  Issues 27, 23: the draw is stratified
-    by URL family and parameter (core/paramstrata.py); too few positives in one is ``partial_evidence``."""
+    by URL family and parameter (core/paramstrata.py); too few positives in one is ``partial_evidence``.
+    ``changed``: the test URLs (each once, in order) that ``rewrite`` changes, if the caller knows them."""
     p = params or DustParams()
     need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
-    cands = sample_order([u for u in dict.fromkeys(test_urls) if not fetch.is_error(u) and rewrite(u) != u],
+    cands = sample_order([u for u in _applicable(test_urls, rewrite, changed) if not fetch.is_error(u)],
                          rewrite, fetch, seed)
     v_ = Verdict(rule, None, applicable=len(cands))  # type: ignore[arg-type]
     if min_distinct > 1 and len(cands) >= min_samples and len({rewrite(u) for u in cands}) < min_distinct:
@@ -165,6 +173,11 @@ def _compare(fetch: RoundFetcher, v_: Verdict, fu: Fetched, fv: Fetched, uv: tup
     if len(v_.identities) < 3 and fu.identity is not None and fv.identity is not None:
         v_.identities.append({"u": fu.identity.to_json(False), "v": fv.identity.to_json(False), "outcome": outcome})
     return outcome
+
+
+def _applicable(test_urls: Sequence[str], rewrite: Callable[[str], str], changed: Sequence[str] | None) -> list[str]:
+    """The test URLs (each once, in order) that ``rewrite`` changes: ``changed`` when given."""
+    return [u for u in dict.fromkeys(test_urls) if rewrite(u) != u] if changed is None else list(changed)
 
 
 def _count(v_: Verdict, sample: tuple[str, str, str], fu: Fetched, pages: list[Sketch], threshold: float,
@@ -238,6 +251,7 @@ class _Decider:
     on_verdict: Callable[[Verdict], None] | None
     test_set: frozenset = frozenset()
     covered: "Coverage" = None  # type: ignore[assignment]  #: covered_by for this round (validate sets it)
+    reach: URLReach | None = None  #: the test URLs indexed by the round's rule keys (core/urlreach.py)
 
     async def __call__(self, rule: Rule, seed_k: int, expanding: bool = False) -> Verdict:
         cache = self.cache
@@ -249,11 +263,11 @@ class _Decider:
             return _cached_verdict(rule, hit)
         why = self_feeding(rule)
         if why is None and expanding:
-            why = unobserved_output(rule, self.test_urls, self.test_set)
+            why = unobserved_output(rule, self.test_urls, self.test_set, reach=self.reach)
         if why is not None:  # decided without a fetch: such a rule is never published
             v = Verdict(rule, False, reason=why)
         else:
-            v = await validate_rule(rule, self.test_urls, self.rf, self.params, seed_k, self.threshold)
+            v = await validate_rule(rule, self.test_urls, self.rf, self.params, seed_k, self.threshold, reach=self.reach)
         if cache is not None and v.valid is not None:
             cache.put(rule.text, {"valid": v.valid, **v.evidence(), "ttl_factor": ttl_factor(rule)})  # samples too: a cached rule shows its pairs
         if self.on_verdict is not None:
@@ -327,8 +341,9 @@ async def validate(
     ``valid_before``: rules found valid by an earlier round of the same test list (the declared
     candidates' round, issue 23): they cover candidates and are not returned again."""
     rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
+    reach = round_reach(test_urls, pairs, [*param_rules, *extra])
     decide = _Decider(test_urls, rf, params or DustParams(), threshold, cache, on_verdict, frozenset(test_urls),
-                      Coverage(test_urls))
+                      Coverage(test_urls, reach), reach)
     valid: list[Rule] = list(valid_before)
     verdicts: list[Verdict] = []
     covered: list[Rule] = []
@@ -343,6 +358,14 @@ async def validate(
     await _validate_rules(decide, [r for r in extra if (r.type, r.text) not in seen], seed + 30_000, valid, verdicts, covered)
     return ValidationResult(canonization_order(valid[len(valid_before):]), verdicts, dropped, rf.fetches,
                             dict(rf.outcomes), covered)
+
+
+def round_reach(test_urls: Sequence[str], pairs: Sequence[Pair], rules: Sequence[Rule]) -> URLReach:
+    """The test URLs indexed, in one scan, by the keys of every rule the round may decide: both
+    directions of each pair and the other rules (core/urlreach.py; issue 25: the per-candidate
+    checks had each applied their rule to every test URL)."""
+    both = [SubstringRule(a, b) for p in pairs for a, b in ((p.alpha, p.beta), (p.beta, p.alpha))]
+    return URLReach(test_urls, [*rules, *both])
 
 
 async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, valid: list[Rule],

@@ -69,9 +69,11 @@ def _print_candidates(site: str, d: dict, limit: int) -> None:
     from dustbuster.core.errors import RuleError
     from dustbuster.core.rulecheck import unsafe_candidate
     from dustbuster.core.rules import rule_from_json
+    from dustbuster.core.urlreach import URLReach
 
     st = d["stats"]
     urls = list(d.get("test_urls") or [])[:5000]
+    reach = URLReach(urls) if urls and "unsafe_flagged" not in st else None  # shared by the rules' checks
     general = list(d.get("general_rules") or [])
     print(f"# {site}: window {d['window']}, {st.get('lines')} lines, {st.get('urls')} unique URLs, "
           f"{len(d['rules'])} likely rules, {len(d['param_rules'])} parameter rules"
@@ -80,7 +82,7 @@ def _print_candidates(site: str, d: dict, limit: int) -> None:
         why = r.get("unsafe")  # the window's flag, as `dustbuster mine` gives it (core.mine.unsafe_flags)
         if "unsafe_flagged" not in st:  # a set of a worker older than the flags: judged on its test URLs
             try:
-                why = unsafe_candidate(rule_from_json(r), urls) if urls else None
+                why = unsafe_candidate(rule_from_json(r), urls, reach) if urls else None
             except RuleError:
                 why = "does not parse"
         kind = r.get("type", "substring")
