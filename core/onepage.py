@@ -14,10 +14,13 @@ Such a rule may be decided on one page when all of the following hold (else the 
   that maps one value to another (:func:`~dustbuster.core.evidence.maps_values`) keeps the
   multi-page guard — "``+3`` → ``+2``" on one empty listing is exactly what "equal today" is for;
 * **its scope holds one page** (:func:`one_page_of`): the scope is not global, and every test URL
-  in the scope (:func:`~dustbuster.core.scope.url_in_scope`), rewritten by the rule, is one and the
-  same URL — same origin, path and every other parameter.  A global rule, or a scope with two pages
-  in the test list, needs the normal evidence: a one-page decision cannot merge pages elsewhere,
-  since the rule applies nowhere else the test list shows;
+  in the scope (:func:`~dustbuster.core.scope.url_in_scope`), rewritten by the rule, has one and the
+  same path and query — the same path and every other parameter.  A global rule, or a scope with two
+  pages in the test list, needs the normal evidence: a one-page decision cannot merge pages
+  elsewhere, since the rule applies nowhere else the test list shows.  The origin may differ (one
+  page per host name of the site: a parameter rule never changes the host, so it merges URLs of one
+  host only), and each host holding a share of the URLs must show its own positives (URL families,
+  :mod:`dustbuster.core.families`, whose family includes the origin);
 * **the dropped values vary freely**: the positives show at least :data:`ONE_PAGE_MIN_VALUES`
   distinct values of the parameter (5: as many as a value-mapping rule's pages must be, issue 23),
   with Figure 3's ≥ 10 comparisons (``min_samples``) as for any rule;
@@ -52,7 +55,7 @@ def one_page_of(rule: Rule, rewrite: Callable[[str], str], test_urls: Sequence[s
     if rule.type != "parameter" or rule.action != "remove" or maps_values(rule) or not rule.scope:
         return None
     inside = [u for u in dict.fromkeys(test_urls) if url_in_scope(u, rule.scope)]
-    pages = {rewrite(u) for u in inside}
+    pages = {"".join(split_url(rewrite(u))[1:]) for u in inside}  # the host is never the rule's: see docstring
     if len(pages) != 1 or len({v for u in inside for v in _values(u, rule.name)}) < ONE_PAGE_MIN_VALUES:
         return None  # several pages, or too few values to ever decide it on one: the normal guard
     return pages.pop()
@@ -79,7 +82,7 @@ def _values(url: str, name: str) -> list[str]:
 class OnePage:
     """One rule's one-page evidence as Figure 3 draws it (module docstring)."""
 
-    page: str  #: the one URL every test URL of the scope is rewritten to
+    page: str  #: the one path and query every test URL of the scope is rewritten to
     name: str  #: the dropped parameter
     values: set[str] = field(default_factory=set)  #: its distinct values among the positives
     identity: Counter = field(default_factory=Counter)  #: positives by same-page evidence ("" = none)

@@ -60,7 +60,7 @@ def test_a_no_op_parameter_on_one_page_is_published():
     assert v.valid is True and v.reason == "confirmed_on_one_page", (v.valid, v.reason, v.evidence())
     assert v.distinct_pages == 1 and v.negatives == 0 and v.positives >= 10
     op = v.evidence()["one_page"]
-    assert op["page"] == W + "Special:UserLogin" and op["sufficient"] and op["values"] >= ONE_PAGE_MIN_VALUES
+    assert op["page"] == "/index.php?title=Special:UserLogin" and op["sufficient"] and op["values"] >= ONE_PAGE_MIN_VALUES
     assert op["identity"] == {"title": v.positives}
 
 
