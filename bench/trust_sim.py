@@ -3,15 +3,17 @@
 published set judged against the simulator's own pages (redundancy, coverage of its duplicate
 URLs, false merges, grown or non-converging canonical URLs, fetches per decided rule).
 
-    .venv/bin/python bench/trust_sim.py [ROOT] [1000,4000,12000] [--traps]
+    .venv/bin/python bench/trust_sim.py [ROOT] [1000,4000,12000] [--traps] [--wiki]
 
 ROOT (default: this checkout) lets the same script run an older checkout (a git worktree) for a
 before/after comparison.  --traps: the simulator with its identity traps (sim/traps.py; issue 23),
-its soft-error pages counted as no page."""
+its soft-error pages counted as no page.  --wiki: with the one-page families of sim/wiki.py (a login page's
+no-op returnto, listings by page=; issue 28 item 4)."""
 import asyncio, json, sys, tempfile, pathlib, time
 from collections import defaultdict
 TRAPS = "--traps" in sys.argv
-sys.argv = [a for a in sys.argv if a != "--traps"]
+WIKI = "--wiki" in sys.argv
+sys.argv = [a for a in sys.argv if a not in ("--traps", "--wiki")]
 root = sys.argv[1] if len(sys.argv) > 1 else str(pathlib.Path(__file__).resolve().parent.parent)
 sys.path.insert(0, root)
 from dustbuster.agents.validator import validation_round
@@ -29,7 +31,7 @@ WINDOWS = tuple(int(x) for x in (sys.argv[2] if len(sys.argv) > 2 else "1000,400
 
 
 async def go():
-    sim = SimSite(traps=TRAPS)
+    sim = SimSite(traps=TRAPS, **({"wiki": True} if WIKI else {}))
     runner, port = await start(sim)
     tmp = pathlib.Path(tempfile.mkdtemp())
     conf = tmp / "sites.json"

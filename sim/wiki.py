@@ -1,9 +1,9 @@
 """The simulator's one-page families (issue 28 item 4), on with ``SimSite(wiki=True)`` (off by default).
 Deterministic.  A wiki script that names the page in the query, as MediaWiki does:
 
-* ``/index.php?title=Special:UserLogin&returnto=X`` — the login page; ``returnto`` only goes into
-  the form's hidden field (no visible text), so every X shows one page: a no-op parameter on the
-  one page that has it (``remove returnto=* where title=Special:UserLogin`` is valid);
+* ``/index.php?title=Special:UserLogin&returnto=X`` — the login page; ``returnto`` is kept for after
+  the login (not in the document), so every X shows one page, byte for byte: a no-op parameter on
+  the one page that has it (``remove returnto=* where title=Special:UserLogin`` is valid);
 * ``/index.php?title=Special:Recent&returnto=X`` — recent changes of page X: there ``returnto`` is
   read (the page differs per X), so ``remove returnto=*`` holds at no path scope and the miner
   proposes it under the login page's query scope (core/qscope.py), as on a real MediaWiki;
@@ -42,9 +42,7 @@ class Wiki:
             return None
         title = query.get("title", "")
         if title == LOGIN:
-            back = query.get("returnto", "")
-            form = (f'<form method="post" action="/index.php?title={LOGIN}&amp;returnto={back}">'
-                    f'<input type="hidden" name="returnto" value="{back}"></form>')
+            form = f'<form method="post" action="/index.php?title={LOGIN}"></form>'  # returnto: kept in a cookie
             text = "log in to simwiki username password remember me " + self.site.story_text("wiki", 0, salt="login")
             return 200, self.site.page("Log in - SimWiki", text, chrome=form), None
         if title == RECENT:
