@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from dustbuster.core import ParamRule, mine
 from dustbuster.core.urllist import URLList
 from dustbuster.fetch.client import FetchPolicy
@@ -47,8 +49,13 @@ async def _round(lines: int = 4000):
     return mined, sv
 
 
-def test_one_page_families_on_the_wiki():
-    mined, sv = asyncio.run(_round())
+@pytest.fixture(scope="module")
+def wiki_round():
+    return asyncio.run(_round())
+
+
+def test_one_page_families_on_the_wiki(wiki_round):
+    mined, sv = wiki_round
     assert RETURNTO in {r.text for r in mined}
     mapping = next(r for r in mined if r.name == "page")
     assert mapping.action == "replace"  # sizes alike on the listings: a value-mapping candidate
@@ -70,3 +77,13 @@ def test_one_page_families_on_the_wiki():
 
     value = verdicts[mapping.text]
     assert value.valid is None and value.reason == "uninformative" and mapping.text not in published
+
+
+def test_dustbuster_rules_shows_the_one_page_decision(wiki_round, capsys):
+    from dustbuster.cli.rules import _print_readable
+
+    _, sv = wiki_round
+    doc = {"site": "s", "version": 1, "created": 0, "rules": [r.to_json() for r in sv.rules], "stats": sv.stats(2)}
+    _print_readable("s", doc)
+    out = capsys.readouterr().out
+    assert f"decided on one page /index.php?title={LOGIN}: " in out and "values of returnto, same page by title" in out
