@@ -151,15 +151,22 @@ async def validate_rewrite(
         if one_page is not None and outcome in POSITIVE:
             one_page.positive(u, fu, fv, outcome)
     v_.fetches = fetch.fetches - start
-    v_.distinct_pages, v_.families, v_.parameters = len(pages), strata.evidence(), strata.param_evidence()
-    _decide(v_, p, bool(cands), min_samples)
+    _conclude(v_, p, strata, len(pages), bool(cands), min_samples, min_distinct, one_page)
+    return v_
+
+
+def _conclude(v_: Verdict, p: DustParams, strata, pages: int, had_candidates: bool, min_samples: int,
+              min_distinct: int, one_page: OnePage | None) -> None:
+    """Figure 3's decision, then what the papers do not ask: every stratum's positives (issues 27,
+    23), positives on ``min_distinct`` different pages (issue 12) or on one page's evidence (issue 28)."""
+    v_.distinct_pages, v_.families, v_.parameters = pages, strata.evidence(), strata.param_evidence()
+    _decide(v_, p, had_candidates, min_samples)
     if v_.valid and strata.short():  # a family holding a share of its URLs showed too few positives
         v_.valid, v_.reason = None, "partial_evidence"
-    if one_page is not None and len(pages) < min_distinct:
+    if one_page is not None and pages < min_distinct:
         v_.one_page = one_page.to_json(v_.negatives)
-    if v_.valid and len(pages) < min_distinct:
+    if v_.valid and pages < min_distinct:
         v_.valid, v_.reason = (True, "confirmed_on_one_page") if v_.one_page.get("sufficient") else (None, "uninformative")
-    return v_
 
 
 def _skip(v_: Verdict, strata, fetch: RoundFetcher, u: str, failed: Fetched) -> None:
