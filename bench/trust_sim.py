@@ -3,23 +3,25 @@
 published set judged against the simulator's own pages (redundancy, coverage of its duplicate
 URLs, false merges, grown or non-converging canonical URLs, fetches per decided rule).
 
-    .venv/bin/python bench/trust_sim.py [ROOT] [1000,4000,12000] [--traps] [--out FILE] [--small]
+    .venv/bin/python bench/trust_sim.py [ROOT] [1000,4000,12000] [--traps] [--wiki] [--out FILE] [--small]
 
 Writes bench/out/trust_sim.json (or --out FILE); --small: windows of 300 and 600 lines (CI's check that it runs).
 
 ROOT (default: this checkout) lets the same script run an older checkout (a git worktree) for a
 before/after comparison.  --traps: the simulator with its identity traps (sim/traps.py; issue 23),
-its soft-error pages counted as no page."""
+its soft-error pages counted as no page.  --wiki: with the one-page families of sim/wiki.py (a login page's
+no-op returnto, listings by page=; issue 28 item 4)."""
 import asyncio, json, sys, tempfile, pathlib, time
 from collections import defaultdict
 argv = sys.argv[1:]
 TRAPS = "--traps" in argv
+WIKI = "--wiki" in argv
 SMALL = "--small" in argv
 OUT = pathlib.Path(__file__).resolve().parent / "out" / "trust_sim.json"
 if "--out" in argv:
     OUT = pathlib.Path(argv[argv.index("--out") + 1])
     del argv[argv.index("--out"):argv.index("--out") + 2]
-argv = [x for x in argv if x not in ("--small", "--traps")]
+argv = [x for x in argv if x not in ("--small", "--traps", "--wiki")]
 root = argv[0] if argv else str(pathlib.Path(__file__).resolve().parent.parent)
 sys.path.insert(0, root)
 from dustbuster.agents.validator import validation_round
@@ -37,7 +39,7 @@ WINDOWS = tuple(int(x) for x in (argv[1] if len(argv) > 1 else "300,600" if SMAL
 
 
 async def go():
-    sim = SimSite(traps=TRAPS)
+    sim = SimSite(traps=TRAPS, **({"wiki": True} if WIKI else {}))
     runner, port = await start(sim)
     tmp = pathlib.Path(tempfile.mkdtemp())
     conf = tmp / "sites.json"

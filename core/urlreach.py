@@ -17,10 +17,13 @@ generated rules and URLs).
 from __future__ import annotations
 
 from array import array
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-from .rules import Rule
+from .rules import Rule, SubstringRule
 from .tokens import END, START
+
+if TYPE_CHECKING:
+    from .detect import Pair
 
 
 class URLReach:
@@ -99,3 +102,11 @@ class URLReach:
 
 
 __all__ = ["URLReach"]
+
+
+def round_reach(test_urls: Sequence[str], pairs: Sequence[Pair], rules: Sequence[Rule]) -> URLReach:
+    """The test URLs indexed, in one scan, by the keys of every rule the round may decide: both
+    directions of each pair and the other rules (core/urlreach.py; issue 25: the per-candidate
+    checks had each applied their rule to every test URL)."""
+    both = [SubstringRule(a, b) for p in pairs for a, b in ((p.alpha, p.beta), (p.beta, p.alpha))]
+    return URLReach(test_urls, [*rules, *both])

@@ -46,7 +46,8 @@ from .sketch import Sketch, similar
 from .evidence import min_distinct_pages, ttl_factor
 from .fetched import POSITIVE, Fetch, Fetched, RoundFetcher, compare_pages, signal as _signal, transient
 from .paramstrata import evidence_strata
-from .urlreach import URLReach
+from .urlreach import URLReach, round_reach
+from .onepage import OnePage, one_page_of
 
 
 @dataclass
@@ -64,13 +65,14 @@ class Verdict:
     families: list[dict] = field(default_factory=list)  #: evidence by URL family (core/families.py)
     identities: list[dict] = field(default_factory=list)  #: the first pairs' identity evidence (core/identity.py)
     parameters: list[dict] = field(default_factory=list)  #: evidence by parameter stratum (core/paramstrata.py)
+    one_page: dict = field(default_factory=dict)  #: a one-page family's evidence (core/onepage.py), when the rule has one
 
     def evidence(self) -> dict:
         return {"positives": self.positives, "negatives": self.negatives, "skipped": self.skipped,
                 "fetches": self.fetches, "applicable": self.applicable, "reason": self.reason,
                 "distinct_pages": self.distinct_pages, "families": self.families,
                 "samples": [list(s) for s in self.samples[:5]], "identities": self.identities,
-                "parameters": self.parameters}
+                "parameters": self.parameters, **({"one_page": self.one_page} if self.one_page else {})}
 
 
 async def validate_rule(
@@ -86,14 +88,17 @@ async def validate_rule(
 ) -> Verdict:
     """Figure 3 for one rule.  ``reach``: ``test_urls`` indexed by rule key (core/urlreach.py), so
     the applicable URLs and their outputs are found among those holding the rule's key only, once
-    (the same list and the same outputs)."""
+    (the same list and the same outputs).  A remove rule whose scope holds one page may be decided on
+    that page (core/onepage.py, issue 28)."""
     changed, rewrite = None, lambda u: apply_rule(rule, u)
     if reach is not None:
         outs = dict(reach.changes(rule))
         changed, rewrite = list(outs), lambda u: outs[u] if u in outs else apply_rule(rule, u)
+    page = one_page_of(rule, rewrite, test_urls)
     return await validate_rewrite(rule, rewrite, test_urls, fetch, params, seed, threshold,
                                   min_samples, max_fetch_factor, min_distinct=min_distinct_pages(rule),
-                                  scope=getattr(rule, "scope", ""), changed=changed)
+                                  scope=getattr(rule, "scope", ""), changed=changed,
+                                  one_page=OnePage(page, rule.name) if page is not None else None)  # type: ignore[union-attr]
 
 
 async def validate_rewrite(
@@ -109,6 +114,7 @@ async def validate_rewrite(
     failures: list[str] | None = None,
     min_distinct: int = 0,
     scope: str = "", changed: Sequence[str] | None = None,
+    one_page: OnePage | None = None,
 ) -> Verdict:
     """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the set-level
     check of :mod:`dustbuster.core.setcheck`).  ``failures`` (if given) gets the u whose v was a negative.
@@ -117,13 +123,15 @@ async def validate_rewrite(
     is not (``v_redirects``): a rule whose output redirects sends the crawler to a URL that is not
     the page (``/story?id=5`` → ``/old/story_5`` → 301 → ``/story_5``).  Issues 27, 23: the draw is stratified
     by URL family and parameter (core/paramstrata.py); too few positives in one is ``partial_evidence``.
-    ``changed``: the test URLs (each once, in order) that ``rewrite`` changes, if the caller knows them."""
+    ``changed``: the test URLs (each once, in order) that ``rewrite`` changes, if the caller knows them.
+    Issue 28: with ``one_page`` (core/onepage.py) the "equal today" guard may be met by one page's evidence."""
     p = params or DustParams()
     need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
     cands = sample_order([u for u in _applicable(test_urls, rewrite, changed) if not fetch.is_error(u)],
                          rewrite, fetch, seed)
     v_ = Verdict(rule, None, applicable=len(cands))  # type: ignore[arg-type]
-    if min_distinct > 1 and len(cands) >= min_samples and len({rewrite(u) for u in cands}) < min_distinct:
+    if (min_distinct > 1 and one_page is None and len(cands) >= min_samples
+            and len({rewrite(u) for u in cands}) < min_distinct):
         v_.reason = "uninformative"  # every positive's page would be one of fewer v pages: no fetch
         return v_
     pages: list[Sketch] = []  #: one sketch per different page among the positives' u side
@@ -147,14 +155,25 @@ async def validate_rewrite(
             continue
         outcome = _compare(fetch, v_, fu, fv, (u, rewrite(u)), pages, threshold, failures)
         strata.compared(u, outcome in POSITIVE)
+        if one_page is not None and outcome in POSITIVE:
+            one_page.positive(u, fu, fv, outcome)
     v_.fetches = fetch.fetches - start
-    v_.distinct_pages, v_.families, v_.parameters = len(pages), strata.evidence(), strata.param_evidence()
-    _decide(v_, p, bool(cands), min_samples)
+    _conclude(v_, p, strata, len(pages), bool(cands), min_samples, min_distinct, one_page)
+    return v_
+
+
+def _conclude(v_: Verdict, p: DustParams, strata, pages: int, had_candidates: bool, min_samples: int,
+              min_distinct: int, one_page: OnePage | None) -> None:
+    """Figure 3's decision, then what the papers do not ask: every stratum's positives (issues 27,
+    23), positives on ``min_distinct`` different pages (issue 12) or on one page's evidence (issue 28)."""
+    v_.distinct_pages, v_.families, v_.parameters = pages, strata.evidence(), strata.param_evidence()
+    _decide(v_, p, had_candidates, min_samples)
     if v_.valid and strata.short():  # a family holding a share of its URLs showed too few positives
         v_.valid, v_.reason = None, "partial_evidence"
-    if v_.valid and len(pages) < min_distinct:
-        v_.valid, v_.reason = None, "uninformative"
-    return v_
+    if one_page is not None and pages < min_distinct:
+        v_.one_page = one_page.to_json(v_.negatives)
+    if v_.valid and pages < min_distinct:
+        v_.valid, v_.reason = (True, "confirmed_on_one_page") if v_.one_page.get("sufficient") else (None, "uninformative")
 
 
 def _skip(v_: Verdict, strata, fetch: RoundFetcher, u: str, failed: Fetched) -> None:
@@ -282,7 +301,8 @@ def _cached_verdict(rule: Rule, hit: dict) -> Verdict:
                    [tuple(x) for x in hit.get("samples") or [] if isinstance(x, (list, tuple)) and len(x) == 3],
                    hit.get("distinct_pages", 0), [f for f in hit.get("families") or [] if isinstance(f, dict)],
                    [x for x in hit.get("identities") or [] if isinstance(x, dict)],
-                   [x for x in hit.get("parameters") or [] if isinstance(x, dict)])
+                   [x for x in hit.get("parameters") or [] if isinstance(x, dict)],
+                   hit["one_page"] if isinstance(hit.get("one_page"), dict) else {})
 
 
 async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair], seed: int, valid: list[Rule],
@@ -358,14 +378,6 @@ async def validate(
     await _validate_rules(decide, [r for r in extra if (r.type, r.text) not in seen], seed + 30_000, valid, verdicts, covered)
     return ValidationResult(canonization_order(valid[len(valid_before):]), verdicts, dropped, rf.fetches,
                             dict(rf.outcomes), covered)
-
-
-def round_reach(test_urls: Sequence[str], pairs: Sequence[Pair], rules: Sequence[Rule]) -> URLReach:
-    """The test URLs indexed, in one scan, by the keys of every rule the round may decide: both
-    directions of each pair and the other rules (core/urlreach.py; issue 25: the per-candidate
-    checks had each applied their rule to every test URL)."""
-    both = [SubstringRule(a, b) for p in pairs for a, b in ((p.alpha, p.beta), (p.beta, p.alpha))]
-    return URLReach(test_urls, [*rules, *both])
 
 
 async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, valid: list[Rule],

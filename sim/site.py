@@ -23,6 +23,7 @@ from aiohttp import web
 from . import forum
 from .forum import IGNORED_PARAMS, SITE_HOSTS, STORY
 from .traps import Traps
+from .wiki import Wiki
 
 WORDS = ("market election river concert festival bridge harbor season council rally orchestra "
          "theater museum library stadium parliament budget forecast storm drought harvest "
@@ -39,6 +40,7 @@ class SimSite:
     comment_every: int = 25  #: the server appends a comment to a story every N requests of it
     broken: set[str] = field(default_factory=set)  #: "story_alias", "distinct" (no DUST), "all" (500s)
     traps: bool = False  #: the identity traps of sim/traps.py (soft errors, look-alikes, a hidden revision, canonicals)
+    wiki: bool = False  #: the one-page families of sim/wiki.py (a login page's no-op returnto, a listing's page=)
     _requests: dict[tuple[str, int], int] = field(default_factory=dict)
     comments: dict[tuple[str, int], int] = field(default_factory=dict)
 
@@ -72,6 +74,8 @@ class SimSite:
         for drop in IGNORED_PARAMS:
             query.pop(drop, None)
         trap = Traps(self).render(raw_host, path, query) if self.traps else None
+        if trap is None and self.wiki:
+            trap = Wiki(self).render(host, path, query)
         if trap is not None:
             return trap
         if path.startswith("/old/"):
@@ -179,6 +183,8 @@ class SimSite:
                 target = "/old" + STORY["alias"].format(n=s)
             if self.traps and rnd.random() < 0.3:
                 target = Traps(self).log_target(rnd, s)
+            if self.wiki and rnd.random() < 0.2:
+                target = Wiki.log_target(rnd, s)
             if rnd.random() < 0.02:
                 self.comment(host, s)
             path, _, q = target.partition("?")

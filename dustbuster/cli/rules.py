@@ -95,6 +95,14 @@ def _print_set(site: str, doc: dict | None) -> None:
     print(text, flush=True)
 
 
+def _one_page_text(op: dict) -> str:
+    """A one-page decision's evidence (core/onepage.py, issue 28) for a person."""
+    ids = op.get("identity") if isinstance(op.get("identity"), dict) else {}
+    how = ", ".join(f"{k} {n}" for k, n in ids.items())
+    return (f"decided on one page {op.get('page', '?')}: {op.get('values', '?')} values of {op.get('parameter', '?')}, "
+            f"same page by {how or 'nothing'}" + (f" (not enough: {op['why_not']})" if op.get("why_not") else ""))
+
+
 def _print_readable(site: str, doc: dict | None) -> None:
     """A site's rule set for a person: each rule with the evidence of its validation."""
     if doc is None:
@@ -122,6 +130,8 @@ def _print_readable(site: str, doc: dict | None) -> None:
                 print("       by parameter: " + "; ".join(_family_text(f) for f in pars), flush=True)
             for x in [x for x in ev.get("identities") or [] if isinstance(x, dict)][:1]:
                 print("       identity: " + identity_text(x), flush=True)
+            if isinstance(ev.get("one_page"), dict):
+                print("       " + _one_page_text(ev["one_page"]), flush=True)
         stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
         for p in stats.get("partial_evidence") or []:
             if isinstance(p, dict):

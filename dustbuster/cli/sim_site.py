@@ -24,6 +24,10 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
                     "pages with status 200 for purged revisions, look-alike pages that differ only in their title, "
                     "a revision parameter that matters on a few edited pages, declared canonicals (some wrong), "
                     "redirects; the truth file then lists the rules they make look valid under \"trap_invalid\"")
+    sm.add_argument("--wiki", action="store_true", help="add a wiki script with one-page families (sim/wiki.py): "
+                    "/index.php?title=Special:UserLogin&returnto=X is one login page for every X (a no-op "
+                    "parameter on one page), Special:AllPages&page=K a different listing per K, Special:Recent "
+                    "reads returnto; the truth file then lists both rules under \"wiki_valid\" and \"wiki_invalid\"")
     return sm
 
 
@@ -32,11 +36,13 @@ def run(a: argparse.Namespace) -> int:
 
     from dustbuster.sim.site import SimSite, start
 
-    site = SimSite(traps=a.traps)
+    site = SimSite(traps=a.traps, wiki=a.wiki)
     if a.truth:
         from dustbuster.sim.traps import TRAP_TRUTH
+        from dustbuster.sim.wiki import WIKI_TRUTH
 
         truth = site.truth() | ({"trap_invalid": TRAP_TRUTH["invalid"]} if a.traps else {})
+        truth |= {"wiki_valid": WIKI_TRUTH["valid"], "wiki_invalid": WIKI_TRUTH["invalid"]} if a.wiki else {}
         Path(a.truth).write_text(json.dumps(truth, indent=1))
     if a.write_log:
         port = a.log_port or a.port
