@@ -15,7 +15,7 @@ from dustbuster.core.rulecheck import breaks_urls, unobserved_output, unsafe_can
 from dustbuster.core.rules import SubstringRule
 from dustbuster.core.tokens import END, START
 from dustbuster.core.urlreach import URLReach
-from dustbuster.core.validate import round_reach
+from dustbuster.core.urlreach import round_reach
 from dustbuster.logs.reader import read_urllist
 from tests.conftest import DATA
 from tests.oracle import (breaks_urls_plain, changed_plain, covered_by_plain, unobserved_output_plain,
