@@ -204,7 +204,7 @@ def _is_header(chosen: str | None, line: str) -> bool:
 
 def parse_each(items: Iterable, chosen: str | None, ctx: Context, stats: ReadStats,
                reject: Callable[[int, str, str, str], None], max_line_chars: int = MAX_LINE_CHARS,
-               on_bytes: Callable[[int], None] | None = None) -> Iterator[LogRecord]:
+               on_bytes: Callable[[int], None] | None = None, numbers: Iterable[int] | None = None) -> Iterator[LogRecord]:
     """The line loop of every read, a file's (:func:`iter_records`) and a topic batch's
     (:func:`parse_lines`): the records of ``items`` in format ``chosen`` (None: no format matched,
     each line a ``unknown_format`` reject), status >= 400 dropped, every other line counted in
@@ -216,9 +216,9 @@ def parse_each(items: Iterable, chosen: str | None, ctx: Context, stats: ReadSta
     counts in ``stats.blank``; a line of more than ``max_line_chars`` characters (the one line cap,
     :data:`~dustbuster.core.errors.MAX_LINE_CHARS`) is an ``oversized_line``, unparsed.  A line that fails to parse but is the format's
     header row (:func:`_is_header`) is skipped as ``header``.  Hot: a parser's bug (any exception
-    but Skip and ParseError) is a ``parser_error`` reject (:func:`parser_failure`), inline."""
+    but Skip and ParseError) is a ``parser_error`` reject (:func:`parser_failure`), inline.  ``numbers``: the line numbers (default 1, 2, ...)."""
     parse = PARSERS.get(chosen) if chosen else None
-    for lineno, item in enumerate(items, 1):
+    for lineno, item in zip(numbers or itertools.count(1), items):
         stats.lines += 1
         if item.__class__ is bytes:
             if on_bytes:
@@ -270,11 +270,20 @@ def _reject(stats: ReadStats, reject: Callable[[int, str, str, str], None], line
     reject(lineno, *what)
 
 
-def read_urllist(sources: Iterable[str | Path], fmt: str = "auto", site: str | None = None, scheme: str = "http", **kw) -> tuple[URLList, ReadStats]:
+def read_urllist(sources: Iterable[str | Path], fmt: str = "auto", site: str | None = None, scheme: str = "http",
+                 bulk: bool = True, **kw) -> tuple[URLList, ReadStats]:
+    """The URL list of the sources and what became of their lines.  ``bulk``: the common formats
+    read a block at a time (:mod:`dustbuster.logs.bulkread`; the same URL list, counts and rejects
+    as the line loop, which ``bulk=False`` uses)."""
     stats = kw.pop("stats", None) or ReadStats()
-    ul = URLList()
-    for rec in iter_records(sources, fmt, site, scheme, stats=stats, **kw):
-        ul.add(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
+    if bulk:
+        from .bulkread import read_urllist_bulk  # it builds on this module
+
+        ul = read_urllist_bulk(sources, fmt, site, scheme, stats=stats, **kw)
+    else:
+        ul = URLList()
+        for rec in iter_records(sources, fmt, site, scheme, stats=stats, **kw):
+            ul.add(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
     log.info("read %s lines: %s records, %s unique URLs", stats.lines, stats.records, len(ul))
     return ul, stats
 
