@@ -1,6 +1,9 @@
 """Scale-out: 1, 2 and 3 workers in one consumer group on one broker, the same new-URL load.
 
-    .venv/bin/python bench/bench_scale.py [--sites 6] [--lines 20000] [--workers 1,2,3] [--window 5]
+    .venv/bin/python bench/bench_scale.py [--sites 6] [--lines 20000] [--workers 1,2,3] [--window 5] [--parse-processes N]
+
+``--workers 1,2,4,8`` for the curve on a machine with a core each; ``--parse-processes N``: each
+worker decodes and parses raw messages in N processes of its own (DUST_PARSE_PROCESSES; default 0).
 
 Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker.  For each worker
 count, on fresh topics with ``--sites`` partitions: the workers are started and given time to join
@@ -63,8 +66,9 @@ def expected_urls(files: dict[str, Path]) -> dict[str, int]:
     return {site: len(read_urllist([path], site=site)[0]) for site, path in files.items()}
 
 
-def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: int, window: float) -> dict:
-    env = stream_env(bootstrap, window=window, partitions=len(files))
+def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: int, window: float,
+        parse_processes: int = 0) -> dict:
+    env = stream_env(bootstrap, window=window, partitions=len(files)) | {"DUST_PARSE_PROCESSES": str(parse_processes)}
     tag = env["DUST_TOPIC_PREFIX"]  # fresh topics, and fresh data directories with them
     ws = [Worker(env, tmp / f"{tag}w{i}", tmp / f"{tag}w{i}.log").start() for i in range(workers)]
     try:
@@ -94,6 +98,8 @@ def main() -> int:
     ap.add_argument("--window", type=float, default=30.0,
                     help="window seconds; the default lets the ingest finish before the first window")
     ap.add_argument("--repeat", type=int, default=3, help="runs per worker count (interleaved); medians")
+    ap.add_argument("--parse-processes", type=int, default=0,
+                    help="parser processes per worker (DUST_PARSE_PROCESSES; default 0: parse inline)")
     a = ap.parse_args()
     from dustbuster.sim.forum import generate
 
@@ -104,12 +110,12 @@ def main() -> int:
         p.write_text("\n".join(generate(a.lines, seed=200 + k)) + "\n")
         files[f"site{k}.example"] = p
     out = {"when": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "sites": a.sites, "lines_per_site": a.lines,
-           "window_s": a.window, "runs": []}
+           "window_s": a.window, "parse_processes": a.parse_processes, "runs": []}
     counts = [int(x) for x in a.workers.split(",")]
     with kafka_bootstrap() as bootstrap:
         for _ in range(a.repeat):
             for n in counts:
-                row = run(bootstrap, tmp, files, a.lines, n, a.window)
+                row = run(bootstrap, tmp, files, a.lines, n, a.window, a.parse_processes)
                 out["runs"].append(row)
                 sys.stderr.write(json.dumps(row) + "\n")
     out["median_new_urls_per_s"] = {n: statistics.median(r["new_urls_per_s"] for r in out["runs"] if r["workers"] == n)

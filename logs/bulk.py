@@ -101,11 +101,12 @@ class Scan:
     lines: int
     counts: Counter
     records: dict  #: row -> (url, status, size or -1) or None
-    keys: list = field(default_factory=list)  #: every line's row, in order (kept when there is a fallback)
+    keys: list = field(default_factory=list)  #: every line's row, in order (kept with a fallback, or asked for)
     fallback: list[tuple[int, str]] = field(default_factory=list)  #: (position, line)
 
 
-def scan(text: str, scanner: Scanner, ctx: Context, guard: str = "", cache: dict | None = None) -> Scan:
+def scan(text: str, scanner: Scanner, ctx: Context, guard: str = "", cache: dict | None = None,
+         keep_rows: bool = False) -> Scan:
     """The lines of ``text`` (each ended by ``\\n``) as counted rows and other lines; ``cache``: the
     record of each row, kept across the blocks of one read (same context)."""
     rows = _compiled(scanner, guard).findall(text)
@@ -121,7 +122,7 @@ def scan(text: str, scanner: Scanner, ctx: Context, guard: str = "", cache: dict
         cache.update(zip(new, _records(new, scanner, ctx)))
     records = dict(zip(counts, map(cache.__getitem__, counts)))
     if None not in records.values():
-        return Scan(n, counts, records)
+        return Scan(n, counts, records, rows if keep_rows else [])
     slow = list(map(not_, map(records.__getitem__, rows)))
     at = scanner.roles.index("status")
     matched = any(r is None and k[at] for k, r in records.items())  # a declined line of the fast language

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
 from dustbuster.core.errors import MAX_LINE_CHARS, ConfigError
+from dustbuster.core.strictjson import has_surrogate
 from dustbuster.core.urllist import URLInfo, URLList
 
 from . import bulk
@@ -147,7 +148,7 @@ def _evidence(info: URLInfo, digest: str | None, sketch: tuple[int, ...] | None)
 
 
 def line_loop(items: list, numbers: list[int], chosen: str, ctx: Context, stats: ReadStats,
-              reject: Callable) -> list[tuple[int, LogRecord]]:
+              reject: Callable, max_chars: int = MAX_LINE_CHARS) -> list[tuple[int, LogRecord]]:
     """The records of the lines the scanner left, each with its line number."""
     if not items:
         return []
@@ -158,4 +159,36 @@ def line_loop(items: list, numbers: list[int], chosen: str, ctx: Context, stats:
             current[0] = k
             yield k
 
-    return [(current[0], rec) for rec in parse_each(items, chosen, ctx, stats, reject, numbers=numbered())]
+    return [(current[0], rec) for rec in parse_each(items, chosen, ctx, stats, reject, max_chars, numbers=numbered())]
+
+
+_DROPPED = ("",)  #: a batch row whose status is >= 400
+
+
+def batch_records(lines: list, chosen: str, ctx: Context, stats: ReadStats, reject: Callable,
+                  max_chars: int) -> list[tuple] | None:
+    """A topic batch's records in line order, as the line loop gives them (``parse_lines``), the
+    common formats scanned at once; None when the batch is not for the scanners (its format, an
+    item that is not a string, a line end or CR inside an item: the line loop reads it)."""
+    if PARSERS.get(chosen) is not FAST_PARSERS.get(chosen):
+        return None
+    scanner = bulk.scanner_for(chosen, ctx)
+    if scanner is None or not all(map(str.__instancecheck__, lines)):
+        return None
+    text = "\n".join(lines) + "\n"
+    if text.count("\n") != len(lines) or "\r" in text:
+        return None  # a batch line keeps its CRs (the line loop strips only a file's line ends)
+    too_long = bool(lines) and max(map(len, lines)) > max_chars
+    s = bulk.scan(text, scanner, ctx, bulk.guard(max_chars) if too_long or has_surrogate(text) else "",
+                  keep_rows=True)
+    final = {k: _DROPPED if r[1] >= 400 else (r[0], r[1], None if r[2] < 0 else r[2], None, None)
+             for k, r in s.records.items() if r is not None}
+    dropped = sum(n for k, n in s.counts.items() if final[k] is _DROPPED)
+    stats.lines += s.lines - len(s.fallback)
+    stats.records += s.lines - len(s.fallback) - dropped
+    stats.dropped_status += dropped
+    out = list(map(final.get, s.keys))
+    items = [line for _, line in s.fallback]
+    for n, rec in line_loop(items, [pos + 1 for pos, _ in s.fallback], chosen, ctx, stats, reject, max_chars):
+        out[n - 1] = (rec.url, rec.status, rec.size, rec.digest, rec.sketch)
+    return [r for r in out if r is not None and r is not _DROPPED]

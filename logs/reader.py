@@ -338,13 +338,15 @@ def _unusable(line: str, max_line_bytes: int) -> tuple[str, str, str] | None:
 
 
 def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "http", limits: Limits | None = None,
-                max_line_bytes: int = MAX_LINE_CHARS, header: str = "") -> BatchResult:
+                max_line_bytes: int = MAX_LINE_CHARS, header: str = "", bulk: bool = False) -> BatchResult:
     """Parse one batch of a site's lines (the streaming ingest): records for status < 400,
     every other line counted; rejects returned with their reason for the dead-letter topic.
     Raises nothing: whatever a line holds, it is a record, a skip or a reject.
 
     The counts are the per-partition counters (lines, records, dropped_status, skipped, rejected):
-    they have no ``blank``, so a blank line counts as skipped here."""
+    they have no ``blank``, so a blank line counts as skipped here.  ``bulk``: the common formats
+    scanned at once (:func:`dustbuster.logs.bulkread.batch_records`; the same result; off by
+    default: on batches of 500 lines it measured no faster, the per-batch sniff dominating)."""
     ctx = Context(site, scheme if scheme in ("http", "https") else "http", limits or Limits())
     rejects: list[tuple[str, str, str]] = []
     chosen = _batch_format(lines, fmt, ctx, max_line_bytes, header)
@@ -353,8 +355,14 @@ def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "h
     def reject(lineno: int, reason: str, detail: str, line: str) -> None:
         rejects.append((reason, detail, line))
 
-    records = [(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
-               for rec in parse_each(lines, chosen, ctx, stats, reject, max_line_chars=max_line_bytes)]
+    records = None
+    if bulk and chosen is not None:
+        from .bulkread import batch_records  # it builds on this module
+
+        records = batch_records(lines, chosen, ctx, stats, reject, max_line_bytes)
+    if records is None:
+        records = [(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
+                   for rec in parse_each(lines, chosen, ctx, stats, reject, max_line_chars=max_line_bytes)]
     counts = {"lines": stats.lines, "records": stats.records, "dropped_status": stats.dropped_status,
               "skipped": sum(stats.skipped.values()) + stats.blank, "rejected": sum(stats.rejected.values())}
     return BatchResult(records, rejects, counts, chosen)

@@ -13,7 +13,7 @@ import pytest
 from dustbuster.core.errors import ConfigError
 from dustbuster.logs import bulk, bulkread
 from dustbuster.logs.formats import reference_parsers
-from dustbuster.logs.reader import RejectSink, read_urllist
+from dustbuster.logs.reader import RejectSink, parse_lines, read_urllist
 from dustbuster.logs.record import Context, Limits
 from tests.conftest import LOGS
 from tests.fuzzlog import SITE as FUZZ_SITE
@@ -118,3 +118,23 @@ def test_the_bulk_path_is_taken_on_the_common_formats():
     text, guard = bulkread.decoded((LOGS / "semicomplete-apache" / "apache_logs").read_bytes())
     s = bulk.scan(text, bulk.scanner_for("combined", ctx), ctx, guard)
     assert len(s.fallback) < 0.05 * s.lines
+
+
+def _batch(lines, **kw) -> tuple:
+    r = parse_lines(lines, "www.example.com", **kw)
+    return r.records, r.rejects, r.counts, r.fmt
+
+
+def test_topic_batches_parse_as_the_line_loop_does(tmp_path):
+    texts = []
+    for p in LOG_FILES:
+        texts += p.read_bytes().decode("utf-8", "replace").splitlines()
+    fuzz = write_fuzz_log(tmp_path / "fuzz.log").read_bytes().split(b"\n")
+    texts += [ln.decode("utf-8", "surrogateescape") for ln in fuzz]  # lone surrogates, NULs, CRs, huge lines
+    texts += [ln.decode("utf-8", "replace").rstrip("\r\n") for ln in EDGE_LINES] * 2
+    for i in range(0, len(texts), 397):
+        batch = texts[i:i + 500]
+        for kw in ({}, {"max_line_bytes": 300}, {"fmt": "combined"}):
+            assert _batch(batch, bulk=True, **kw) == _batch(batch, bulk=False, **kw)
+    mixed = texts[:50] + [7, None, b"\xff bytes"] + texts[50:100]
+    assert _batch(mixed, bulk=True) == _batch(mixed, bulk=False)
