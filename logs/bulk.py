@@ -133,7 +133,7 @@ def scan(text: str, scanner: Scanner, ctx: Context, guard: str = "", cache: dict
     return Scan(n, counts, records, rows, others)
 
 
-_MAX_CACHED = 1 << 20
+_MAX_CACHED = 1 << 17  #: rows whose record a read keeps across its blocks (~64 MB at most)
 _COMPILED: dict[tuple[Scanner, str], re.Pattern] = {}
 
 

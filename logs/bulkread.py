@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
+import numpy as np
+
 from dustbuster.core.errors import MAX_LINE_CHARS, ConfigError
 from dustbuster.core.strictjson import has_surrogate
 from dustbuster.core.urllist import URLInfo, URLList
@@ -115,9 +117,15 @@ def decoded(block: bytes, max_chars: int = MAX_LINE_CHARS) -> tuple[str, str]:
         text, guard = block.decode("utf-8", "surrogateescape"), bulk.guard(max_chars)
     if not text.endswith("\n"):
         text += "\n"
-    if not guard and len(text) > max_chars and max(map(len, text.split("\n"))) > max_chars:
-        guard = bulk.guard(max_chars)
+    if not guard and len(block) > max_chars and _longest_line(block) > max_chars:
+        guard = bulk.guard(max_chars)  # (in bytes: at least its characters)
     return text, guard
+
+
+def _longest_line(block: bytes) -> int:
+    """The longest line of a block in bytes (line end included)."""
+    ends = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
+    return int(np.diff(ends, prepend=-1, append=len(block)).max())
 
 
 def read_block(ul: URLList, block: bytes, first: int, scanner: bulk.Scanner, chosen: str, ctx: Context,
