@@ -15,6 +15,7 @@ import asyncio
 import logging
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from dustbuster.core.errors import ERROR_DETAIL_CHARS, ParseError
@@ -71,8 +72,13 @@ class ParsePool:
             log.info("parsing raw messages in %s processes (DUST_PARSE_PROCESSES)", self.processes)
         n = -(-len(values) // self.processes)
         loop = asyncio.get_running_loop()
-        parts = await asyncio.gather(*(loop.run_in_executor(self._pool, _parse_many, values[i:i + n], *self.limits)
-                                       for i in range(0, len(values), n)))
+        try:
+            parts = await asyncio.gather(*(loop.run_in_executor(self._pool, _parse_many, values[i:i + n], *self.limits)
+                                           for i in range(0, len(values), n)))
+        except BrokenProcessPool:
+            log.error("a parser process died; the pool is started again on the next try")
+            await self.stop()
+            raise
         return [p for part in parts for p in part]
 
     async def stop(self) -> None:

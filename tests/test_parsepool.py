@@ -70,3 +70,23 @@ def test_kill9_with_parser_processes_loses_nothing_and_counts_nothing_twice(kafk
         assert got["stats"]["records"] == want["stats"]["read"]["records"]
     finally:
         w.stop()
+
+
+def test_a_dead_parser_process_is_replaced_on_the_next_try():
+    import os
+    import signal
+
+    async def run():
+        pool = ParsePool(1, 10000, 65536)
+        values = _messages()[:4]
+        try:
+            first = await pool.parse(values)
+            for pid in list(pool._pool._processes):
+                os.kill(pid, signal.SIGKILL)
+            with pytest.raises(Exception):
+                await pool.parse(values)
+            assert await pool.parse(values) == first  # a fresh pool
+        finally:
+            await pool.stop()
+
+    asyncio.run(run())
