@@ -77,7 +77,10 @@ async def apply_until_done(ctx: WorkerContext, changelog: Changelog, events: lis
     pause, partition = 0.5, events[0].message.partition
     while True:
         try:
-            await ingest_messages(ctx, changelog, events, pool)
+            if pool is None or not pool.processes:
+                await ingest_messages(ctx, changelog, events)
+            else:
+                await ingest_messages(ctx, changelog, events, pool)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure: retried, shown, never a dead agent
