@@ -30,6 +30,7 @@ from dustbuster.stream.records import RawBatch, decode_raw
 
 from .context import WorkerContext, stop_at_shutdown
 from .messages import ensure_fresh, send_reject
+from .parsepool import Parsed, ParsePool
 
 if TYPE_CHECKING:
     from dustbuster.logs.reader import BatchResult
@@ -48,6 +49,9 @@ def register(ctx: WorkerContext) -> None:
     """The ``dust-ingest`` agent on the raw topic."""
     changelog = Changelog(ctx.settings.kafka_bootstrap, ctx.settings.changelog_topic)
     stop_at_shutdown(ctx.app, changelog)  # its producer starts on the first write
+    s = ctx.settings
+    pool = ParsePool(s.parse_processes, s.max_lines_per_message, s.max_line_bytes)
+    stop_at_shutdown(ctx.app, pool)
     health = ctx.health
 
     @ctx.app.agent(ctx.topics.raw, name="dust-ingest")
@@ -58,12 +62,12 @@ def register(ctx: WorkerContext) -> None:
         groups = stream.noack_take(ctx.settings.ingest_group, within=GROUP_WAIT_S)
         async for events in health.track("dust-ingest", groups):
             for part in by_partition(events):
-                await apply_until_done(ctx, changelog, part)
+                await apply_until_done(ctx, changelog, part, pool)
                 for ev in part:
                     await stream.ack(ev)
 
 
-async def apply_until_done(ctx: WorkerContext, changelog: Changelog, events: list) -> None:
+async def apply_until_done(ctx: WorkerContext, changelog: Changelog, events: list, pool: ParsePool | None = None) -> None:
     """:func:`ingest_messages`, tried again with a growing pause (up to :data:`APPLY_RETRY_MAX_S`)
     when it fails — the store cannot be opened (no file descriptor left, the disk full), the state
     thread raised — instead of crashing the agent: a crashed agent would stop ingesting for good.
@@ -73,7 +77,10 @@ async def apply_until_done(ctx: WorkerContext, changelog: Changelog, events: lis
     pause, partition = 0.5, events[0].message.partition
     while True:
         try:
-            await ingest_messages(ctx, changelog, events)
+            if pool is None or not pool.processes:
+                await ingest_messages(ctx, changelog, events)
+            else:
+                await ingest_messages(ctx, changelog, events, pool)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure: retried, shown, never a dead agent
@@ -95,29 +102,31 @@ def by_partition(events: list) -> list[list]:
     return [sorted(evs, key=lambda ev: ev.message.offset) for evs in parts.values()]
 
 
-async def ingest_messages(ctx: WorkerContext, changelog: Changelog, events: list) -> None:
-    """Consecutive raw-topic messages of one partition: decoded, parsed, staged, written to the
-    changelog, committed."""
+async def ingest_messages(ctx: WorkerContext, changelog: Changelog, events: list, pool: ParsePool | None = None) -> None:
+    """Consecutive raw-topic messages of one partition: decoded, parsed (inline, or by ``pool``'s
+    processes: DUST_PARSE_PROCESSES), staged, written to the changelog, committed."""
     stores = ctx.stores
     first = events[0].message
     state = await stores.run(stores.get, first.partition)
     await ensure_fresh("raw", state.partition, first.offset, state.applied(first.topic),
                        lambda p: _read_image(changelog, p), lambda img, applied: _rebuild(ctx, state, first.topic, img, applied))
     applied = state.applied(first.topic)
+    todo = [ev for ev in events if ev.message.offset > applied]  # the others are replays
+    parsed = await pool.parse([ev.value for ev in todo]) if pool is not None and pool.processes else None
     messages, rejects = [], []
-    for ev in events:
+    for k, ev in enumerate(todo):
         msg = ev.message
-        if msg.offset <= applied:
-            continue  # a replay
         try:
-            batch, res = decode(ctx, ev.value)
+            p = parsed[k] if parsed is not None else parse_inline(ctx, ev.value)
+            if p.error is not None:
+                raise ParseError(*p.error[:2])
         except Exception as exc:  # ParseError: junk; anything else: a decoder bug, never a dead agent
             await reject_message(ctx, msg, exc, ev.value)
             messages.append(Message(msg.offset, None, [], {}))
             continue
-        messages.append(Message(msg.offset, batch.site, res.records, res.counts))
-        rejects += [(msg, reason, detail, line, batch.site) for reason, detail, line in res.rejects]
-        ctx.metrics.lines_in.inc(res.counts.get("lines", len(batch.lines)))
+        messages.append(Message(msg.offset, p.site, p.records, p.counts))
+        rejects += [(msg, reason, detail, line, p.site) for reason, detail, line in p.rejects]
+        ctx.metrics.lines_in.inc(p.counts.get("lines", p.lines))
     if not messages:
         return
     staged = await stores.run(state.stage_group, first.topic, messages)
@@ -145,6 +154,12 @@ async def write_changelog(changelog: Changelog, partition: int, offset: int, rec
                         partition, offset, type(exc).__name__, exc, pause)
             await asyncio.sleep(pause)
             pause = min(CHANGELOG_RETRY_MAX_S, pause * 2)
+
+
+def parse_inline(ctx: WorkerContext, value) -> Parsed:
+    """:func:`decode` as a :class:`Parsed` (raises what it raises)."""
+    batch, res = decode(ctx, value)
+    return Parsed(batch.site, res.records, res.rejects, res.counts, len(batch.lines))
 
 
 def decode(ctx: WorkerContext, value) -> tuple[RawBatch, "BatchResult"]:

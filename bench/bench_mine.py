@@ -13,8 +13,9 @@ Logs (site www.example.com where the lines carry no host):
 Implementations, each run in a fresh subprocess (its own peak RSS), interleaved, S=35 and the
 papers' defaults:
 
-* ``engine``: the readers in use (logs/fastparse.py fast paths) + dustbuster.core.detect +
-  dustbuster.core.refine;
+* ``engine``: the readers in use (the bulk reader, logs/bulk.py, over logs/fastparse.py's fast
+  paths) + dustbuster.core.detect + dustbuster.core.refine; with ``--before`` also the same engine
+  with the line-loop reader (``read_urllist(bulk=False)``), interleaved;
 * ``reference``: the reference parsers (dustbuster.logs.formats.reference_parsers) + the naive
   Figure-1 oracle (dustbuster.core.reference, plain dicts) + the same Figure 2 code.
 
@@ -24,7 +25,7 @@ both implementations produced the same ranked likely pairs), medians of ``--repe
 and ``--ref-repeat`` reference runs; the ratio reference / engine with and without reading.  Then
 the engine on the forum log at ``--scales`` times ``--lines`` (Proposition 5.1: quasi-linear).
 
-    .venv/bin/python bench/bench_mine.py [--lines 50000] [--repeat 3] [--ref-repeat 1] [--scales 1,2,3,4]
+    .venv/bin/python bench/bench_mine.py [--lines 50000] [--repeat 3] [--ref-repeat 1] [--scales 1,2,3,4] [--before]
 
 Prints Markdown tables; writes bench/out/bench_mine.json.
 """
@@ -58,10 +59,10 @@ from dustbuster.core.reference import oracle_supports_both
 from dustbuster.logs.formats import reference_parsers
 from dustbuster.logs.reader import read_urllist
 P = DustParams()
-engine = {which!r} == "engine"
+engine = {which!r} != "reference"
 t0 = time.perf_counter()
 if engine:
-    ul, st = read_urllist({logs!r}, site={site!r})
+    ul, st = read_urllist({logs!r}, site={site!r}, bulk={which!r} == "engine")
 else:
     with reference_parsers():
         ul, st = read_urllist({logs!r}, site={site!r})
@@ -124,22 +125,27 @@ def med(rows: list[dict], key: str) -> float:
     return statistics.median(r[key] for r in rows)
 
 
-def side_by_side(name: str, logs: list[Path], repeat: int, ref_repeat: int) -> dict:
-    eng, ref = [], []
+def side_by_side(name: str, logs: list[Path], repeat: int, ref_repeat: int, before: bool = False) -> dict:
+    eng, ref, loop = [], [], []
     for k in range(max(repeat, ref_repeat)):  # interleaved
         if k < repeat:
             eng.append(measure("engine", logs))
             print(f"{name}: engine run {k + 1}: {eng[-1]['total_s']:.2f}s", file=sys.stderr)
+            if before:
+                loop.append(measure("engine_lineloop", logs))
+                print(f"{name}: engine (line loop) run {k + 1}: {loop[-1]['total_s']:.2f}s", file=sys.stderr)
         if k < ref_repeat:
             ref.append(measure("reference", logs))
             print(f"{name}: reference run {k + 1}: {ref[-1]['total_s']:.2f}s", file=sys.stderr)
-    same = all(r["digest"] == ref[0]["digest"] and r["kept"] == ref[0]["kept"] for r in eng + ref)
+    same = all(r["digest"] == ref[0]["digest"] and r["kept"] == ref[0]["kept"] for r in eng + loop + ref)
     e0 = eng[0]
     print(f"\n{name} log: {e0['lines']:,} lines, {e0['urls']:,} unique URLs; S=35, T_low=6, T_high=11, MS=3; "
           f"same likely pairs and survivors from both: {same}\n")
     print("| implementation | read (s) | detect (s) | eliminate (s) | total (s) | without reading (s) | peak RSS (MB) | likely | kept |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for label, rows in (("engine", eng), ("reference", ref)):
+    for label, rows in (("engine", eng), ("engine, line-loop reader (before)", loop), ("reference", ref)):
+        if not rows:
+            continue
         print(f"| {label} | {med(rows, 'read_s'):.2f} | {med(rows, 'detect_s'):.2f} | {med(rows, 'eliminate_s'):.2f} | "
               f"{med(rows, 'total_s'):.2f} | {med(rows, 'detect_s') + med(rows, 'eliminate_s'):.2f} | "
               f"{med(rows, 'peak_rss_mb'):.0f} | {rows[0]['likely']} | {rows[0]['kept']} |")
@@ -147,7 +153,13 @@ def side_by_side(name: str, logs: list[Path], repeat: int, ref_repeat: int) -> d
     mining = (med(ref, "detect_s") + med(ref, "eliminate_s")) / (med(eng, "detect_s") + med(eng, "eliminate_s"))
     print(f"\nreference / engine (medians): {with_read:.1f}x including reading; {mining:.1f}x without "
           f"(reading alone {med(ref, 'read_s') / med(eng, 'read_s'):.1f}x)\n")
-    return {"engine": eng, "reference": ref, "same_output": same, "ratio_with_reading": with_read, "ratio_mining": mining}
+    out = {"engine": eng, "reference": ref, "same_output": same, "ratio_with_reading": with_read, "ratio_mining": mining}
+    if loop:
+        out["engine_lineloop"] = loop
+        out["ratio_with_reading_before"] = med(ref, "total_s") / med(loop, "total_s")
+        print(f"before (the line-loop reader), same run: {out['ratio_with_reading_before']:.1f}x including reading "
+              f"(reading alone {med(ref, 'read_s') / med(loop, 'read_s'):.1f}x)\n")
+    return out
 
 
 def growth(lines: int, scales: list[int], repeat: int, first: list[dict]) -> dict:
@@ -173,15 +185,17 @@ def main() -> int:
     ap.add_argument("--logs", default="forum,real", help="the logs compared side by side, comma-separated: forum, real (default forum,real)")
     ap.add_argument("--small", action="store_true", help="the forum log of 2,000 lines, one run each, no growth: CI's check that it runs")
     ap.add_argument("--out", type=Path, default=OUT / "bench_mine.json", help="the JSON results")
+    ap.add_argument("--before", action="store_true", help="also the engine with the line-loop reader (read_urllist(bulk=False)), "
+                    "interleaved: the before/after of issue 25's bulk reader in one run")
     a = ap.parse_args()
     if a.small:
         a.lines, a.repeat, a.ref_repeat, a.scales, a.logs = 2000, 1, 1, "", "forum"
     results: dict = {"lines": a.lines, "when": time.strftime("%Y-%m-%d %H:%M:%S"), "logs": {}}
     which = a.logs.split(",")
     if "forum" in which:
-        results["logs"]["forum"] = side_by_side("forum", forum_log(a.lines), a.repeat, a.ref_repeat)
+        results["logs"]["forum"] = side_by_side("forum", forum_log(a.lines), a.repeat, a.ref_repeat, a.before)
     if "real" in which:
-        results["logs"]["real"] = side_by_side("real", real_log(), a.repeat, a.ref_repeat)
+        results["logs"]["real"] = side_by_side("real", real_log(), a.repeat, a.ref_repeat, a.before)
     scales = [int(x) for x in a.scales.split(",") if x]
     if scales:
         first = results["logs"]["forum"]["engine"] if "forum" in which else [measure("engine", forum_log(a.lines))

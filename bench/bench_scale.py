@@ -1,7 +1,10 @@
 """Scale-out: 1, 2, 3 (or 1, 2, 4, 8) workers in one consumer group on one broker, the same new-URL load.
 
-    .venv/bin/python bench/bench_scale.py [--sites 6] [--lines 20000] [--workers 1,2,3] [--window 5]
+    .venv/bin/python bench/bench_scale.py [--sites 6] [--lines 20000] [--workers 1,2,3] [--window 5] [--parse-processes N]
     bash bench/device_scale.sh      # 1, 2, 4, 8 workers on a 16-core machine of the device tool
+
+``--workers 1,2,4,8`` for the curve on a machine with a core each; ``--parse-processes N``: each
+worker decodes and parses raw messages in N processes of its own (DUST_PARSE_PROCESSES; default 0).
 
 Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker.  For each worker
 count, on fresh topics with ``--sites`` partitions: the workers are started and given time to join
@@ -75,8 +78,8 @@ def expected_urls(files: dict[str, Path]) -> dict[str, int]:
 
 
 def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: int, window: float,
-        producers: int = 1) -> dict:
-    env = stream_env(bootstrap, window=window, partitions=len(files))
+        producers: int = 1, parse_processes: int = 0) -> dict:
+    env = stream_env(bootstrap, window=window, partitions=len(files)) | {"DUST_PARSE_PROCESSES": str(parse_processes)}
     tag = env["DUST_TOPIC_PREFIX"]  # fresh topics, and fresh data directories with them
     ws = [Worker(env, tmp / f"{tag}w{i}", tmp / f"{tag}w{i}.log").start() for i in range(workers)]
     try:
@@ -154,6 +157,8 @@ def main() -> int:
                          "caps the rate)")
     ap.add_argument("--small", action="store_true", help="a few hundred lines, one run: CI's check that it runs")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "bench_scale.json", help="the JSON results")
+    ap.add_argument("--parse-processes", type=int, default=0,
+                    help="parser processes per worker (DUST_PARSE_PROCESSES; default 0: parse inline)")
     a = ap.parse_args()
     if a.small:
         a.sites, a.lines, a.workers, a.window, a.repeat = 2, 400, "2", "2", 1
@@ -166,14 +171,14 @@ def main() -> int:
         p.write_text("\n".join(generate(a.lines, seed=200 + k)) + "\n")
         files[name] = p
     out = {"when": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "sites": a.sites, "lines_per_site": a.lines,
-           "window": a.window, "producers": a.producers, "runs": []}
+           "window": a.window, "producers": a.producers, "parse_processes": a.parse_processes, "runs": []}
     counts = [int(x) for x in a.workers.split(",")]
     first: dict = {}
     with kafka_bootstrap() as bootstrap:
         for _ in range(a.repeat):
             for n in counts:
                 window = window_for(a.window, n, first)
-                row = run(bootstrap, tmp, files, a.lines, n, window, a.producers)
+                row = run(bootstrap, tmp, files, a.lines, n, window, a.producers, a.parse_processes)
                 row["window_s"] = window
                 first = first or {"workers": n, "span_s": row["span_s"], "produce_s": row["produce_s"]}
                 out["runs"].append(row)

@@ -1,7 +1,10 @@
 """Streaming benchmarks through a real broker, one worker process, with their floors measured in
 the same run.
 
-    .venv/bin/python bench/bench_stream.py [--lines 50000] [--window 5] [--repeat 3]
+    .venv/bin/python bench/bench_stream.py [--lines 50000] [--window 5] [--repeat 3] [--parse-processes N]
+
+``--parse-processes N``: the worker decodes and parses raw messages in N processes of its own
+(DUST_PARSE_PROCESSES; 0, the default, parses on the agent's thread), to use more cores per worker.
 
 Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker.  Steps:
 
@@ -123,10 +126,11 @@ def batch_engine(log: Path, site: str) -> tuple[float, int]:
     return time.perf_counter() - t0, len(ul)
 
 
-def new_and_known(bootstrap: str, tmp: Path, log: Path, site: str, lines: int, window: float) -> dict:
+def new_and_known(bootstrap: str, tmp: Path, log: Path, site: str, lines: int, window: float,
+                  extra_env: dict | None = None) -> dict:
     """Steps 1-4 on fresh topics (see the module doc)."""
     out: dict = {}
-    env = stream_env(bootstrap, window=window, partitions=1)
+    env = stream_env(bootstrap, window=window, partitions=1) | (extra_env or {})
     out["feed_s"] = feed(env, log, site)
     w = Worker(env, tmp / "w", tmp / "w.log").start()
     try:
@@ -159,9 +163,10 @@ def new_and_known(bootstrap: str, tmp: Path, log: Path, site: str, lines: int, w
     return out
 
 
-def freshness(bootstrap: str, tmp: Path, log2: Path, site: str, lines: int, window: float) -> float:
+def freshness(bootstrap: str, tmp: Path, log2: Path, site: str, lines: int, window: float,
+              extra_env: dict | None = None) -> float:
     """Step 5: the worker is running and idle; a fresh log fed; its last line to the candidates."""
-    env2 = stream_env(bootstrap, window=window, partitions=1)
+    env2 = stream_env(bootstrap, window=window, partitions=1) | (extra_env or {})
     w2 = Worker(env2, tmp / "w2", tmp / "w2.log").start()
     try:
         time.sleep(8)
@@ -180,9 +185,12 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs, each on fresh topics; medians are reported")
     ap.add_argument("--small", action="store_true", help="a few hundred lines, one run: CI's check that it runs")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "bench_stream.json", help="the JSON results")
+    ap.add_argument("--parse-processes", type=int, default=0,
+                    help="the worker's parser processes (DUST_PARSE_PROCESSES; default 0: parse inline)")
     a = ap.parse_args()
     if a.small:
         a.lines, a.window, a.repeat = 1000, 1.0, 1
+    extra = {"DUST_PARSE_PROCESSES": str(a.parse_processes)}
     from dustbuster.sim.forum import generate
 
     site = "www.forum.co.il"
@@ -193,12 +201,12 @@ def main() -> int:
             log, log2 = tmp / "forum.log", tmp / "forum2.log"
             log.write_text("\n".join(generate(a.lines, seed=1)) + "\n")
             log2.write_text("\n".join(generate(a.lines, seed=2)) + "\n")
-            row = new_and_known(bootstrap, tmp, log, site, a.lines, a.window)
-            row["freshness_s"] = freshness(bootstrap, tmp, log2, site, a.lines, a.window)
+            row = new_and_known(bootstrap, tmp, log, site, a.lines, a.window, extra)
+            row["freshness_s"] = freshness(bootstrap, tmp, log2, site, a.lines, a.window, extra)
             runs.append(row)
             sys.stderr.write(json.dumps(row) + "\n")
             shutil.rmtree(tmp, ignore_errors=True)
-    out = {"lines": a.lines, "window_s": a.window, "when": time.strftime("%Y-%m-%d %H:%M"), "runs": runs,
+    out = {"lines": a.lines, "window_s": a.window, "parse_processes": a.parse_processes, "when": time.strftime("%Y-%m-%d %H:%M"), "runs": runs,
            "median": {k: statistics.median(r[k] for r in runs) for k in runs[0]}}
     print(json.dumps(out["median"], indent=1))
     a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -69,6 +69,11 @@ class SiteSupports:
         self._handed_change = False  #: the writes handed over hold such a change (not committed yet)
         self.touched: dict[str, URLInfo] = {}  #: URLs whose record changed since the last commit
         self.added = 0  #: URLs observed for the first time by this object (a counter for metrics)
+        #: the committed URL list kept for the windows (None: read from the store at the next one),
+        #: with the records committed since it was brought up to date (key -> encoded record)
+        self._list: URLList | None = None
+        self._backlog: dict[bytes, bytes] = {}
+        self._handed: dict[bytes, bytes] = {}  #: the URL records handed over, not committed yet
 
     # ------------------------------------------------------------------ records
     def _record(self, key: bytes) -> tuple[int, URLInfo] | None:
@@ -134,7 +139,7 @@ class SiteSupports:
             prefix, records = self._u, self._records
             for url, info in self.touched.items():
                 key = prefix + url.encode("utf-8", "surrogatepass")
-                out[key] = enc_info(records[key][0], info)
+                out[key] = self._handed[key] = enc_info(records[key][0], info)
         if self._next is not None:
             out[self._n] = self._next.to_bytes(8, "big")
         self._handed_change = self._handed_change or self.changed
@@ -148,6 +153,11 @@ class SiteSupports:
         if self._handed_change:
             self.generation += 1
             self._handed_change = False
+        if self._list is not None and self._handed:
+            self._backlog.update(self._handed)
+            if len(self._backlog) > max(self.max_records, len(self._list) // 2):
+                self._list, self._backlog = None, {}  # cheaper to read the store again (bounded memory)
+        self._handed = {}
         if len(self._records) > self.max_records:  # only once written: it may hold what is handed over
             self._records.clear()
 
@@ -156,6 +166,7 @@ class SiteSupports:
         records (all of a shared cache) are read again from the store."""
         self._records.clear()
         self.touched, self._next, self.changed, self._handed_change = {}, None, False, False
+        self._handed = {}
 
     def commit(self, meta: dict[bytes, bytes] | None = None) -> None:
         self.kv.write(self.pending_writes(), meta or {})
@@ -173,6 +184,30 @@ class SiteSupports:
         for _, url, info in rows:
             ul.infos[url] = info
         return ul
+
+    def current_urllist(self) -> URLList:
+        """The committed URL list, as :meth:`urllist` reads it, kept between calls: brought up to
+        date with the records committed since the last call (decoded from the bytes written, so
+        the same objects a read of the store gives), new URLs appended in id order.  A window then
+        costs the records that changed, not a read of every record (ours, beyond the papers).  The
+        list is the caller's to read, not to change."""
+        if self._list is None:
+            self._list, self._backlog = self.urllist(), {}
+            return self._list
+        if self._backlog:
+            infos, n = self._list.infos, len(self._u)
+            fresh = []
+            for k, v in self._backlog.items():
+                uid, info = dec_info(v)
+                url = k[n:].decode("utf-8", "surrogatepass")
+                if url in infos:
+                    infos[url] = info
+                else:
+                    fresh.append((uid, url, info))
+            for _, url, info in sorted(fresh, key=lambda r: r[0]):
+                infos[url] = info
+            self._backlog = {}
+        return self._list
 
     def table(self, urllist: URLList | None = None) -> SupportTable:
         """Figure 1's supports of the committed URL list (``urllist`` when the caller has it)."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import heapq
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +36,7 @@ import orjson
 from dustbuster.core.incremental import SiteSupports
 from dustbuster.core.mine import MineResult, mine, unsafe_flags
 from dustbuster.core.params import DustParams
+from dustbuster.core.urllist import URLInfo
 from dustbuster.core.urlrecord import info_from_json
 
 from .registry import PartitionStores, partition_dir
@@ -243,21 +245,27 @@ class PartitionState:
         of ``dustbuster mine``.  When no URL was added and no evidence changed since the last window
         (only hits), the last result is reused (``stats["reused"]``): mining would give it again."""
         sup = self.site(site)
-        ul = sup.urllist()
+        t0 = time.perf_counter()
+        ul = sup.current_urllist()
+        t_list = time.perf_counter() - t0
         last = self._mined.get(site)
         if last is not None and last[0] == sup.generation:
             result = dataclasses.replace(last[1], stats=dict(last[1].stats))
             result.stats["reused"] = True
         else:
             result = mine(ul, self.params)
+            t1 = time.perf_counter()
             result.unsafe = unsafe_flags(result, ul)  # as ``dustbuster mine`` flags them
+            result.stats["unsafe_seconds"] = round(time.perf_counter() - t1, 3)
             self._mined[site] = (sup.generation, result)
             result = dataclasses.replace(result, stats=dict(result.stats))
             result.stats["reused"] = False
         result.stats.update(self.counters(site))
         result.stats["unsafe_flagged"] = len(result.unsafe)  # the set carries mine's flags (cli/candidates.py)
-        recent = sorted(ul.infos.items(), key=lambda kv: -(kv[1].last_seen or 0))
-        result.test_urls = [u for u, _ in recent[:TEST_URLS]]
+        result.stats["urllist_seconds"] = round(t_list, 3)
+        # the most recently seen first, ties in first-seen order (as a stable sort, reversed)
+        recent = heapq.nlargest(TEST_URLS, ul.infos.items(), key=_last_seen)
+        result.test_urls = [u for u, _ in recent]
         return result
 
     def clear_dirty(self, site: str, token: bytes) -> None:
@@ -268,6 +276,10 @@ class PartitionState:
 
     def close(self) -> None:
         self.kv.close()
+
+
+def _last_seen(item: tuple[str, URLInfo]) -> int:
+    return item[1].last_seen or 0
 
 
 def _first_seen(item: tuple[str, dict]) -> int:

@@ -26,6 +26,7 @@ other commands never read it).  It is read once: edits need a restart.
 | DUST_API_IDLE_TIMEOUT_S | 15 | a connection that has not sent a whole request (headers included) within this many seconds of opening or of its last answer is closed |
 | DUST_API_MAX_BATCH | 10000 | most URLs in one POST /canonicalize (more: 413) |
 | DUST_INGEST_GROUP | 50 | raw messages the ingest agent applies together at most (one state write, one changelog acknowledgement; agents/ingest.py) |
+| DUST_PARSE_PROCESSES | 0 (inline) | processes of the worker that decode and parse raw messages for the ingest agent, so one worker uses more cores (agents/parsepool.py); 0: parsed on the agent's own thread |
 | DUST_MAX_MESSAGE_BYTES | 1000000 | the most bytes of one record the worker produces (the producer's `max_request_size`; the broker's default `message.max.bytes` is 1,048,588): a candidate set over it is trimmed to fit (stream/fit.py), a send that still fails is a counted, logged skip (`dust_send_failures_total`) |
 | DUST_MAX_RECORD_BYTES | 4000000 | the largest record value a rules or candidates reader parses (after decompression); a bigger one is skipped unparsed (`oversized`), and a compressed batch that would unpack to more than twice it is skipped without being unpacked (`batch_too_large`; stream/boundedcodec.py) |
 | DUST_BROKER_GRACE_S | 15 | `/healthz` answers 503 once the broker has not answered a metadata request (every 2 s) for this many seconds (stream/brokerprobe.py) |
@@ -86,6 +87,7 @@ class Settings:
     broker_grace_s: float = 15.0
     max_record_bytes: int = 4_000_000
     ingest_group: int = 50
+    parse_processes: int = 0
     sign_key_file: Path | None = None
     trusted_keys: str = ""
     max_version_skew_s: float = 86400.0
@@ -173,6 +175,8 @@ class Settings:
             raise ConfigError("DUST_PARTITIONS must be >= 1 and DUST_WINDOW_S > 0")
         if s.ingest_group < 1:
             raise ConfigError("DUST_INGEST_GROUP must be >= 1")
+        if not 0 <= s.parse_processes <= 256:
+            raise ConfigError("DUST_PARSE_PROCESSES must be between 0 (parse inline) and 256")
         if s.api_max_connections < 1 or s.api_idle_timeout_s <= 0:
             raise ConfigError("DUST_API_MAX_CONNECTIONS must be >= 1 and DUST_API_IDLE_TIMEOUT_S > 0")
         if s.max_message_bytes < 64 * 1024:
