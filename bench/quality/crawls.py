@@ -50,6 +50,7 @@ def learn(app: App) -> tuple[Path, Path]:
     app.setup(steps)
     app.start()
     logs = traffic(app, steps)
+    app.edit(len(logs), steps)  # validation meets a site newer than its logs, as in run.py
     rules = app.out / "rules.json"
     dust("validate", str(logs["train"]), str(logs["validate"]), "--site", app.host, "--sites", str(app.sites_json()),
          "-o", str(rules), "-q", steps=steps)
@@ -180,7 +181,7 @@ def write_doc(results: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--apps", default="docs", help="comma-separated: docs, trac (default docs)")
+    ap.add_argument("--apps", default="docs", help="comma-separated: docs, trac, mediawiki, wordpress (default docs)")
     ap.add_argument("--size", choices=("small", "full"), default="small", help="the apps' size (run.py's)")
     ap.add_argument("--max", type=int, default=3000, help="pages per crawl at most")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "crawls"))

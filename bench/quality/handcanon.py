@@ -112,17 +112,24 @@ def mediawiki(url: str) -> str:
     * Special:UserLogin and Special:CreateAccount: ``returnto``/``returntoquery`` only choose the page
       shown after logging in (Manual:Parameters_to_Special:UserLogin).
     * Campaign parameters are read by nothing (unknown parameters are ignored by index.php).
+    * No title at all (``/wiki/``, ``/w/``, ``/w/index.php``): the main page (Manual:Main_Page); ``/w/``
+      is index.php by Apache's DirectoryIndex.
     """
     scheme, host, path, q = _split(url)
     q = _no_campaign(q)
     title = None
     if path.startswith(WIKI_PATH):
         title = path[len(WIKI_PATH):]
-    elif path == WIKI_SCRIPT or path.startswith(WIKI_SCRIPT + "/"):
+    elif path in (WIKI_SCRIPT, "/w/") or path.startswith(WIKI_SCRIPT + "/"):
         title = path[len(WIKI_SCRIPT) + 1:] or None  # the path's title wins (WebRequest::interpolateTitle)
         t = [v for k, v in q if k == "title"]
         if t and not title:
             title = t[0]
+    script = path in (WIKI_SCRIPT, "/w/") or path.startswith(WIKI_SCRIPT + "/")
+    if not path.startswith(WIKI_PATH) and not script:  # load.php, api.php, resources: not a page view
+        return _join(scheme, host, path, sorted(q))
+    if not title and not [p for p in q if p != ("action", "view")]:
+        title = "Main_Page"  # no title: the main page (https://www.mediawiki.org/wiki/Manual:Main_Page)
     if title is None:
         return _join(scheme, host, path, sorted(q))
     if path.startswith(WIKI_SCRIPT) and any(k in ("curid", "oldid", "diff") for k, _ in q) \
@@ -148,6 +155,9 @@ def wordpress(url: str) -> str:
     * ``replytocom`` only moves the comment form under a comment
       (https://developer.wordpress.org/reference/functions/get_comment_reply_link/; WordPress marks
       those pages noindex: wp_robots_no_robots via wp_replytocom_noindex) — the page is the post.
+      Measured here, not documented: on comment pages after the first (``/comment-page-2/``) with
+      Twenty Twenty-Three the reply link shows another page of the thread (different text), so
+      ``replytocom`` is kept there.
     * WP::parse_request reads only registered query variables
       (https://developer.wordpress.org/reference/classes/wp/ $public_query_vars); campaign parameters
       are not among them.
@@ -161,7 +171,9 @@ def wordpress(url: str) -> str:
         return _join(scheme, host, path, [])
     if path.startswith("/wp-") or path.endswith(".php") and path != "/index.php":
         return _join(scheme, host, path, sorted(_no_campaign(q)))
-    q = [(k, v) for k, v in _no_campaign(q) if k != "replytocom"]
+    if not re.search(r"/comment-page-([2-9]|\d\d+)/$", path):
+        q = [(k, v) for k, v in q if k != "replytocom"]
+    q = _no_campaign(q)
     m = re.match(r"^/search/([^/]+)/?$", path)
     if m and not q:
         path, q = "/", [("s", unquote(m.group(1)).replace("+", " "))]

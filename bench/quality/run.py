@@ -304,7 +304,10 @@ def hand_row(name: str, truth: Path, scores: Path) -> None:
     scores.write_text(json.dumps(doc, indent=1))
 
 
-def run_app(app: App, learned: bool = False, small: bool = False) -> dict:
+CRAWL_BUDGET = {"full": 1500, "small": 200}  #: downloads per crawl of the crawl-efficiency stage
+
+
+def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = True) -> dict:
     if app.out.exists():
         shutil.rmtree(app.out)
     app.out.mkdir(parents=True)
@@ -339,6 +342,12 @@ def run_app(app: App, learned: bool = False, small: bool = False) -> dict:
             extra = {"learned": learned_stage(app, logs, sites, truth, rules, dust, steps, small)}
         else:
             extra = {}
+        if crawl:  # issue 28: crawls with no rules, our rules, the hand canonicalizer (bench/quality/crawleff.py)
+            from crawleff import crawl_efficiency
+
+            t1 = time.perf_counter()
+            extra["crawl"] = crawl_efficiency(app, rules, CRAWL_BUDGET["small" if small else "full"])
+            extra["crawl"]["seconds"] = round(time.perf_counter() - t1, 1)
     finally:
         app.stop()
     scores = app.out / "eval.json"
@@ -394,6 +403,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/quality.md")
     ap.add_argument("--no-learned", action="store_true",
                     help="leave out the learned canonizer's stage (issue 15; it needs the [learned] extra)")
+    ap.add_argument("--no-crawls", action="store_true",
+                    help="leave out the crawl-efficiency stage (three Scrapy crawls per app, issue 28)")
     ap.add_argument("--report-only", action="store_true",
                     help="run nothing: write docs/quality.md again from the last results in --out")
     a = ap.parse_args(argv)
@@ -410,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         print(f"{name}: {kind} ...", file=sys.stderr, flush=True)
         res = run_app(App(name, host, kind, out / name, venv, sizes[name]), learned=not a.no_learned and has_jax(),
-                      small=a.small)
+                      small=a.small, crawl=not a.no_crawls)
         (out / name / "result.json").write_text(json.dumps(res, indent=1))
         results.append(res)
         print(f"{name}: done in {time.perf_counter() - t0:.0f}s; {out / name / 'eval.txt'}", file=sys.stderr)
