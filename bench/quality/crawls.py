@@ -142,7 +142,10 @@ def write_doc(results: list[dict], path: Path) -> None:
            "distinct URLs of its test log and follows every link of the site.  *downloads*: responses downloaded",
            "(redirects included); *distinct pages*: content clusters (`dustbuster.core.truth`, resemblance ≥ 0.9)",
            "over the pages of all the crawls; *missed*: distinct pages the same crawler without rules downloaded",
-           "and this crawl did not; *saved*: downloads fewer than the same crawler without rules.", ""]
+           "and this crawl did not; *saved*: downloads fewer than the same crawler without rules.", "",
+           "Crawl efficiency with a fixed download budget, breadth-first from the root, per app and beside the hand-written",
+           "canonicalizer of each app (the ceiling; MediaWiki and WordPress included): `make quality`'s crawl stage,",
+           "[quality.md](quality.md) (bench/quality/crawleff.py).", ""]
     for res in results:
         out += [f"## {res['app']}: {res['kind']}", "",
                 f"{res['seeds']} seed URLs, {res['rules']} validated rules, {res['distinct_all']} distinct pages in all.", "",

@@ -1,4 +1,4 @@
-"""The quality harness end to end (`make quality`): two real web applications on loopback
+"""The quality harness end to end (`make quality`): four real web applications on loopback
 behind real servers writing real access logs, three traffic runs each (train, validate, test) with
 edits between them, the content truth of the test log, our candidates and our validated rule set
 learned from train+validate, and `dustbuster eval` on the test log; writes docs/quality.md.
@@ -9,6 +9,12 @@ learned from train+validate, and `dustbuster eval` on the test log; writes docs/
 Apps (installed by bench/quality/install.sh into var/quality/venv, Apache from Debian):
   trac  Trac 1.6 under gunicorn (access log: combined, Host header first)
   docs  a Sphinx site under Apache httpd 2.4 (mod_autoindex, MultiViews; the same log format)
+  mediawiki  MediaWiki 1.39 (Debian, SQLite) under Apache httpd 2.4 + mod_php (mediawiki_site.py)
+  wordpress  WordPress 6.1 (Debian, its own MariaDB) under Apache httpd 2.4 + mod_php (wordpress_site.py)
+Order per app: three traffic runs with edits between them, the test log's truth, one more edit
+(the site changes after its logs: pages edited and deleted, old revisions removed), then mine and
+validate against the changed site, the crawl-efficiency crawls (crawleff.py), eval, and the
+hand-written canonicalizers' row (handcanon.py, the ceiling).
 Everything listens on 127.0.0.1; the host names are pinned to it in sites.json ("resolve").
 """
 
@@ -385,6 +391,13 @@ def report_only(out: Path, small: bool) -> int:
         if p.exists():
             res = json.loads(p.read_text())
             res["left"] = leftovers(out / name / "truth.jsonl", out / name / "rules.json")
+            scores = out / name / "eval.json"  # the ceiling scored again: handcanon.py as it is now
+            doc = json.loads(scores.read_text())
+            doc["results"] = [r for r in doc["results"] if r.get("kind") != "ceiling"]
+            scores.write_text(json.dumps(doc, indent=1))
+            hand_row(name, out / name / "truth.jsonl", scores)
+            res["eval"] = json.loads(scores.read_text())
+            (out / name / "result.json").write_text(json.dumps(res, indent=1))
             results.append(res)
     if not results:
         raise SystemExit(f"no results in {out}: run the harness first")
@@ -395,8 +408,8 @@ def report_only(out: Path, small: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--apps", default="docs,trac", help="comma-separated: docs, trac, mediawiki, wordpress "
-                    "(default docs,trac)")
+    ap.add_argument("--apps", default="docs,trac,mediawiki,wordpress",
+                    help="comma-separated: docs, trac, mediawiki, wordpress (default all four)")
     ap.add_argument("--small", action="store_true", help="the CI size: a few hundred URLs, a minute or two")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "quality"), help="work folder (default %(default)s)")
     ap.add_argument("--venv", default=str(ROOT / "var" / "quality" / "venv"), help="the apps' virtualenv")
@@ -406,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-crawls", action="store_true",
                     help="leave out the crawl-efficiency stage (three Scrapy crawls per app, issue 28)")
     ap.add_argument("--report-only", action="store_true",
-                    help="run nothing: write docs/quality.md again from the last results in --out")
+                    help="run nothing: write docs/quality.md again from the last results in --out (the "
+                         "hand-written canonicalizers' row scored again)")
     a = ap.parse_args(argv)
     out, venv = Path(a.out).resolve(), Path(a.venv).resolve()
     if set(a.apps.split(",")) - set(PHP_APPS) and not (venv / "bin" / "gunicorn").exists():
