@@ -3,7 +3,7 @@ behind real servers writing real access logs, three traffic runs each (train, va
 edits between them, the content truth of the test log, our candidates and our validated rule set
 learned from train+validate, and `dustbuster eval` on the test log; writes docs/quality.md.
 
-  .venv/bin/python bench/quality/run.py                       # both apps, docs/quality.md
+  .venv/bin/python bench/quality/run.py                       # all four apps, docs/quality.md
   .venv/bin/python bench/quality/run.py --apps trac --small --out /tmp/q --no-doc   # the CI size
 
 Apps (installed by bench/quality/install.sh into var/quality/venv, Apache from Debian):
