@@ -274,6 +274,28 @@ FOOT = """## How it is done, and its limits
 """
 
 
+def overview_section(results: list[dict]) -> str:
+    """Every app on one line: our validated set beside the hand-written canonicalizer (the ceiling),
+    and the crawl per download (issue 23's and issue 28's numbers)."""
+    out = ["## Every app at a glance", "",
+           "| app | rules | false-merge groups | coverage: ours / ceiling | F1: ours / ceiling / KeepAll "
+           "| fetches per decided rule | crawl, distinct contents per download: plain / our rules / ceiling "
+           "| pages lost by our rules | minutes |", "|---|---:|---:|---|---|---:|---|---:|---:|"]
+    for res in results:
+        ev = res["eval"]["results"]
+        ours, keep = _pick(ev, "validated")["overall"], _pick(ev, "KeepAll")["overall"]
+        hand = (_pick(ev, "ceiling") or {}).get("overall")
+        c = (res.get("crawl") or {}).get("crawls")
+        crawl = (" / ".join(str(c[k]["per_download"]) for k in ("scrapy", "scrapy + our rules",
+                                                                 "scrapy + hand canonicalizer")) if c else "not run")
+        out.append(f"| {res['app']} | {len(res['ruleset']['rules'])} | {ours['false_merge_groups']} "
+                   f"| {_pct(ours['coverage'])} / {_pct(hand['coverage']) if hand else '–'} "
+                   f"| {ours['f1']:.3f} / {hand['f1'] if hand else float('nan'):.3f} / {keep['f1']:.3f} "
+                   f"| {res['ruleset']['stats'].get('fetches_per_decided_rule')} | {crawl} "
+                   f"| {c['scrapy + our rules']['missed'] if c else '–'} | {res['seconds']['total'] / 60:.0f} |")
+    return "\n".join(out) + "\n"
+
+
 def targets_section(results: list[dict]) -> str:
     """Issue 12's targets, per app, from this run: the extended language's validated set against
     the paper's language under the same validation, and the baselines."""
@@ -309,7 +331,7 @@ dustbuster eval --truth truth.jsonl candidates-top50.json rules.json rules-paper
     body = [HEAD, f"Run of {when} on this project's 2-core machine, shared with other work (Python "
             f"{platform.python_version()}, {'CI size' if small else 'full size'}, {total:.0f} minutes for these apps "
             "after installation):\n", cmds]
-    body += [targets_section(results)] + [app_section(r) for r in results] + [HISTORY, FOOT]
+    body += [overview_section(results), targets_section(results)] + [app_section(r) for r in results] + [HISTORY, FOOT]
     path.write_text("\n".join(body))
 
 
