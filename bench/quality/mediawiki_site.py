@@ -160,7 +160,7 @@ def setup(a: argparse.Namespace) -> None:
     php(root, "edit.php", "--user", "Alice", "--summary", "sections", "Main_Page", stdin=main_text)  # after install's
     apache_conf(root, a.port, a.host, Path(a.log).resolve())
     (root / "pages.txt").write_text("\n".join(titles) + "\n")
-    print(f"mediawiki: {len(pkgs)} article pages, {len(sections)} categories in {root}")
+    print(f"mediawiki: {len(pkgs)} article pages, {len(sections)} categories in {root}", file=sys.stderr)
 
 
 def edit(a: argparse.Namespace) -> None:
@@ -198,7 +198,7 @@ def edit(a: argparse.Namespace) -> None:
             php(root, "deleteOldRevisions.php", "--delete", *pruned)
     php(root, "rebuildrecentchanges.php")
     print(f"mediawiki: round {a.round}: {len(changed)} pages edited, 1 added, {len(deleted)} deleted, "
-          f"old revisions of {len(pruned)} pages deleted")
+          f"old revisions of {len(pruned)} pages deleted", file=sys.stderr)
 
 
 def apache_conf(root: Path, port: int, host: str, log: Path, connect: str = "127.0.0.1") -> Path:

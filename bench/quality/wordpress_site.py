@@ -281,7 +281,7 @@ $table_prefix = 'wp_';
     (root / "posts.txt").write_text("\n".join(slugs) + "\n")
     (root / "site.json").write_text(json.dumps({"host": f"{a.host}:{a.port}"}))
     apache_conf(root, a.port, a.host, Path(a.log).resolve())
-    print(f"wordpress: {out} in {root}")
+    print(f"wordpress: {out} in {root}", file=sys.stderr)
 
 
 def edit(a: argparse.Namespace) -> None:
@@ -311,7 +311,7 @@ def edit(a: argparse.Namespace) -> None:
         fh.write("\n".join(deleted) + "\n")
     with open(root / "posts.txt", "a", encoding="utf-8") as fh:
         fh.write("".join(slug_of(p) + "\n" for p in new))
-    print(f"wordpress: round {a.round}: {len(changed)} posts edited, {len(new)} added, {len(deleted)} deleted; {out}")
+    print(f"wordpress: round {a.round}: {len(changed)} posts edited, {len(new)} added, {len(deleted)} deleted; {out}", file=sys.stderr)
 
 
 def apache_conf(root: Path, port: int, host: str, log: Path, connect: str = "127.0.0.1") -> Path:
