@@ -55,6 +55,7 @@ def test_wordpress():
     assert wp(f"{P}/search/python/") == wp(f"{P}/?s=python") == wp(f"{P}/?s=python&utm_source=feed")
     assert wp(f"{P}/wp-includes/css/a.css?ver=6.1") == wp(f"{P}/wp-includes/css/a.css")
     assert wp(f"{P}/2024/10/x/comment-page-2/?replytocom=5") != wp(f"{P}/2024/10/x/comment-page-2/")
+    assert wp(f"{P}/2024/10/x/comment-page-1/?replytocom=5") != wp(f"{P}/2024/10/x/comment-page-1/")
     assert wp(f"{P}/?p=5") != wp(f"{P}/?p=6") and wp(f"{P}/page/2/") != wp(f"{P}/page/3/")
     assert wp(f"{P}/feed/") != wp(f"{P}/feed/atom/")
 

@@ -155,9 +155,9 @@ def wordpress(url: str) -> str:
     * ``replytocom`` only moves the comment form under a comment
       (https://developer.wordpress.org/reference/functions/get_comment_reply_link/; WordPress marks
       those pages noindex: wp_robots_no_robots via wp_replytocom_noindex) — the page is the post.
-      Measured here, not documented: on comment pages after the first (``/comment-page-2/``) with
-      Twenty Twenty-Three the reply link shows another page of the thread (different text), so
-      ``replytocom`` is kept there.
+      Measured here, not documented: with comments paged (``/comment-page-N/``) and Twenty
+      Twenty-Three, a reply link on a comment page shows other text than the comment page (the thread
+      is laid out again around the form), so ``replytocom`` is kept on comment pages.
     * WP::parse_request reads only registered query variables
       (https://developer.wordpress.org/reference/classes/wp/ $public_query_vars); campaign parameters
       are not among them.
@@ -171,7 +171,7 @@ def wordpress(url: str) -> str:
         return _join(scheme, host, path, [])
     if path.startswith("/wp-") or path.endswith(".php") and path != "/index.php":
         return _join(scheme, host, path, sorted(_no_campaign(q)))
-    if not re.search(r"/comment-page-([2-9]|\d\d+)/$", path):
+    if "/comment-page-" not in path:
         q = [(k, v) for k, v in q if k != "replytocom"]
     q = _no_campaign(q)
     m = re.match(r"^/search/([^/]+)/?$", path)
