@@ -46,7 +46,7 @@ def trac(url: str) -> str:
     scheme, host, path, q = _split(url)
     if not (path.startswith("/query") or path.startswith("/report")):
         q = _no_campaign(q)
-    if path in ("/", "/wiki", "/wiki/"):
+    if path in ("/", "/wiki", "/wiki/") and not q:  # with a query (?version=) Trac answers otherwise (measured)
         path = "/wiki/WikiStart"
     if path.startswith("/wiki/") and ("action", "view") in q:
         q = [p for p in q if p != ("action", "view")]
