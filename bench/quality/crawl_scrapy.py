@@ -1,11 +1,15 @@
 """One real Scrapy crawl of a quality-harness site (run by bench/quality/crawls.py, one process each:
 Twisted's reactor runs once per process).
 
-    python bench/quality/crawl_scrapy.py SEEDS OUT --mode plain|key|rewrite [--rules FILE] [--max N]
+    python bench/quality/crawl_scrapy.py SEEDS OUT --mode plain|key|rewrite|hand [--rules FILE] [--app APP]
+                                         [--max N] [--bfs]
 
 From the seeds, every link of the site's hosts (*.quality.test, resolved to 127.0.0.1 here) is
 followed.  plain: Scrapy as it is; key: DustRequestFingerprinter (the URL linked fetched, the
-canonical URL's fingerprint); rewrite: DustLinks.process_links (the canonical URL requested).
+canonical URL's fingerprint); rewrite: DustLinks.process_links (the canonical URL requested);
+hand: HandFingerprinter, the hand-written canonicalizer of --app (bench/quality/handcanon.py, the
+ceiling; bench only).  --bfs: breadth-first (Scrapy's documented FIFO settings: DEPTH_PRIORITY 1,
+the FIFO queues; Scrapy's default order is depth-first).
 OUT: JSON with every page (first URL, response URL, status, content signature) and Scrapy's stats.
 """
 
@@ -45,6 +49,31 @@ def on_site(url: str) -> bool:
     return host == DOMAIN or host.endswith("." + DOMAIN)
 
 
+class HandFingerprinter:
+    """``REQUEST_FINGERPRINTER_CLASS`` keyed by the app's hand-written canonical URL (setting HAND_APP);
+    a redirect continuing to the same canonical URL gets a key of its own, as DustRequestFingerprinter
+    does, or the filter would drop the page."""
+
+    def __init__(self, app: str) -> None:
+        import handcanon  # bench/quality/handcanon.py
+
+        self.canon = handcanon.CANONICALIZERS[app]
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler.settings.get("HAND_APP"))
+
+    def fingerprint(self, request) -> bytes:
+        import hashlib
+
+        from scrapy.utils.request import fingerprint
+
+        canonical = self.canon(request.url)
+        if any(self.canon(u) == canonical for u in request.meta.get("redirect_urls") or ()):
+            return hashlib.sha1(b"hand-redirect\0" + fingerprint(request)).digest()
+        return fingerprint(request.replace(url=canonical))
+
+
 class SiteSpider(scrapy.Spider):
     name = "site"
 
@@ -81,7 +110,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("seeds")
     ap.add_argument("out")
-    ap.add_argument("--mode", choices=("plain", "key", "rewrite"), default="plain")
+    ap.add_argument("--mode", choices=("plain", "key", "rewrite", "hand"), default="plain")
+    ap.add_argument("--app", default="", help="the app whose hand-written canonicalizer --mode hand uses")
+    ap.add_argument("--bfs", action="store_true", help="breadth-first order (default: Scrapy's, depth-first)")
     ap.add_argument("--rules", default="")
     ap.add_argument("--max", type=int, default=3000)
     a = ap.parse_args()
@@ -93,6 +124,12 @@ def main() -> int:
     }
     if a.mode == "key":
         settings["REQUEST_FINGERPRINTER_CLASS"] = "dustbuster.scrapy.DustRequestFingerprinter"
+    elif a.mode == "hand":
+        settings["REQUEST_FINGERPRINTER_CLASS"] = "crawl_scrapy.HandFingerprinter"
+        settings["HAND_APP"] = a.app
+    if a.bfs:  # https://docs.scrapy.org/en/latest/faq.html "Does Scrapy crawl in breadth-first or depth-first order?"
+        settings |= {"DEPTH_PRIORITY": 1, "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+                     "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue"}
     seeds = [u for u in Path(a.seeds).read_text().splitlines() if u]
     out: list = []
     process = CrawlerProcess(settings)

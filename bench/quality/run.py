@@ -1,14 +1,20 @@
-"""The quality harness end to end (`make quality`): two real web applications on loopback
+"""The quality harness end to end (`make quality`): four real web applications on loopback
 behind real servers writing real access logs, three traffic runs each (train, validate, test) with
 edits between them, the content truth of the test log, our candidates and our validated rule set
 learned from train+validate, and `dustbuster eval` on the test log; writes docs/quality.md.
 
-  .venv/bin/python bench/quality/run.py                       # both apps, docs/quality.md
+  .venv/bin/python bench/quality/run.py                       # all four apps, docs/quality.md
   .venv/bin/python bench/quality/run.py --apps trac --small --out /tmp/q --no-doc   # the CI size
 
 Apps (installed by bench/quality/install.sh into var/quality/venv, Apache from Debian):
   trac  Trac 1.6 under gunicorn (access log: combined, Host header first)
   docs  a Sphinx site under Apache httpd 2.4 (mod_autoindex, MultiViews; the same log format)
+  mediawiki  MediaWiki 1.39 (Debian, SQLite) under Apache httpd 2.4 + mod_php (mediawiki_site.py)
+  wordpress  WordPress 6.1 (Debian, its own MariaDB) under Apache httpd 2.4 + mod_php (wordpress_site.py)
+Order per app: three traffic runs with edits between them, the test log's truth, one more edit
+(the site changes after its logs: pages edited and deleted, old revisions removed), then mine and
+validate against the changed site, the crawl-efficiency crawls (crawleff.py), eval, and the
+hand-written canonicalizers' row (handcanon.py, the ceiling).
 Everything listens on 127.0.0.1; the host names are pinned to it in sites.json ("resolve").
 """
 
@@ -35,7 +41,13 @@ GUNICORN_FORMAT = '%({host}i)s %(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)
 
 KINDS = {"trac": ("trac.quality.test", "Trac 1.6 (wiki, tickets, timeline, reports, queries, git browser) "
                                      "under gunicorn"),
-         "docs": ("docs.quality.test", "Sphinx documentation site under Apache httpd 2.4 (autoindex, MultiViews)")}
+         "docs": ("docs.quality.test", "Sphinx documentation site under Apache httpd 2.4 (autoindex, MultiViews)"),
+         "mediawiki": ("wiki.quality.test", "MediaWiki 1.39 (Debian package, SQLite) under Apache httpd 2.4 with "
+                                            "mod_php (short URLs /wiki/Title, /w/index.php)"),
+         "wordpress": ("wordpress.quality.test", "WordPress 6.1 (Debian package, its own MariaDB 10.11) under Apache "
+                                                 "httpd 2.4 with mod_php (pretty permalinks, Twenty Twenty-Three)")}
+APACHE_APPS = ("docs", "mediawiki", "wordpress")  #: served by our own /usr/sbin/apache2 -f site/apache/httpd.conf
+PHP_APPS = ("mediawiki", "wordpress")  #: Debian packages run with the project's Python driving them
 
 
 @dataclass
@@ -46,8 +58,11 @@ class Size:
     seconds: float
 
 
-SIZES = {"full": {"trac": Size(80, 200, 1000, 600), "docs": Size(250, 0, 2500, 600)},
-         "small": {"trac": Size(30, 20, 300, 60), "docs": Size(40, 0, 500, 60)}}
+SIZES = {"full": {"trac": Size(80, 200, 1000, 600), "docs": Size(250, 0, 2500, 600),
+                  "mediawiki": Size(200, 0, 2000, 420),
+                  "wordpress": Size(200, 0, 2000, 420)},
+         "small": {"trac": Size(30, 20, 300, 60), "docs": Size(40, 0, 500, 60), "mediawiki": Size(30, 0, 300, 90),
+                   "wordpress": Size(30, 0, 300, 90)}}
 
 
 def free_port() -> int:
@@ -104,8 +119,16 @@ class App:
     def access_log(self) -> Path:
         return self.out / "access.log"
 
+    @property
+    def apache_conf(self) -> Path:
+        return self.out / "site" / "apache" / "httpd.conf"
+
     def setup(self, steps: Path) -> None:
-        if self.name == "trac":
+        if self.name in PHP_APPS:
+            sh([sys.executable, str(HERE / f"{self.name}_site.py"), "setup", str(self.out / "site"), "--pages",
+                str(self.size.pages), "--port", str(self.port), "--host", self.host, "--log", str(self.access_log)],
+               steps)
+        elif self.name == "trac":
             sh([self.py, str(HERE / "trac_site.py"), "setup", str(self.out / "env"), str(self.out / "repo"),
                 "--pages", str(self.size.pages), "--tickets", str(self.size.tickets)], steps)
         else:
@@ -114,26 +137,41 @@ class App:
                 "--host", self.host, "--log", str(self.access_log)], steps)
 
     def edit(self, rnd: int, steps: Path) -> None:
-        if self.name == "trac":
+        """Round 1 and 2: between the traffic runs; round 3: after the logs, before validation."""
+        if self.name in PHP_APPS:
+            sh([sys.executable, str(HERE / f"{self.name}_site.py"), "edit", str(self.out / "site"), "--round", str(rnd)],
+               steps)
+        elif self.name == "trac":
             sh([self.py, str(HERE / "trac_site.py"), "edit", str(self.out / "env"), "--round", str(rnd)], steps)
         else:
             sh([self.py, str(HERE / "docs_site.py"), "edit", str(self.out / "site"), "--round", str(rnd)], steps)
 
+    def database(self, cmd: str) -> None:
+        """WordPress's own mysqld (db-start, db-stop): up before Apache, down after it."""
+        if self.name == "wordpress":
+            sh([sys.executable, str(HERE / "wordpress_site.py"), cmd, str(self.out / "site")])
+
     def start(self) -> None:
+        self.database("db-start")
         err = open(self.out / "server.err", "a")
         if self.name == "trac":
             cmd = [str(self.venv / "bin" / "gunicorn"), "-w", "2", "-b", f"127.0.0.1:{self.port}",
                    "--env", f"TRAC_ENV={self.out / 'env'}", "--access-logfile", str(self.access_log),
                    "--access-logformat", GUNICORN_FORMAT, "trac.web.main:dispatch_request"]
         else:
-            cmd = ["/usr/sbin/apache2", "-f", str(self.out / "site" / "apache" / "httpd.conf"), "-k", "start"]
+            cmd = ["/usr/sbin/apache2", "-f", str(self.apache_conf), "-k", "start"]
         self.proc = subprocess.Popen(cmd, cwd=self.out, stdout=err, stderr=err, start_new_session=True)
         wait_port(self.port, self.proc)
 
     def stop(self) -> None:
-        if self.name == "docs":
-            conf = self.out / "site" / "apache" / "httpd.conf"
-            subprocess.run(["/usr/sbin/apache2", "-f", str(conf), "-k", "stop"], capture_output=True)
+        if self.name in APACHE_APPS:
+            subprocess.run(["/usr/sbin/apache2", "-f", str(self.apache_conf), "-k", "stop"], capture_output=True)
+            pid = self.apache_conf.parent / "httpd.pid"
+            for _ in range(50):  # the next app may take the port: wait for the old server to go
+                if not pid.exists():
+                    break
+                time.sleep(0.2)
+            self.database("db-stop")
         elif self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -243,7 +281,39 @@ def by_type(truth: Path, rules: Path) -> dict:
     return out
 
 
-def run_app(app: App, learned: bool = False, small: bool = False) -> dict:
+def hand_row(name: str, truth: Path, scores: Path) -> None:
+    """The hand-written per-app canonicalizer (bench/quality/handcanon.py, the ceiling) scored on the
+    same truth by dustbuster.core.evaluate, as `dustbuster eval` scores a rule file (it takes only
+    rule files), appended to the eval document as the row kind "ceiling"."""
+    from dustbuster.cli.eval import load_truth
+    from dustbuster.core.evaluate import by_class, consistent, score
+
+    import handcanon  # bench/quality/handcanon.py
+
+    canon = handcanon.CANONICALIZERS.get(name)
+    if canon is None:
+        return
+    pages, _ = load_truth(str(truth))
+    memo: dict[str, str] = {}
+
+    def cached(u: str) -> str:
+        if u not in memo:
+            memo[u] = canon(u)
+        return memo[u]
+
+    overall = score(pages, cached, 5)
+    assert not consistent(overall), consistent(overall)
+    doc = json.loads(scores.read_text())
+    doc["results"].append({"name": "hand-written per-app canonicalizer (ceiling)", "kind": "ceiling",
+                           "overall": overall.to_json(),
+                           "classes": {k: v.to_json() for k, v in by_class(pages, cached, 1).items()}})
+    scores.write_text(json.dumps(doc, indent=1))
+
+
+CRAWL_BUDGET = {"full": 1500, "small": 200}  #: downloads per crawl of the crawl-efficiency stage
+
+
+def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = True) -> dict:
     if app.out.exists():
         shutil.rmtree(app.out)
     app.out.mkdir(parents=True)
@@ -259,6 +329,9 @@ def run_app(app: App, learned: bool = False, small: bool = False) -> dict:
         truth = app.out / "truth.jsonl"
         truth_s = dust("truth", str(logs["test"]), "--site", app.host, "--sites", str(sites), "-o", str(truth),
                        "-q", steps=steps)
+        # the logs are older than the site (as in production): it changes once more after the last log
+        # was written and the test log's truth taken, and before anything is validated against it
+        app.edit(len(RUNS), steps)
         cands = app.out / "candidates.json"
         mine_s = dust("mine", *learn, "--json", "-q", steps=steps, stdout=cands)
         top = app.out / f"candidates-top{TOP}.json"
@@ -275,11 +348,18 @@ def run_app(app: App, learned: bool = False, small: bool = False) -> dict:
             extra = {"learned": learned_stage(app, logs, sites, truth, rules, dust, steps, small)}
         else:
             extra = {}
+        if crawl:  # issue 28: crawls with no rules, our rules, the hand canonicalizer (bench/quality/crawleff.py)
+            from crawleff import crawl_efficiency
+
+            t1 = time.perf_counter()
+            extra["crawl"] = crawl_efficiency(app, rules, CRAWL_BUDGET["small" if small else "full"])
+            extra["crawl"]["seconds"] = round(time.perf_counter() - t1, 1)
     finally:
         app.stop()
     scores = app.out / "eval.json"
     sets = [str(top), str(rules), str(paper)]
     dust("eval", "--truth", str(truth), *sets, "--json", "-q", steps=steps, stdout=scores)
+    hand_row(app.name, truth, scores)
     dust("eval", "--truth", str(truth), *sets, "--html", str(app.out / "report.html"), "-q",
          steps=steps, stdout=app.out / "eval.txt")
     lines = {run: sum(1 for _ in open(p, "rb")) for run, p in logs.items()}
@@ -311,6 +391,13 @@ def report_only(out: Path, small: bool) -> int:
         if p.exists():
             res = json.loads(p.read_text())
             res["left"] = leftovers(out / name / "truth.jsonl", out / name / "rules.json")
+            scores = out / name / "eval.json"  # the ceiling scored again: handcanon.py as it is now
+            doc = json.loads(scores.read_text())
+            doc["results"] = [r for r in doc["results"] if r.get("kind") != "ceiling"]
+            scores.write_text(json.dumps(doc, indent=1))
+            hand_row(name, out / name / "truth.jsonl", scores)
+            res["eval"] = json.loads(scores.read_text())
+            (out / name / "result.json").write_text(json.dumps(res, indent=1))
             results.append(res)
     if not results:
         raise SystemExit(f"no results in {out}: run the harness first")
@@ -321,18 +408,22 @@ def report_only(out: Path, small: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--apps", default="docs,trac", help="comma-separated: docs, trac (default both)")
+    ap.add_argument("--apps", default="docs,trac,mediawiki,wordpress",
+                    help="comma-separated: docs, trac, mediawiki, wordpress (default all four)")
     ap.add_argument("--small", action="store_true", help="the CI size: a few hundred URLs, a minute or two")
     ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "quality"), help="work folder (default %(default)s)")
     ap.add_argument("--venv", default=str(ROOT / "var" / "quality" / "venv"), help="the apps' virtualenv")
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/quality.md")
     ap.add_argument("--no-learned", action="store_true",
                     help="leave out the learned canonizer's stage (issue 15; it needs the [learned] extra)")
+    ap.add_argument("--no-crawls", action="store_true",
+                    help="leave out the crawl-efficiency stage (three Scrapy crawls per app, issue 28)")
     ap.add_argument("--report-only", action="store_true",
-                    help="run nothing: write docs/quality.md again from the last results in --out")
+                    help="run nothing: write docs/quality.md again from the last results in --out (the "
+                         "hand-written canonicalizers' row scored again)")
     a = ap.parse_args(argv)
     out, venv = Path(a.out).resolve(), Path(a.venv).resolve()
-    if not (venv / "bin" / "gunicorn").exists():
+    if set(a.apps.split(",")) - set(PHP_APPS) and not (venv / "bin" / "gunicorn").exists():
         raise SystemExit(f"no apps' virtualenv at {venv}: run bash bench/quality/install.sh first")
     sizes = SIZES["small" if a.small else "full"]
     if a.report_only:
@@ -344,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         print(f"{name}: {kind} ...", file=sys.stderr, flush=True)
         res = run_app(App(name, host, kind, out / name, venv, sizes[name]), learned=not a.no_learned and has_jax(),
-                      small=a.small)
+                      small=a.small, crawl=not a.no_crawls)
         (out / name / "result.json").write_text(json.dumps(res, indent=1))
         results.append(res)
         print(f"{name}: done in {time.perf_counter() - t0:.0f}s; {out / name / 'eval.txt'}", file=sys.stderr)
