@@ -85,7 +85,11 @@ def main() -> int:
     ap.add_argument("--new", type=int, default=1000, help="new URLs before each window (default 1000)")
     ap.add_argument("--windows", type=int, default=3, help="windows after the cold one (default 3)")
     ap.add_argument("--check", action="store_true", help="compare each window's candidates with mine's (untimed)")
+    ap.add_argument("--small", action="store_true", help="3,000 URLs, 200 new, one window, checked: CI's check that it runs")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "bench_window.json", help="the JSON results")
     a = ap.parse_args()
+    if a.small:
+        a.urls, a.new, a.windows, a.check = 3000, 200, 1, True
     out: dict = {"urls": a.urls, "new": a.new, "when": time.strftime("%Y-%m-%d %H:%M"), "windows": []}
     with tempfile.TemporaryDirectory(prefix="dust-window-") as tmp:
         state = PartitionState(Path(tmp), 0, DustParams(), max_urls_per_site=a.urls)
@@ -101,8 +105,8 @@ def main() -> int:
             print(json.dumps(out["windows"][-1]), file=sys.stderr)
         state.close()
     print(json.dumps(out, indent=1))
-    (ROOT / "bench" / "out").mkdir(parents=True, exist_ok=True)
-    (ROOT / "bench" / "out" / "bench_window.json").write_text(json.dumps(out, indent=1))
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(out, indent=1))
     return 0
 
 

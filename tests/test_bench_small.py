@@ -23,6 +23,7 @@ SMALL = {
     "bench_learned.py": (["--small"], True, ["jax"]),
     "bench_mine.py": (["--small"], True, []),
     "bench_parse.py": (["--small"], True, []),
+    "bench_window.py": (["--small"], True, []),
     "trust_sim.py": (["--small"], True, []),
     "genlog.py": (["--lines", "50"], False, []),
 }
