@@ -16,9 +16,12 @@ Beyond the paper (ours, issue 23; docs/validation.md "Soft errors"):
   (:func:`dustbuster.core.identity.word_sketch`: word 3-grams, digits masked — an error page
   templated with the URL's values keeps most of them) and its content sketch.
 * **Accepted** only when it cannot be a real page: the path probe always; a scope's value probes
-  when two probes made from two different URLs of the scope answer alike (:func:`alike`); made
-  from one URL only, when the answer differs from that URL's own page (a parameter the page
-  ignores would otherwise make the page its own error signature).
+  when the probes made from the scope's URLs (one or two) answer alike (:func:`alike`) and differ
+  from the first URL's own page.  When they show that page, one more fetch tells why: the URL
+  without its id-like values (:func:`value_dropped`) showing the same page means the site ignores
+  the parameter (a session id: no signature, its URLs stay pages); another page means the
+  logged URL itself now answers with the error page (a purged revision: the probes' answer is
+  the signature).
 * **Match** (:func:`is_soft_error`): a page whose content sketch is similar to a signature's
   (the thesis' 4 of 4), or whose normalised title equals a signature's non-empty title and whose
   masked word 3-grams resemble at least :data:`WORDS_THRESHOLD`.
@@ -75,6 +78,17 @@ def value_probe(url: str, rnd: random.Random) -> str | None:
     return f"{head}{path}?{urlencode(out)}" if changed else None
 
 
+def value_dropped(url: str) -> str | None:
+    """``url`` without its id-like parameters (the page a parameter the site ignores would show);
+    None when the URL has no such value."""
+    head, path, tail = split_url(url)
+    pairs = parse_qsl(tail[1:], keep_blank_values=True)
+    kept = [(k, v) for k, v in pairs if not is_id_value(v)]
+    if len(kept) == len(pairs):
+        return None
+    return f"{head}{path}?{urlencode(kept)}" if kept else f"{head}{path}"
+
+
 @dataclass(frozen=True)
 class ErrorSignature:
     title: str  #: normalised
@@ -107,16 +121,21 @@ def is_soft_error(ident: PageIdentity | None, signatures: list[ErrorSignature], 
     return False
 
 
-def accept_scope_probes(sources: list[PageIdentity], probes: list[PageIdentity]) -> ErrorSignature | None:
-    """The scope's error signature from its value probes (module docstring), or None."""
-    if not probes:
+def accept_scope_probes(sources: list[PageIdentity], probes: list[PageIdentity],
+                        dropped: PageIdentity | None = None) -> ErrorSignature | None:
+    """The scope's error signature from its value probes (module docstring), or None.  ``dropped``:
+    the page of the first source without its id-like values, fetched when a probe shows that
+    source's own page (an ignored parameter, or a source that is itself an error page?)."""
+    if not probes or (len(probes) >= 2 and not alike(probes[0], probes[1])):
         return None
-    if len(probes) >= 2:
-        return ErrorSignature.of(probes[0]) if alike(probes[0], probes[1]) else None
     if sources and alike(probes[0], sources[0]):
-        return None  # the page ignores the values: its own page, not an error
+        if dropped is not None and alike(dropped, sources[0]):
+            return None  # the page ignores the values (a session id): its own page, not an error
+        if dropped is None and len(probes) < 2:
+            return None  # one probe, nothing to tell them apart: no signature, as before
+        # without the values the page is another (or two probes agree): the URL itself shows the error page
     return ErrorSignature.of(probes[0])
 
 
 __all__ = ["ErrorSignature", "MAX_SCOPE_PROBES", "PROBE_PREFIX", "WORDS_THRESHOLD", "accept_scope_probes", "alike",
-           "is_id_value", "is_soft_error", "path_probe", "scope_key", "value_probe"]
+           "is_id_value", "is_soft_error", "path_probe", "scope_key", "value_dropped", "value_probe"]

@@ -13,8 +13,8 @@ import random
 from typing import Awaitable, Callable, Sequence
 
 from dustbuster.core.identity import PageIdentity
-from dustbuster.core.softerror import (MAX_SCOPE_PROBES, ErrorSignature, accept_scope_probes, is_soft_error,
-                                       path_probe, scope_key, value_probe)
+from dustbuster.core.softerror import (MAX_SCOPE_PROBES, ErrorSignature, accept_scope_probes, alike,
+                                       is_soft_error, path_probe, scope_key, value_dropped, value_probe)
 from dustbuster.core.validate import Fetched
 
 log = logging.getLogger(__name__)
@@ -93,7 +93,7 @@ class SoftErrorAware:
 
     async def _scope_signature(self, origin: str, key: str, url: str, got: Fetched) -> ErrorSignature | None:
         sources = list(dict.fromkeys([url] + self._sources.get(key, [])))[:2]
-        if value_probe(url, self.rnd) is None or self._scope_probes + len(sources) > MAX_SCOPE_PROBES:
+        if value_probe(url, self.rnd) is None or self._scope_probes + len(sources) + 1 > MAX_SCOPE_PROBES:
             return None
         self._scope_probes += len(sources)
         probes = []
@@ -102,7 +102,11 @@ class SoftErrorAware:
             if p.ok and p.identity is not None:
                 probes.append(p.identity)
         idents = [got.identity] if got.identity is not None else []
-        sig = accept_scope_probes(idents, probes[:2]) if len(sources) == len(probes) else None
+        dropped = None
+        if idents and probes and alike(probes[0], idents[0]) and value_dropped(url):
+            bare = await self._probe(value_dropped(url))  # an ignored parameter, or is the URL itself an error?
+            dropped = bare.identity if bare.ok else None
+        sig = accept_scope_probes(idents, probes[:2], dropped) if len(sources) == len(probes) else None
         if sig is not None:
             self.signatures_found += 1
             log.debug("soft-error signature for %s: title %r", key, sig.title)

@@ -13,7 +13,7 @@ from dustbuster.core.identity import (PageIdentity, link_header_canonical, norma
 from dustbuster.core.paramstrata import ParamStrata, changed_pages, changed_params, revision_like
 from dustbuster.core.sketch import sketch
 from dustbuster.core.softerror import (ErrorSignature, accept_scope_probes, is_id_value, is_soft_error, scope_key,
-                                       value_probe)
+                                       value_dropped, value_probe)
 from dustbuster.core.validate import Fetched
 
 MEDIAWIKI = b"""<!DOCTYPE html>
@@ -112,6 +112,27 @@ def test_soft_error_signature_of_templated_error_pages():
     # two probes from two sources that differ: no signature
     assert accept_scope_probes([], [page, real]) is None
     assert not is_soft_error(page, [ErrorSignature("", None, None)])
+
+
+def test_an_ignored_session_id_is_no_error_signature_but_purged_revisions_are():
+    """Probes (random values) showing the logged URL's own page: the URL without the value tells
+    why (review of issue 23: `remove sid=*` had ended undecided, its URLs read as soft errors).
+    The same page without it: an ignored parameter, no signature.  Another page: the logged URL is
+    itself the error page (a purged revision), the probes' answer is the signature."""
+    words = " ".join(f"word{i} text" for i in range(60))
+    forum = [_page(f"http://h/forum?sid={v}", "forum", words).identity for v in ("a1b2c3d4", "ffee1234")]
+    probes = [_page(f"http://h/forum?sid={v}", "forum", words).identity for v in ("90817263", "5546372819")]
+    bare = _page("http://h/forum", "forum", words).identity
+    assert accept_scope_probes(forum, probes, bare) is None
+    assert value_dropped("http://h/forum?sid=a1b2c3d4&x=top") == "http://h/forum?x=top"
+    assert value_dropped("http://h/forum?x=top") is None
+
+    def err(r, n):
+        return _page(f"http://h/wiki?title=story_{n}&oldid={r}", "Error", ERROR.format(r=r, n=n)).identity
+
+    current = _page("http://h/wiki?title=story_3", "story 3", words).identity
+    sig = accept_scope_probes([err(50031, 3)], [err(123456789012, 3), err(987654321098, 9)], current)
+    assert sig is not None and sig.title == "error"
 
 
 def test_probe_urls():
