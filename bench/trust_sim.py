@@ -19,6 +19,8 @@ WIKI = "--wiki" in argv
 SMALL = "--small" in argv
 OUT = pathlib.Path(__file__).resolve().parent / "out" / "trust_sim.json"
 if "--out" in argv:
+    if argv.index("--out") + 1 >= len(argv):
+        sys.exit("trust_sim.py: --out needs a file")
     OUT = pathlib.Path(argv[argv.index("--out") + 1])
     del argv[argv.index("--out"):argv.index("--out") + 2]
 argv = [x for x in argv if x not in ("--small", "--traps", "--wiki")]
@@ -39,7 +41,7 @@ WINDOWS = tuple(int(x) for x in (argv[1] if len(argv) > 1 else "300,600" if SMAL
 
 
 async def go():
-    sim = SimSite(traps=TRAPS, **({"wiki": True} if WIKI else {}))
+    sim = SimSite(**({"traps": True} if TRAPS else {}), **({"wiki": True} if WIKI else {}))
     runner, port = await start(sim)
     tmp = pathlib.Path(tempfile.mkdtemp())
     conf = tmp / "sites.json"

@@ -48,6 +48,8 @@ def read_urllist_bulk(sources: Iterable[str | Path], fmt: str = "auto", site: st
         finally:
             if fh is not sys.stdin.buffer:
                 fh.close()
+    for url in [u for u in ul.listed if u in ul.infos]:  # the blocks write infos directly: a logged URL is
+        del ul.listed[url]                                # no longer only listed (URLList.add does this)
     return ul
 
 

@@ -58,6 +58,19 @@ def test_read_urllist_lists_a_url_file_apart(tmp_path):
     assert len(ul) == 0 and list(ul.listed) == ["http://w.org/a?x=1", "http://w.org/a?x=2"]
 
 
+@pytest.mark.parametrize("bulk", [True, False])
+def test_a_url_list_then_a_log_of_the_same_urls_lists_them_once(tmp_path, bulk):
+    """The bulk reader writes the log's URLs in blocks: a URL the list named first is then no
+    longer only listed, as URLList.add makes it on the line loop (review finding)."""
+    ul0, _ = read_urllist([LOG], "common", "twiki.test", bulk=False)
+    f = tmp_path / "frontier.txt"
+    f.write_text("\n".join([*list(ul0)[:5], "http://twiki.test/only-listed"]) + "\n", encoding="utf-8")
+    ul, _ = read_urllist([f, LOG], "auto", "twiki.test", bulk=bulk)
+    assert list(ul.listed) == ["http://twiki.test/only-listed"]
+    tests = ul.test_urls()
+    assert len(tests) == len(set(tests)) == len(ul0) + 1
+
+
 def _frontier(tmp_path):
     ul, _ = read_urllist([LOG], "common", "twiki.test")
     urls = [u.replace("?rev=", "?rev=9") for u in ul] + [u + "&sid=1" if "?" in u else u + "?sid=1" for u in ul]
