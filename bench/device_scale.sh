@@ -18,7 +18,7 @@ export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 export DUST_BROKER_JVM="-Xms1g -Xmx4g -XX:+UseParallelGC -Djava.awt.headless=true" DUST_BROKER_THREADS=8
 say "ready: $(nproc) cpus, $(python3 --version), $(java -version 2>&1 | head -1)"
 python3 -c 'import dustbuster.stream.app, dustbuster.agents.context, aiokafka, faust, rocksdict; print("imports ok")' || exit 1
-timeout ${SCALE_S:-400} python3 bench/bench_scale.py --sites ${SITES:-16} --lines ${LINES:-40000} --workers ${WORKERS:-1,2,4,8} \
+timeout ${SCALE_S:-400} python3 bench/bench_scale.py --sites ${SITES:-16} --lines ${LINES:-60000} --workers ${WORKERS:-1,2,4,8} \
   --repeat ${REPEAT:-1} --window auto --producers ${PRODUCERS:-8} 2>&1 | tee "$OUT/scale.txt" | grep -E '^\{"workers|Error|error' 
 cp bench/out/bench_scale.json "$OUT/" 2>/dev/null
 say "scale done"

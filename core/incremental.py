@@ -209,6 +209,16 @@ class SiteSupports:
             self._backlog = {}
         return self._list
 
+    @property
+    def kept_urls(self) -> int:
+        """URLs of the list :meth:`current_urllist` keeps in memory (0 when none is kept)."""
+        return len(self._list) if self._list is not None else 0
+
+    def forget_list(self) -> None:
+        """Drop the kept list (the partition's memory budget, state/partitions.py): the next
+        :meth:`current_urllist` reads the store again."""
+        self._list, self._backlog = None, {}
+
     def table(self, urllist: URLList | None = None) -> SupportTable:
         """Figure 1's supports of the committed URL list (``urllist`` when the caller has it)."""
         return count_supports(self.urllist() if urllist is None else urllist, self.params)

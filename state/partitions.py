@@ -51,6 +51,10 @@ REBUILD_LOG_EVERY = 10_000  #: a rebuild logs its progress every this many URLs
 REBUILD_COMMIT_EVERY = 20_000
 #: decoded URL records kept in memory per partition (a known URL's line then needs no read)
 CACHED_RECORDS = 100_000
+#: URLs of the sites' URL lists kept in memory between windows (SiteSupports.current_urllist), all
+#: sites of the partition together: beyond it the lists of the sites windowed longest ago are dropped
+#: (read from the store again at their next window), so memory does not grow with the sites
+KEPT_URLS = 250_000
 #: the layout of a partition's store: 2 = URL records only (issue 13); a store without it is older
 STATE_FORMAT = b"2"
 FORMAT_KEY = b"meta:format"
@@ -90,6 +94,7 @@ class PartitionState:
         self.max_urls_per_site = max_urls_per_site
         self.kv = _open_current(Path(root) / partition_dir(partition), partition)
         self._sites: dict[str, SiteSupports] = {}
+        self._kept: dict[str, None] = {}  #: sites whose URL list is kept, windowed longest ago first
         self._capped: set[str] = set()  # sites whose cap was logged (once per site and process)
         #: the last window's result per site, with the generation it was mined from (the site
         #: objects are replaced only by a rebuild, which empties this too)
@@ -208,6 +213,7 @@ class PartitionState:
         wipe(path)
         self.kv = _open_current(path, self.partition)
         self._sites.clear()
+        self._kept.clear()
         self._mined.clear()
         self._records.clear()
         self._staged = None
@@ -240,6 +246,19 @@ class PartitionState:
         n = len(b"meta:dirty:")
         return [(k[n:].decode(), v) for k, v in self.kv.scan(b"meta:dirty:")]
 
+    def _keep_within_budget(self, site: str) -> None:
+        """The kept URL lists within :data:`KEPT_URLS`: ``site`` just windowed goes last in the
+        order, the lists of the sites windowed longest ago are dropped first (never ``site``'s)."""
+        self._kept.pop(site, None)
+        self._kept[site] = None
+        total = sum(self._sites[s].kept_urls for s in self._kept)
+        for old in list(self._kept):
+            if total <= KEPT_URLS or old == site:
+                break
+            total -= self._sites[old].kept_urls
+            self._sites[old].forget_list()
+            del self._kept[old]
+
     def window(self, site: str) -> MineResult:
         """Phases 1 to 3 on the site's current URL list and the candidates' unsafe flags: the code
         of ``dustbuster mine``.  When no URL was added and no evidence changed since the last window
@@ -247,6 +266,7 @@ class PartitionState:
         sup = self.site(site)
         t0 = time.perf_counter()
         ul = sup.current_urllist()
+        self._keep_within_budget(site)
         t_list = time.perf_counter() - t0
         last = self._mined.get(site)
         if last is not None and last[0] == sup.generation:

@@ -90,3 +90,24 @@ def test_a_long_backlog_drops_the_kept_list(tmp_path):
     assert state.site(SITE)._list is None
     check(state, feed.records)
     state.close()
+
+
+def test_kept_url_lists_stay_within_the_partition_budget(tmp_path, monkeypatch):
+    """The sites' kept URL lists (current_urllist) are bounded per partition: beyond KEPT_URLS the
+    lists of the sites windowed longest ago are dropped, never the one just windowed, and a dropped
+    list is read from the store again with the same candidates (review finding: memory had grown with
+    every site of the partition)."""
+    from dustbuster.state import partitions
+
+    monkeypatch.setattr(partitions, "KEPT_URLS", 1)
+    state = PartitionState(tmp_path / "s", 0, DustParams())
+    lines = list(generate(600, seed=5))
+    for offset, name in enumerate(("a.example", "b.example")):
+        res = parse_lines(lines, name)
+        state.commit(state.stage_group("raw", [Message(offset, name, res.records, res.counts)]))
+    first = candidates(state.window("a.example"))
+    state.window("b.example")
+    assert state.site("b.example").kept_urls > 0 and state.site("a.example").kept_urls == 0
+    assert list(state._kept) == ["b.example"]
+    state.site("a.example").generation += 1  # not the reused result: mined again from the store
+    assert candidates(state.window("a.example")) == first and list(state._kept) == ["a.example"]
