@@ -240,8 +240,7 @@ class Fetcher:
                 chain.append(str(u))
                 u = nxt
                 continue
-            sk = sketch(body, extra)
-            ident = page_identity(url, str(u), chain, status, body, extra, link, sk)
+            sk, ident = await _identify(url, str(u), chain, status, body, extra, link)
             if status >= 400:
                 return Fetched(False, status=status, reason=f"status_{status}", redirected=hop > 0, identity=ident)
             return Fetched(True, sk, status, redirected=hop > 0, identity=ident)
@@ -288,3 +287,18 @@ class Fetcher:
             await asyncio.sleep(delay)
             delay *= 2
         raise Refused("connection_failed")
+
+
+#: bodies at least this long are sketched and parsed off the event loop (a thread)
+OFF_LOOP_BODY = 32 * 1024
+
+
+async def _identify(url: str, final: str, chain: list[str], status: int, body: bytes, content_type: str,
+                    link: str) -> tuple:
+    """The page's sketch and identity (core/identity.py); a large body is parsed in a thread, so the
+    HTML parser and the shingling never hold the event loop for long (issue 23 review)."""
+    def work() -> tuple:
+        sk = sketch(body, content_type)
+        return sk, page_identity(url, final, chain, status, body, content_type, link, sk)
+
+    return await asyncio.to_thread(work) if len(body) >= OFF_LOOP_BODY else work()

@@ -63,8 +63,14 @@ def app(hits: Counter) -> web.Application:
         hits[req.path] += 1
         return web.Response(status=404)
 
+    async def long_page(req):
+        words = " ".join(f"word{i}" for i in range(12_000))
+        return web.Response(text=f"<html><head><title>A long page</title><link rel=canonical href=/page></head>"
+                                 f"<body><p>{words}</p></body></html>", content_type="text/html")
+
     a = web.Application()
     a.router.add_get("/page", page)
+    a.router.add_get("/long", long_page)
     a.router.add_get("/private/x", page)
     a.router.add_get("/robots.txt", robots)
     a.router.add_get("/in", redirect_in)
@@ -174,3 +180,24 @@ def test_site_down_mid_round_fails_fast():
     got, dt, counts = run(go())
     assert got[:3] == ["connection_failed"] * 3 and set(got[3:]) == {"site_down"}
     assert counts == {"connection_failed": 3, "site_down": 47}
+
+
+def test_a_long_page_is_identified_off_the_event_loop():
+    """A body of at least OFF_LOOP_BODY bytes is sketched and parsed in a thread (the review of
+    issue 23: the HTML parser over up to max_bytes held the loop); the identity is the same."""
+    from dustbuster.fetch.client import OFF_LOOP_BODY
+
+    async def go():
+        runner, port = await serve(Counter())
+        base = f"http://site.test:{port}"
+        policy = FetchPolicy(origins=frozenset({base}), allow_private=True, resolve={"site.test": "127.0.0.1"},
+                             robots=False, max_bytes=400_000, timeout_s=5, retries=0, rate_per_s=1000)
+        async with Fetcher(policy) as f:
+            got = await f.fetch(base + "/long")
+        await runner.cleanup()
+        return got
+
+    got = run(go())
+    assert got.ok and got.identity is not None and OFF_LOOP_BODY < 100_000
+    assert got.identity.title == "A long page" and got.identity.canonical.endswith("/page")
+    assert got.sketch is not None and got.sketch.words > 10_000
