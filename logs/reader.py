@@ -346,6 +346,11 @@ def _unusable(line: str, max_line_bytes: int) -> tuple[str, str, str] | None:
     return None
 
 
+#: the reject reason of a raw-topic batch that is a URL list (no log lines; issue 28 item 5 reads
+#: URL lists in the batch commands only)
+URL_LIST_NOT_STREAMED = "url_list_not_streamed"
+
+
 def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "http", limits: Limits | None = None,
                 max_line_bytes: int = MAX_LINE_CHARS, header: str = "", bulk: bool = False) -> BatchResult:
     """Parse one batch of a site's lines (the streaming ingest): records for status < 400,
@@ -364,7 +369,8 @@ def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "h
     def reject(lineno: int, reason: str, detail: str, line: str) -> None:
         rejects.append((reason, detail, line))
 
-    if chosen == "urls":  # a URL list is no log: never sizeless log records (Figure 1); see `mine --urls`
+    url_list = chosen == "urls"
+    if url_list:  # a URL list is no log: never sizeless log records (Figure 1); see `mine --urls`
         chosen = None
     records = None
     if bulk and chosen is not None:
@@ -374,6 +380,10 @@ def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "h
     if records is None:
         records = [(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
                    for rec in parse_each(lines, chosen, ctx, stats, reject, max_line_chars=max_line_bytes)]
+    if url_list:  # say why, rather than "no known log format matches" for a format the sender named
+        rejects = [(URL_LIST_NOT_STREAMED if r == "unknown_format" else r,
+                    "a URL list is not taken on the raw topic: `dustbuster mine --urls` reads one" if r == "unknown_format"
+                    else d, line) for r, d, line in rejects]
     counts = {"lines": stats.lines, "records": stats.records, "dropped_status": stats.dropped_status,
               "skipped": sum(stats.skipped.values()) + stats.blank, "rejected": sum(stats.rejected.values())}
     return BatchResult(records, rejects, counts, chosen)
