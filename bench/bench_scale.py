@@ -70,6 +70,19 @@ def produce(env: dict, files: dict[str, Path], processes: int) -> float:
     return time.perf_counter() - t0
 
 
+def prefill_topic(env: dict, files: dict[str, Path], processes: int) -> float:
+    """``--prefill``: the service's topics created (their partitions, as a worker would make them),
+    then every site's log produced before any worker starts, so the producers share no core with the
+    workers; seconds taken by the producing."""
+    import asyncio
+
+    from dustbuster.stream.admin import ensure_topics
+    from dustbuster.stream.settings import Settings
+
+    asyncio.run(ensure_topics(Settings.from_env(env)))
+    return produce(env, files, processes)
+
+
 def expected_urls(files: dict[str, Path]) -> dict[str, int]:
     """Each site's unique URLs as ``dustbuster mine`` reads its log."""
     from dustbuster.logs.reader import read_urllist
@@ -78,13 +91,16 @@ def expected_urls(files: dict[str, Path]) -> dict[str, int]:
 
 
 def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: int, window: float,
-        producers: int = 1, parse_processes: int = 0) -> dict:
+        producers: int = 1, parse_processes: int = 0, prefill: bool = False) -> dict:
     env = stream_env(bootstrap, window=window, partitions=len(files)) | {"DUST_PARSE_PROCESSES": str(parse_processes)}
     tag = env["DUST_TOPIC_PREFIX"]  # fresh topics, and fresh data directories with them
+    if prefill:  # the topics made with their partitions, every line on the raw topic before any worker
+        produce_s = prefill_topic(env, files, producers)
     ws = [Worker(env, tmp / f"{tag}w{i}", tmp / f"{tag}w{i}.log").start() for i in range(workers)]
     try:
-        time.sleep(JOIN_S)
-        produce_s = produce(env, files, producers)
+        if not prefill:
+            time.sleep(JOIN_S)
+            produce_s = produce(env, files, producers)
         got = latest_candidates(env, {s: lines for s in files}, timeout=900, workers=ws)
         stats = {site: d["stats"] for site, d in got.items()}
     finally:
@@ -157,6 +173,10 @@ def main() -> int:
                          "caps the rate)")
     ap.add_argument("--small", action="store_true", help="a few hundred lines, one run: CI's check that it runs")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "bench_scale.json", help="the JSON results")
+    ap.add_argument("--prefill", action="store_true",
+                    help="fill the raw topic before the workers start (the producers then share no core with "
+                         "them); give the broker DUST_BROKER_REBALANCE_DELAY_MS so the workers, started together, "
+                         "get one balanced first assignment")
     ap.add_argument("--parse-processes", type=int, default=0,
                     help="parser processes per worker (DUST_PARSE_PROCESSES; default 0: parse inline)")
     a = ap.parse_args()
@@ -171,14 +191,15 @@ def main() -> int:
         p.write_text("\n".join(generate(a.lines, seed=200 + k)) + "\n")
         files[name] = p
     out = {"when": time.strftime("%Y-%m-%d %H:%M"), "cpus": os.cpu_count(), "sites": a.sites, "lines_per_site": a.lines,
-           "window": a.window, "producers": a.producers, "parse_processes": a.parse_processes, "runs": []}
+           "window": a.window, "producers": a.producers, "parse_processes": a.parse_processes, "prefill": a.prefill,
+           "runs": []}
     counts = [int(x) for x in a.workers.split(",")]
     first: dict = {}
     with kafka_bootstrap() as bootstrap:
         for _ in range(a.repeat):
             for n in counts:
                 window = window_for(a.window, n, first)
-                row = run(bootstrap, tmp, files, a.lines, n, window, a.producers, a.parse_processes)
+                row = run(bootstrap, tmp, files, a.lines, n, window, a.producers, a.parse_processes, a.prefill)
                 row["window_s"] = window
                 first = first or {"workers": n, "span_s": row["span_s"], "produce_s": row["produce_s"]}
                 out["runs"].append(row)

@@ -16,10 +16,13 @@ python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .
 for d in core logs fetch state stream agents sim learned; do ln -sfn ../$d dustbuster/$d; done  # the package-dir map, uninstalled
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 export DUST_BROKER_JVM="-Xms1g -Xmx4g -XX:+UseParallelGC -Djava.awt.headless=true" DUST_BROKER_THREADS=8
+# PREFILL=1: the raw topic filled before the workers start (the 8-worker point of 2026-11-26 measured
+# the producers); the group's first assignment then waits 5 s for every worker to join
+[ -n "${PREFILL:-}" ] && export DUST_BROKER_REBALANCE_DELAY_MS=5000
 say "ready: $(nproc) cpus, $(python3 --version), $(java -version 2>&1 | head -1)"
 python3 -c 'import dustbuster.stream.app, dustbuster.agents.context, aiokafka, faust, rocksdict; print("imports ok")' || exit 1
 timeout ${SCALE_S:-400} python3 bench/bench_scale.py --sites ${SITES:-16} --lines ${LINES:-60000} --workers ${WORKERS:-1,2,4,8} \
-  --repeat ${REPEAT:-1} --window auto --producers ${PRODUCERS:-8} 2>&1 | tee "$OUT/scale.txt" | grep -E '^\{"workers|Error|error' 
+  --repeat ${REPEAT:-1} --window auto --producers ${PRODUCERS:-8} ${PREFILL:+--prefill} 2>&1 | tee "$OUT/scale.txt" | grep -E '^\{"workers|Error|error' 
 cp bench/out/bench_scale.json "$OUT/" 2>/dev/null
 say "scale done"
 if [ -n "${STREAM_ARGS:-}" ]; then

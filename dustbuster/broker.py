@@ -60,7 +60,7 @@ transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
-group.initial.rebalance.delay.ms=0
+group.initial.rebalance.delay.ms={rebalance_delay_ms}
 offsets.topic.num.partitions={offsets_partitions}
 transaction.state.log.num.partitions=1
 num.partitions=1
@@ -92,6 +92,20 @@ def broker_threads() -> int:
         raise StreamError(f"DUST_BROKER_THREADS must be a whole number, not {raw!r}") from None
     if not 1 <= n <= 64:
         raise StreamError(f"DUST_BROKER_THREADS must be between 1 and 64, not {n}")
+    return n
+
+
+def rebalance_delay_ms() -> int:
+    """How long a new consumer group waits for more members before its first assignment: 0 (tests
+    and the demo want the group at once), or ``DUST_BROKER_REBALANCE_DELAY_MS`` (0..60000) for a
+    benchmark whose workers start together on a filled topic (one balanced first assignment)."""
+    raw = os.environ.get("DUST_BROKER_REBALANCE_DELAY_MS", "0")
+    try:
+        n = int(raw)
+    except ValueError:
+        raise StreamError(f"DUST_BROKER_REBALANCE_DELAY_MS must be a whole number, not {raw!r}") from None
+    if not 0 <= n <= 60_000:
+        raise StreamError(f"DUST_BROKER_REBALANCE_DELAY_MS must be between 0 and 60000, not {n}")
     return n
 
 
@@ -158,7 +172,7 @@ class LocalKafka:
         logcfg = self.data_dir / "log4j2.properties"
         props.write_text(PROPERTIES.format(bport=self.bport, cport=self.cport, data=self.data_dir / "kraft",
                                            offsets_partitions=self.offsets_partitions,
-                                           threads=broker_threads()))
+                                           threads=broker_threads(), rebalance_delay_ms=rebalance_delay_ms()))
         logcfg.write_text(LOG4J2)
         return props, logcfg
 

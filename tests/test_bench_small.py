@@ -61,3 +61,14 @@ def test_streaming_bench_runs_small(script, kafka, tmp_path):
     r = run_bench(script, KAFKA[script] + ["--out", str(out)], env={"DUST_KAFKA_BOOTSTRAP": kafka})
     assert r.returncode == 0, r.stderr[-3000:]
     assert json.loads(out.read_text())
+
+
+def test_scale_bench_runs_small_on_a_prefilled_topic(kafka, tmp_path):
+    """bench_scale's --prefill (the mode for the next many-core run: the producers share no core with
+    the workers) at a small size: every site's URLs counted as mine counts them.  (Which worker ends with
+    which site depends on when each joined: not asserted.)"""
+    out = tmp_path / "out.json"
+    r = run_bench("bench_scale.py", ["--small", "--prefill", "--out", str(out)], env={"DUST_KAFKA_BOOTSTRAP": kafka})
+    assert r.returncode == 0, r.stderr[-3000:]
+    row = json.loads(out.read_text())["runs"][0]
+    assert row["urls_equal_to_mine"] and sum(row["sites_per_worker"]) == 2

@@ -32,7 +32,8 @@ def test_round_trip(kafka):
 
 def test_broker_options_default_small_and_overridable(monkeypatch):
     """A laptop/CI broker is small by default; a many-core benchmark replaces the JVM options and
-    thread counts through DUST_BROKER_JVM / DUST_BROKER_THREADS, and a bad count is a clear error."""
+    thread counts through DUST_BROKER_JVM / DUST_BROKER_THREADS (and the first assignment's delay through
+    DUST_BROKER_REBALANCE_DELAY_MS), and a bad count is a clear error."""
     import pytest
 
     from dustbuster import broker
@@ -48,3 +49,11 @@ def test_broker_options_default_small_and_overridable(monkeypatch):
         monkeypatch.setenv("DUST_BROKER_THREADS", bad)
         with pytest.raises(StreamError, match="DUST_BROKER_THREADS"):
             broker.broker_threads()
+    monkeypatch.delenv("DUST_BROKER_REBALANCE_DELAY_MS", raising=False)
+    assert broker.rebalance_delay_ms() == 0
+    monkeypatch.setenv("DUST_BROKER_REBALANCE_DELAY_MS", "5000")
+    assert broker.rebalance_delay_ms() == 5000
+    for bad in ("soon", "-1", "60001"):
+        monkeypatch.setenv("DUST_BROKER_REBALANCE_DELAY_MS", bad)
+        with pytest.raises(StreamError, match="DUST_BROKER_REBALANCE_DELAY_MS"):
+            broker.rebalance_delay_ms()
