@@ -23,6 +23,11 @@ import pytest
 
 from tests.conftest import ROOT
 
+#: `make test-all` (not `make test` / CI): Debian's PHP, MediaWiki, WordPress and MariaDB packages
+#: and a few minutes of a real wiki would take .ci/run past its ~20 minutes; the Sphinx small run
+#: (tests/test_quality_small.py) keeps the harness in CI
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def run():
