@@ -12,7 +12,7 @@ say() { echo "[$(( $(date +%s) - T0 ))s] $*"; }
 mkdir -p /tmp/dp && xz -dc .devpack/pack.tar.xz | tar xf - -C /tmp/dp || exit 1
 export PATH=/tmp/dp/jre/bin:$PATH
 mkdir -p deploy/kafka/target && rm -rf deploy/kafka/target/kafka-4.1.1-libs && ln -s /tmp/dp/libs deploy/kafka/target/kafka-4.1.1-libs
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .devpack/whl/*.whl || exit 1
+rm -rf /tmp/site; python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .devpack/whl/*.whl || exit 1
 for d in core logs fetch state stream agents sim learned; do ln -sfn ../$d dustbuster/$d; done  # the package-dir map, uninstalled
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 export DUST_BROKER_JVM="-Xms1g -Xmx4g -XX:+UseParallelGC -Djava.awt.headless=true" DUST_BROKER_THREADS=8
