@@ -76,17 +76,14 @@ class Message:
 @dataclass
 class Staged(OffsetBatch):
     """The effect of a group of messages of one partition, computed and not committed yet:
-    ``puts`` (the URL records, next ids) and ``meta`` are committed with ``offset`` in one write."""
+    ``puts`` (the URL records, next ids) and ``meta`` (counters, dirty marks) are committed with
+    ``offset`` in one write."""
 
     sites: list[SiteSupports] = field(default_factory=list)
-    meta: dict[bytes, bytes] = field(default_factory=dict)  #: counters and dirty marks
     changelog: list[tuple[bytes, bytes]] = field(default_factory=list)  #: (site \0 url, record), then (site \0\0count, counters)
     counters: dict[str, dict] = field(default_factory=dict)  #: site -> its counters after the group
     new_urls: int = 0  #: URLs the group added
     over_cap: int = 0  #: records of new URLs the group could not add (their site is at its cap)
-
-    def writes(self) -> dict[bytes, bytes | None]:
-        return {**self.puts, **self.meta}
 
 
 class PartitionState(OffsetStore):

@@ -65,11 +65,8 @@ class OffsetBatch:
 
     topic: str
     offset: int  #: the group's last offset (committed with it)
-    puts: dict[bytes, bytes | None] = field(default_factory=dict)
-
-    def writes(self) -> dict[bytes, bytes | None]:
-        """Every write of the batch but the offset."""
-        return self.puts
+    puts: dict[bytes, bytes | None] = field(default_factory=dict)  #: the data
+    meta: dict[bytes, bytes] = field(default_factory=dict)  #: the store's own metadata (counters, marks)
 
 
 class OffsetStore(ABC):
@@ -84,7 +81,7 @@ class OffsetStore(ABC):
 
     def commit(self, batch: OffsetBatch) -> None:
         """The batch's writes and its offset in one atomic RocksDB write."""
-        self._write(batch.writes(), offset_entry(batch.topic, batch.offset))
+        self._write(batch.puts, {**batch.meta, **offset_entry(batch.topic, batch.offset)})
         self._committed(batch)
 
     def rebuild(self, topic: str, applied: int, *image, progress: Progress | None = None) -> int:
