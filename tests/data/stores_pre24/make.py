@@ -1,4 +1,7 @@
-"""Writes tests/data/stores_v1: a partition store and a seen store in the layout before issue 24."""
+"""How tests/data/stores_pre24 was written: a partition store and a seen store in the layout before
+issue 24's store contract, by the code of commit 1a235e8 (``.venv/bin/python
+tests/data/stores_pre24/make.py tests/data/stores_pre24`` there; the LOG and LOCK files removed).
+It calls the old API (``SeenStore.commit(sigs, topic, offset)``), so it does not run on later code."""
 import shutil, sys
 from pathlib import Path
 from dustbuster.core.params import DustParams
