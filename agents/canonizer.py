@@ -5,9 +5,12 @@ so a new rule-set version applies to the next frontier message, without a restar
 message: decode (junk → rejects topic), canonicalize each URL (normalization, then the site's
 rules), look the canonical URLs' signatures up in the partition's seen set, send one
 ``CanonicalURL`` per URL and wait for the broker, write the new signatures to the seen changelog,
-then commit them locally with the message's offset (state/seen.py).  A crash between the sends
-and the commit re-sends the same answers; a committed message is never redone.  A partition whose
-local set is behind (it moved from another worker) is rebuilt from the seen changelog first.
+then commit them locally with the message's offset (state/seen.py; the store contract of
+state/store.py).  A seen-changelog write that fails is tried again until the broker takes it, as
+the ingest agent's URL changelog writes are (stream/changelog.py ``write_until_acked``).  A crash
+between the sends and the commit re-sends the same answers; a committed message is never redone.
+A partition whose local set is behind (it moved from another worker) is rebuilt from the seen
+changelog first.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ import logging
 
 from dustbuster.core.rulebook import SiteCanonized
 from dustbuster.core.errors import ERROR_DETAIL_CHARS, ParseError
-from dustbuster.state.seen import SeenStore, signature
-from dustbuster.stream.changelog import SeenChangelog
+from dustbuster.state.seen import SeenStore, seen_batch, signature
+from dustbuster.stream.changelog import SeenChangelog, write_until_acked
 from dustbuster.stream.records import CanonicalURL, decode_frontier
 from dustbuster.stream.rulesview import TopicFollower
 
@@ -78,7 +81,7 @@ async def canonize_message(ctx: WorkerContext, changelog: SeenChangelog, msg, va
     store = ctx.seen.get(msg.partition)
 
     async def rebuild(sigs, applied: int) -> str:
-        return f"{store.rebuild(sigs, msg.topic, applied)} seen signatures"
+        return f"{store.rebuild(msg.topic, applied, sigs)} seen signatures"
 
     await ensure_fresh("frontier", msg.partition, msg.offset, store.applied(msg.topic), changelog.read, rebuild)
     if msg.offset <= store.applied(msg.topic):  # a replay
@@ -87,14 +90,15 @@ async def canonize_message(ctx: WorkerContext, changelog: SeenChangelog, msg, va
         site, urls, bad = decode_frontier(msg.key, value, ctx.settings.max_lines_per_message)
     except ParseError as exc:
         await send_reject(ctx, msg, exc.reason, exc.detail, value)
-        store.commit((), msg.topic, msg.offset)
+        store.commit(seen_batch(msg.topic, msg.offset, ()))
         return
     for u, reason in bad:
         await send_reject(ctx, msg, reason, "frontier URL", u, site)
     results = [r for u in urls if (r := await canonize_one(ctx, msg, u, site)) is not None]
     new = await send_canonical(ctx, store, results, site)
-    await changelog.write(msg.partition, new, msg.offset)
-    store.commit(new, msg.topic, msg.offset)
+    await write_until_acked(lambda: changelog.write(msg.partition, new, msg.offset),
+                            f"seen changelog write for partition {msg.partition} (offset {msg.offset})")
+    store.commit(seen_batch(msg.topic, msg.offset, new))
     ctx.metrics.canonizations.labels("frontier").inc(len(results))
     ctx.metrics.duplicates_skipped.inc(len(results) - len(new))
 

@@ -9,10 +9,11 @@ acknowledgement, a RocksDB write) are paid once per group, and a record touched 
 messages of the group is written once; exactly-once holds as before, since the group commits
 atomically with its last offset.  The group's raw messages are acknowledged to Faust (so their
 offsets may be committed to Kafka) only after that commit: a group cut short by a crash or a stop
-is delivered again.  A changelog write that fails is tried again until the broker takes it.  A message at or below the applied offset is a replay and is
-skipped; a message *beyond* applied + 1 means another worker went on with this partition (a
-rebalance) or the local copy is missing: the partition's state is rebuilt from the changelog
-first.  The state work (stage, commit, rebuild) runs on the state thread (``Stores.run``), off the
+is delivered again.  A changelog write that fails is tried again until the broker takes it
+(stream/changelog.py).  The partition's store keeps the store contract of state/store.py: a
+message at or below the applied offset is a replay and is skipped; a message *beyond* applied + 1
+means another worker went on with this partition (a rebalance) or the local copy is missing: the
+partition's state is rebuilt from the changelog first.  The state work (stage, commit, rebuild) runs on the state thread (``Stores.run``), off the
 event loop.  docs/state.md, docs/cost.md.
 """
 
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 from dustbuster.core.errors import ERROR_DETAIL_CHARS, ParseError
 from dustbuster.logs.reader import parse_lines
 from dustbuster.state.partitions import Message, PartitionState
-from dustbuster.stream.changelog import Changelog
+from dustbuster.stream.changelog import Changelog, write_until_acked
 from dustbuster.stream.records import RawBatch, decode_raw
 
 from .context import WorkerContext, stop_at_shutdown
@@ -39,8 +40,6 @@ log = logging.getLogger(__name__)
 
 #: how long a group waits for more messages once one has arrived (seconds)
 GROUP_WAIT_S = 0.05
-#: the longest pause between two tries of a changelog write (seconds)
-CHANGELOG_RETRY_MAX_S = 30.0
 #: the longest pause between two tries of a group that could not be applied (seconds)
 APPLY_RETRY_MAX_S = 10.0
 
@@ -141,19 +140,10 @@ async def ingest_messages(ctx: WorkerContext, changelog: Changelog, events: list
 
 
 async def write_changelog(changelog: Changelog, partition: int, offset: int, records: list) -> None:
-    """The group's changelog records, acknowledged by the broker: retried with a growing pause
-    (up to :data:`CHANGELOG_RETRY_MAX_S`) until they are, since nothing may be committed before.
-    Records hold absolute values, so writing some twice is harmless."""
-    pause = 0.5
-    while True:
-        try:
-            await changelog.write(partition, offset, records)
-            return
-        except Exception as exc:  # noqa: BLE001 - KafkaError or a broken connection: try again
-            log.warning("URL changelog write for partition %s (offset %s) failed: %s: %s; retrying in %.1fs",
-                        partition, offset, type(exc).__name__, exc, pause)
-            await asyncio.sleep(pause)
-            pause = min(CHANGELOG_RETRY_MAX_S, pause * 2)
+    """The group's changelog records, acknowledged by the broker (retried until they are:
+    stream/changelog.py ``write_until_acked``), since nothing may be committed before."""
+    await write_until_acked(lambda: changelog.write(partition, offset, records),
+                            f"URL changelog write for partition {partition} (offset {offset})")
 
 
 def parse_inline(ctx: WorkerContext, value) -> Parsed:

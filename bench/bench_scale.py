@@ -61,7 +61,9 @@ def produce(env: dict, files: dict[str, Path], processes: int) -> float:
     lines/s on the 2-core machine); seconds taken."""
     from concurrent.futures import ProcessPoolExecutor
 
-    topic = env["DUST_TOPIC_PREFIX"] + "-raw"
+    from dustbuster.stream.settings import Settings
+
+    topic = Settings(topic_prefix=env["DUST_TOPIC_PREFIX"]).raw_topic  # the topic table's name
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=max(1, processes)) as pool:
         jobs = [pool.submit(_produce_one, env["DUST_KAFKA_BOOTSTRAP"], topic, s, str(p)) for s, p in files.items()]

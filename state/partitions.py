@@ -2,7 +2,8 @@
 land on that partition (core/incremental.py), plus per-partition metadata in the same atomic writes:
 
 * ``meta:applied:<topic>`` → the last input offset applied (replays at or below it are skipped, so
-  at-least-once delivery and a restarted worker change nothing: exactly-once state);
+  at-least-once delivery and a restarted worker change nothing: exactly-once state; the store
+  contract of state/store.py, which the seen sets keep too);
 * ``meta:dirty:<site>`` → the site changed since its last window;
 * ``meta:count:<site>`` → lines, records, rejects, drops seen for the site, and ``over_cap``:
   records of new URLs not tracked because the site holds ``max_urls_per_site`` URLs;
@@ -11,8 +12,7 @@ land on that partition (core/incremental.py), plus per-partition metadata in the
   changelog, whose records are unchanged.
 
 A group of messages' writes (one record per URL it touched) go in one atomic write with its last
-offset.  The
-work on a partition's state is synchronous and can take seconds (a window on a large site, a
+offset (:meth:`OffsetStore.commit`).  The work on a partition's state is synchronous and can take seconds (a window on a large site, a
 rebuild); :meth:`Stores.run` runs it on one worker thread, off the event loop, one call at a time,
 so the API, heartbeats and timers go on meanwhile.  docs/state.md describes the design;
 docs/cost.md the cost bounds.
@@ -27,7 +27,7 @@ import heapq
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, TypeVar
 
@@ -41,6 +41,7 @@ from dustbuster.core.urlrecord import info_from_json
 
 from .registry import PartitionStores, partition_dir
 from .rocks import RocksKV, wipe
+from .store import OffsetBatch, OffsetStore, Progress
 
 log = logging.getLogger(__name__)
 
@@ -73,21 +74,22 @@ class Message:
 
 
 @dataclass
-class Staged:
-    """The effect of a group of messages of one partition, computed and not committed yet."""
+class Staged(OffsetBatch):
+    """The effect of a group of messages of one partition, computed and not committed yet:
+    ``puts`` (the URL records, next ids) and ``meta`` (counters, dirty marks) are committed with
+    ``offset`` in one write."""
 
-    topic: str
-    offset: int  #: the group's last offset (committed with it)
-    sites: list[SiteSupports]
-    meta: dict[bytes, bytes]
-    puts: dict[bytes, bytes | None]  #: the group's writes (URL records, next ids)
-    changelog: list[tuple[bytes, bytes]]  #: (site \0 url, record), then (site \0\0count, counters)
-    counters: dict[str, dict]  #: site -> its counters after the group
+    sites: list[SiteSupports] = field(default_factory=list)
+    changelog: list[tuple[bytes, bytes]] = field(default_factory=list)  #: (site \0 url, record), then (site \0\0count, counters)
+    counters: dict[str, dict] = field(default_factory=dict)  #: site -> its counters after the group
     new_urls: int = 0  #: URLs the group added
     over_cap: int = 0  #: records of new URLs the group could not add (their site is at its cap)
 
 
-class PartitionState:
+class PartitionState(OffsetStore):
+    """One raw partition's state: the URL records of its sites and their metadata, under the
+    store contract of state/store.py (applied offset, commit with offset, rebuild)."""
+
     def __init__(self, root: Path, partition: int, params: DustParams, max_urls_per_site: int = 0) -> None:
         self.partition = partition
         self.params = params
@@ -108,10 +110,6 @@ class PartitionState:
             s = self._sites[name] = SiteSupports(self.kv, name, self.params, self.max_urls_per_site,
                                                  records=self._records, max_records=CACHED_RECORDS)
         return s
-
-    def applied(self, topic: str) -> int:
-        raw = self.kv.get(b"meta:applied:" + topic.encode())
-        return int(raw) if raw else -1
 
     def counters(self, site: str) -> dict[str, int]:
         raw = self.kv.get(b"meta:count:" + site.encode())
@@ -138,7 +136,7 @@ class PartitionState:
             for sup in self._staged.sites:
                 sup.discard()
             self._staged = None
-        st = Staged(topic, todo[-1].offset, [], {}, {}, [], {})
+        st = Staged(topic, todo[-1].offset)
         self._staged = st  # from here on: should this raise midway, the next group discards it
         t_start = time.time()
         for m in todo:
@@ -187,27 +185,30 @@ class PartitionState:
             blob = orjson.dumps(total)  # the same bytes in the store and in the changelog
             st.meta[b"meta:count:" + site.encode()] = blob
             st.changelog.append((f"{site}\0\0count".encode(), blob))
-        st.meta[b"meta:applied:" + st.topic.encode()] = str(st.offset).encode()
 
-    def commit(self, staged: "Staged") -> None:
-        """One atomic write: the group's URL records and its last offset."""
-        self.kv.write(staged.puts, staged.meta)
-        for sup in staged.sites:
+    def _get(self, key: bytes) -> bytes | None:
+        return self.kv.get(key)
+
+    def _write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None:
+        self.kv.write(puts, meta)
+
+    def _committed(self, batch: OffsetBatch) -> None:
+        """The sites' in-memory state catches up with the committed group."""
+        for sup in batch.sites:  # type: ignore[attr-defined] - a Staged
             sup.committed()
         self._staged = None
 
     def rebuild(self, topic: str, applied: int, sites: dict[str, dict[str, dict]], counters: dict[str, dict],
-                progress: Callable[[int, int], None] | None = None) -> int:
-        """Replace this partition's state by the one the URL changelog describes (another worker
-        went on from where this copy stopped, or there is no local copy).  Returns URLs loaded.
+                progress: Progress | None = None) -> int:
+        """Replace this partition's state by the one the URL changelog describes (``sites``: site →
+        URL → record; ``counters``: site → counters), up to offset ``applied`` (another worker went
+        on from where this copy stopped, or there is no local copy).  Returns URLs loaded.
 
         Logs its progress every :data:`REBUILD_LOG_EVERY` URLs and calls ``progress(loaded, total)``
         as often (and at the end)."""
-        total = sum(len(urls) for urls in sites.values())
-        t0 = time.perf_counter()
-        log.warning("partition %s: rebuilding %s URLs of %s sites from the changelog", self.partition, total, len(sites))
-        if progress:
-            progress(0, total)
+        return super().rebuild(topic, applied, sites, counters, progress=progress)
+
+    def _reopen_empty(self) -> None:
         path = self.kv.path
         self.kv.close()
         wipe(path)
@@ -217,6 +218,15 @@ class PartitionState:
         self._mined.clear()
         self._records.clear()
         self._staged = None
+
+    def _load(self, sites: dict[str, dict[str, dict]], counters: dict[str, dict], *, applied: int,
+              progress: Progress | None = None) -> int:
+        """The URL records of a changelog image, in first-seen order per site, and the counters."""
+        total = sum(len(urls) for urls in sites.values())
+        t0 = time.perf_counter()
+        log.warning("partition %s: rebuilding %s URLs of %s sites from the changelog", self.partition, total, len(sites))
+        if progress:
+            progress(0, total)
         n = 0
         for site, urls in sites.items():
             sup = self.site(site)
@@ -233,10 +243,7 @@ class PartitionState:
                     if progress:
                         progress(n, total)
             sup.commit({b"meta:dirty:" + site.encode(): f"rebuild:{applied}".encode()})
-        meta = {b"meta:applied:" + topic.encode(): str(applied).encode()}
-        for site, c in counters.items():
-            meta[b"meta:count:" + site.encode()] = orjson.dumps(c)
-        self.kv.write({}, meta)
+        self.kv.write({}, {b"meta:count:" + site.encode(): orjson.dumps(c) for site, c in counters.items()})
         if progress:
             progress(n, total)
         return n

@@ -16,28 +16,25 @@ import logging
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
+from . import topics
 from .settings import Settings
 
 log = logging.getLogger(__name__)
 
 
 def wanted_topics(settings: Settings) -> list[NewTopic]:
-    compact = {"cleanup.policy": "compact"}
-    return [
-        NewTopic(settings.raw_topic, settings.partitions, 1),
-        NewTopic(settings.candidates_topic, settings.partitions, 1),
-        NewTopic(settings.rules_topic, settings.partitions, 1, topic_configs=compact),
-        NewTopic(settings.rejects_topic, 1, 1),
-        NewTopic(settings.changelog_topic, settings.partitions, 1, topic_configs=compact),
-        NewTopic(settings.frontier_topic, settings.partitions, 1),
-        NewTopic(settings.canonical_topic, settings.partitions, 1),
-        NewTopic(settings.seen_changelog_topic, settings.partitions, 1, topic_configs=compact),
-    ]
+    """Every topic of the topic table (stream/topics.py) with its partitions and configs."""
+    return [_new_topic(spec, settings) for spec in topics.TOPICS]
+
+
+def _new_topic(spec: topics.TopicSpec, settings: Settings) -> NewTopic:
+    return NewTopic(spec.name(settings.topic_prefix), spec.partitions(settings.partitions), 1,
+                    topic_configs=spec.configs())
 
 
 async def ensure_topics(settings: Settings, wait_s: float = 30.0) -> None:
-    """Create the topics with their partitions and configs (the rules topic is compacted), then
-    wait (up to ``wait_s``) until every partition has a leader."""
+    """Create the topics of the topic table with their partitions and configs (the rules topic and
+    the changelogs are compacted), then wait (up to ``wait_s``) until every partition has a leader."""
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
     await admin.start()
     try:

@@ -1,4 +1,7 @@
-"""The Faust app factory and the topics.  Only the entry point and agents/ import this module."""
+"""The Faust app factory and the topics.  Only the entry point and agents/ import this module.
+
+The Faust topics are the rows of the topic table (stream/topics.py) that an agent reads or writes
+(``faust`` set): :class:`Topics` has one field per such row, named by its key."""
 
 from __future__ import annotations
 
@@ -7,8 +10,9 @@ from dataclasses import dataclass
 
 import faust
 
-from .records import CanonicalURL
+from . import records
 from .settings import Settings
+from .topics import FAUST_RAW, FAUST_RECORD, TOPICS, TopicSpec
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +48,18 @@ def create_app(settings: Settings) -> faust.App:
 
 
 def topics(app: faust.App, settings: Settings) -> Topics:
-    return Topics(
-        raw=app.topic(settings.raw_topic, key_type=bytes, value_type=bytes, value_serializer="raw",
-                      key_serializer="raw", partitions=settings.partitions),
-        # bytes, decoded by the validator with records.decode_candidates (a size cap, strict JSON)
-        candidates=app.topic(settings.candidates_topic, key_type=bytes, value_type=bytes, value_serializer="raw",
-                             key_serializer="raw", partitions=settings.partitions),
-        rules=app.topic(settings.rules_topic, key_serializer="raw", partitions=settings.partitions),
-        rejects=app.topic(settings.rejects_topic, key_serializer="raw", partitions=1),
-        frontier=app.topic(settings.frontier_topic, key_type=bytes, value_type=bytes, value_serializer="raw",
-                           key_serializer="raw", partitions=settings.partitions),
-        canonical=app.topic(settings.canonical_topic, key_serializer="raw", partitions=settings.partitions,
-                            value_type=CanonicalURL),
-    )
+    """The Faust topics of the table's rows that agents use; a row whose key is no field of
+    :class:`Topics` is a programming error (tests/test_topics.py checks they match)."""
+    return Topics(**{spec.key: faust_topic(app, settings, spec) for spec in TOPICS if spec.faust})
+
+
+def faust_topic(app: faust.App, settings: Settings, spec: TopicSpec) -> faust.TopicT:
+    """One row as a Faust topic: keys are raw bytes (the site); values as ``spec.faust`` says
+    (raw bytes that the readers decode with stream/records.py's bounded, strict decoders; Faust's
+    JSON; or the row's record class)."""
+    kw: dict = {"key_serializer": "raw", "partitions": spec.partitions(settings.partitions)}
+    if spec.faust == FAUST_RAW:
+        kw.update(key_type=bytes, value_type=bytes, value_serializer="raw")
+    elif spec.faust == FAUST_RECORD:
+        kw["value_type"] = getattr(records, spec.record)
+    return app.topic(spec.name(settings.topic_prefix), **kw)

@@ -11,8 +11,10 @@ stale copy) rebuilds it by reading the partition from the start.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
+from typing import Awaitable, Callable
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -20,6 +22,24 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 log = logging.getLogger(__name__)
 
 APPLIED = b"\0applied"
+#: the longest pause between two tries of a changelog write (seconds)
+RETRY_MAX_S = 30.0
+
+
+async def write_until_acked(write: Callable[[], Awaitable[None]], what: str) -> None:
+    """``write()`` (a changelog write that waits for the broker's acknowledgement), tried again
+    with a growing pause (up to :data:`RETRY_MAX_S`) until the broker takes it: nothing may be
+    committed to a local store before its changelog holds it (state/store.py).  Changelog records
+    hold absolute values, so writing some twice is harmless.  ``what`` names the write in the log."""
+    pause = 0.5
+    while True:
+        try:
+            await write()
+            return
+        except Exception as exc:  # noqa: BLE001 - KafkaError or a broken connection: try again
+            log.warning("%s failed: %s: %s; retrying in %.1fs", what, type(exc).__name__, exc, pause)
+            await asyncio.sleep(pause)
+            pause = min(RETRY_MAX_S, pause * 2)
 
 
 @dataclass

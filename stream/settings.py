@@ -8,7 +8,7 @@ other commands never read it).  It is read once: edits need a restart.
 | DUST_KAFKA_BOOTSTRAP | 127.0.0.1:9092 | Kafka bootstrap servers |
 | DUST_APP_ID | dustbuster | Faust app id (consumer group, internal topic prefix) |
 | DUST_DATA_DIR | var/worker | worker state (RocksDB per partition) |
-| DUST_TOPIC_PREFIX | dust | topics are <prefix>-raw, -candidates, -rules, -rejects, -urls-changelog, -frontier, -canonical, -seen-changelog |
+| DUST_TOPIC_PREFIX | dust | topics are <prefix>-raw, -candidates, -rules, -rejects, -urls-changelog, -frontier, -canonical, -seen-changelog (the topic table, stream/topics.py; `Settings.<key>_topic`) |
 | DUST_PARTITIONS | 4 | partitions of the raw and candidates topics |
 | DUST_WINDOW_S | 60 | seconds between candidate windows |
 | DUST_WEB_PORT | 0 (off) | worker web port |
@@ -53,6 +53,8 @@ from dustbuster.core.errors import MAX_LINE_CHARS, ConfigError
 from dustbuster.core.params import DustParams
 from dustbuster.core.signing import load_private_key, parse_key_list
 from dustbuster.core.siteconfig import SiteConfig, parse_sites
+
+from .topics import TOPICS, TopicSpec, topic_spec
 
 PREFIX = "DUST_"
 #: environment variables no longer read, with the one that replaced each: setting one is an error
@@ -110,41 +112,9 @@ class Settings:
         """The trusted public keys (DUST_TRUSTED_KEYS), key id → raw key; empty: sets are not checked."""
         return parse_key_list(self.trusted_keys)
 
-    @property
-    def raw_topic(self) -> str:
-        return f"{self.topic_prefix}-raw"
-
-    @property
-    def candidates_topic(self) -> str:
-        return f"{self.topic_prefix}-candidates"
-
-    @property
-    def rules_topic(self) -> str:
-        return f"{self.topic_prefix}-rules"
-
-    @property
-    def changelog_topic(self) -> str:
-        """The URL records of every site, per input partition (compacted): the source of truth."""
-        return f"{self.topic_prefix}-urls-changelog"
-
-    @property
-    def frontier_topic(self) -> str:
-        """URLs a crawler wants canonicalized (key = site)."""
-        return f"{self.topic_prefix}-frontier"
-
-    @property
-    def canonical_topic(self) -> str:
-        """The frontier's URLs with their canonical URL and seen flag (key = site)."""
-        return f"{self.topic_prefix}-canonical"
-
-    @property
-    def seen_changelog_topic(self) -> str:
-        """The seen signatures of every frontier partition (compacted; state/seen.py)."""
-        return f"{self.topic_prefix}-seen-changelog"
-
-    @property
-    def rejects_topic(self) -> str:
-        return f"{self.topic_prefix}-rejects"
+    def topic(self, key: str) -> str:
+        """The name of the topic ``key`` of the topic table (stream/topics.py), under DUST_TOPIC_PREFIX."""
+        return topic_spec(key).name(self.topic_prefix)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "Settings":
@@ -187,6 +157,20 @@ class Settings:
             raise ConfigError("DUST_MAX_VERSION_SKEW_S must be >= 0")
         s.public_keys  # noqa: B018 - a malformed DUST_TRUSTED_KEYS is an error at start, not at the first set
         return s
+
+
+def _topic_property(spec: TopicSpec) -> property:
+    def name(self: Settings) -> str:
+        return spec.name(self.topic_prefix)
+
+    name.__doc__ = f"{spec.doc} (stream/topics.py)"
+    return property(name)
+
+
+#: ``Settings.<key>_topic`` for every row of the topic table: a topic is declared there alone
+for _spec in TOPICS:
+    setattr(Settings, f"{_spec.key}_topic", _topic_property(_spec))
+del _spec
 
 
 def read_sites(path: Path) -> dict[str, SiteConfig]:
