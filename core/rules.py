@@ -12,23 +12,27 @@ Two rule types:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Mapping, Sequence
 
 from . import query
 from .errors import RuleError
-from .pattern import PatternRule
+from .pattern import PatternRule  # noqa: F401  (registers the type)
+from . import regexforms as rx
 from .rulebase import AnchoredPair, check_status
+from .ruletype import REGISTRY, RuleType, load_plugins, register, type_of
 from .scope import check_scope, scope_names, scope_text, url_in_scope
-from .scopedrules import CaseRule, QueryRule
-from .tokens import END, START, find_aligned
+from .scopedrules import CaseRule, QueryRule  # noqa: F401  (register the types)
+from .tokens import END, START, find_aligned, tokenize
 
 SCHEMA_RULESET = "dustbuster/ruleset@1"
 _check_status = check_status
 
 
+@register
 @dataclass(frozen=True)
-class SubstringRule(AnchoredPair):
+class SubstringRule(AnchoredPair, RuleType):
     alpha: str  #: internal form (may start with \x02 and/or end with \x03)
     beta: str
     support: int = 0
@@ -37,6 +41,7 @@ class SubstringRule(AnchoredPair):
     evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     type = "substring"
+    rank = 3  #: after the query and path normalisations, in the order given (rank order)
 
     def __post_init__(self) -> None:
         _check_status(self.status)
@@ -81,6 +86,29 @@ class SubstringRule(AnchoredPair):
             "evidence": dict(self.evidence),
         }
 
+    def maps_values(self) -> bool:
+        """α and β differ only in alphanumeric tokens at the same places (``"=50&" → "=20&"``)."""
+        ta, tb = tokenize(self.alpha), tokenize(self.beta)
+        return len(ta) == len(tb) and all(a == b or (a.isalnum() and b.isalnum()) for a, b in zip(ta, tb))
+
+    def self_feeding(self) -> str | None:
+        if not self.alpha_text:  # "", "^", "$", "^$": occurs in every URL, whatever it became
+            return "self_feeding: empty alpha"
+        if self.alpha in self.beta:
+            return "self_feeding: alpha occurs in beta"
+        return None
+
+    def nutch_regexes(self) -> list[tuple[str, str]]:
+        return rx.substring_regexes(self)
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "SubstringRule":
+        alpha, beta = obj["alpha"], obj["beta"]
+        if not isinstance(alpha, str) or not isinstance(beta, str):
+            raise RuleError("alpha and beta must be strings")
+        return cls.from_parts(alpha, beta, bool(obj.get("anchor_start", False)), bool(obj.get("anchor_end", False)),
+                              support=int(obj.get("support", 0)), support_high=int(obj.get("support_high", 0)), **common)
+
     @classmethod
     def from_parts(cls, alpha: str, beta: str, anchor_start: bool = False, anchor_end: bool = False, **kw: Any) -> "SubstringRule":
         pre = START if anchor_start else ""
@@ -96,8 +124,9 @@ def _strip(s: str) -> str:
     return s
 
 
+@register
 @dataclass(frozen=True)
-class ParamRule:
+class ParamRule(RuleType):
     name: str
     action: str  #: "remove" or "replace"
     value: str | None = None
@@ -108,6 +137,7 @@ class ParamRule:
     scope: str = ""  #: where it applies (dustbuster.core.scope); "" = every URL, as in the thesis
 
     type = "parameter"
+    rank = 0  #: first: they normalise the query the other rules see
 
     def __post_init__(self) -> None:
         _check_status(self.status)
@@ -158,70 +188,64 @@ class ParamRule:
             "evidence": dict(self.evidence),
         }
 
+    def maps_values(self) -> bool:
+        return self.action == "replace"
 
-Rule = Union[SubstringRule, ParamRule, QueryRule, CaseRule, PatternRule]
+    def nutch_regexes(self) -> list[tuple[str, str]]:
+        return rx.param_regexes(self)
+
+    def clearurls_item(self) -> tuple[str, str]:
+        if self.action != "remove":
+            raise rx.Unexpressible("ClearURLs removes fields, it cannot set a value")
+        return re.escape(self.name), "rules"
+
+    def clean_param(self) -> list[str]:
+        if self.action != "remove":
+            raise rx.Unexpressible("Clean-param makes a robot ignore a parameter; it cannot set a value")
+        return [self.name]
+
+    def heritrix_regexes(self, per_param: int) -> list[tuple[str, str]] | None:
+        if self.action != "remove":
+            raise rx.Unexpressible("a value replacement rewrites every N= item; one whole-URI match cannot")
+        return [rx.param_removal_regex(self)] * per_param
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "ParamRule":
+        return cls(str(obj["name"]), str(obj["action"]), obj.get("value"), support=int(obj.get("support", 0)),
+                   disqualified=int(obj.get("disqualified", 0)), scope=obj.get("scope") or "", **common)
+
+
+
+#: any rule: an instance of a registered type (dustbuster.core.ruletype.REGISTRY)
+Rule = RuleType
 #: the rule types of the papers (WWW 2007 substring rules, thesis §5.3 global parameter rules)
 PAPER_TYPES = ("substring", "parameter")
 
 
 def rule_from_json(obj: Mapping[str, Any]) -> Rule:
-    """Parse one rule's JSON form; raises RuleError with the reason."""
+    """Parse one rule's JSON form by its registered type; raises RuleError with the reason."""
     if not isinstance(obj, Mapping):
         raise RuleError(f"a rule must be a JSON object, not {type(obj).__name__}")
     kind = obj.get("type", "substring")
     if not isinstance(obj.get("evidence") or {}, Mapping):
         raise RuleError("a rule's evidence must be a JSON object")
-    common = {
-        "status": obj.get("status", "likely"),
-        "evidence": obj.get("evidence") or {},
-    }
+    common = {"status": obj.get("status", "likely"), "evidence": obj.get("evidence") or {}}
     try:
-        if kind == "substring":
-            alpha, beta = obj["alpha"], obj["beta"]
-            if not isinstance(alpha, str) or not isinstance(beta, str):
-                raise RuleError("alpha and beta must be strings")
-            return SubstringRule.from_parts(
-                alpha,
-                beta,
-                bool(obj.get("anchor_start", False)),
-                bool(obj.get("anchor_end", False)),
-                support=int(obj.get("support", 0)),
-                support_high=int(obj.get("support_high", 0)),
-                **common,
-            )
-        if kind == "parameter":
-            return ParamRule(
-                str(obj["name"]),
-                str(obj["action"]),
-                obj.get("value"),
-                support=int(obj.get("support", 0)),
-                disqualified=int(obj.get("disqualified", 0)),
-                scope=obj.get("scope") or "",
-                **common,
-            )
-        if kind in _GENERAL:
-            return _GENERAL[kind].from_json(obj, **common)
+        return type_of(kind).from_json(obj, **common)
     except KeyError as exc:
         raise RuleError(f"{kind} rule lacks field {exc.args[0]!r}") from None
     except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(1e400)
         raise RuleError(f"bad {kind} rule: {exc}") from None
-    raise RuleError(f"unknown rule type {kind!r}")
-
-
-#: canonization order of the rule types (docs/rules.md "Canonization order")
-TYPE_ORDER = {"parameter": 0, "query": 1, "case": 2, "substring": 3, "pattern": 4}
 
 
 def canonization_order(rules: Sequence[Rule]) -> list[Rule]:
-    """Query normalisation first: parameter rules (narrow scopes before wide ones do not matter:
-    each removes or sets its own parameter), then query rules (drop before sort) — so the substring
-    rules see canonical queries and a query never ends up in the path with parameters in it; then
-    case rules (the path's spelling), the substring rules in the order given (rank order), and
-    pattern rules last (they generalise literal substring rules).  Stable within a type."""
-    return sorted(rules, key=lambda r: (TYPE_ORDER.get(r.type, 5), r.type == "query" and r.action == "sort"))
-
-
-_GENERAL = {"query": QueryRule, "case": CaseRule, "pattern": PatternRule}
+    """Each type's ``rank`` (docs/rules.md "Canonization order"): query normalisation first —
+    parameter rules (narrow scopes before wide ones do not matter: each removes or sets its own
+    parameter), then query rules (drop before sort) — so the substring rules see canonical queries
+    and a query never ends up in the path with parameters in it; then case rules (the path's
+    spelling), the substring rules in the order given (rank order), and pattern rules last (they
+    generalise literal substring rules).  Stable within a type."""
+    return sorted(rules, key=lambda r: r.order_key())
 
 
 def rules_from_document(doc: Mapping[str, Any]) -> list[Rule]:
@@ -256,3 +280,8 @@ def ruleset_document(site: str, version: int | None, rules: list, created: float
     if stats is not None:
         doc["stats"] = stats
     return doc
+
+
+load_plugins()
+#: canonization rank of each registered type (docs/rules.md "Canonization order")
+TYPE_ORDER = {kind: cls.rank for kind, cls in REGISTRY.items()}
