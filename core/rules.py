@@ -27,6 +27,9 @@ from .scopedrules import CaseRule, QueryRule  # noqa: F401  (register the types)
 from .tokens import END, START, find_aligned, tokenize
 
 SCHEMA_RULESET = "dustbuster/ruleset@1"
+#: ``dustbuster mine --json`` (and a window's candidate set): @2 has one ``rules`` list (issue 24)
+SCHEMA_MINE = "dustbuster/mine@2"
+SCHEMA_MINE_PREFIX = "dustbuster/mine@"
 _check_status = check_status
 
 
@@ -248,24 +251,42 @@ def canonization_order(rules: Sequence[Rule]) -> list[Rule]:
     return sorted(rules, key=lambda r: r.order_key())
 
 
+#: the lists of a mine@1 document (and of a candidates record before issue 24), in the order the
+#: one ``rules`` list of mine@2 keeps them: parameter rules, the other types, substring rules by rank
+LEGACY_LISTS = ("param_rules", "general_rules", "rules")
+
+
+def is_legacy(doc: Mapping[str, Any]) -> bool:
+    """A mine@1 document or an old candidates record: the three lists."""
+    return "param_rules" in doc or "general_rules" in doc
+
+
+def document_rules_json(doc: Mapping[str, Any]) -> list:
+    """The rules of a document as one JSON list: its ``rules`` (a RuleSet, mine@2, a candidates
+    record), or the three lists of mine@1 joined as :data:`LEGACY_LISTS` orders them."""
+    for key in LEGACY_LISTS:
+        if not isinstance(doc.get(key) or [], list):
+            raise RuleError(f"'{key}' must be a list")
+    if not is_legacy(doc):
+        return list(doc.get("rules") or [])
+    return [r for key in LEGACY_LISTS for r in doc.get(key) or []]
+
+
 def rules_from_document(doc: Mapping[str, Any]) -> list[Rule]:
     """Rules of a RuleSet document or of ``dustbuster mine --json`` output, in canonization order.
 
-    A RuleSet lists them in ``rules``; a mine output lists substring rules in ``rules``, parameter
-    rules in ``param_rules`` and the other types in ``general_rules``, put in canonization order
+    A RuleSet lists them in ``rules``, in its own order; a mine output (``dustbuster/mine@2``: one
+    ``rules`` list; ``dustbuster/mine@1``: substring rules in ``rules``, parameter rules in
+    ``param_rules``, the other types in ``general_rules``) is put in canonization order
     (:func:`canonization_order`: parameter and query rules first, they normalise the query).
     """
     if not isinstance(doc, Mapping):
         raise RuleError("a rule document must be a JSON object")
     if "rules" not in doc and "param_rules" not in doc:
         raise RuleError("no 'rules' (or 'param_rules') list in the document")
-    for key in ("param_rules", "general_rules", "rules"):
-        if not isinstance(doc.get(key) or [], list):
-            raise RuleError(f"'{key}' must be a list")
-    if "param_rules" not in doc and "general_rules" not in doc:
-        return [rule_from_json(r) for r in doc.get("rules") or []]  # a RuleSet: its own order
-    rules_json = [*(doc.get("param_rules") or []), *(doc.get("general_rules") or []), *(doc.get("rules") or [])]
-    return canonization_order([rule_from_json(r) for r in rules_json])
+    rules = [rule_from_json(r) for r in document_rules_json(doc)]
+    mined = is_legacy(doc) or str(doc.get("schema", "")).startswith(SCHEMA_MINE_PREFIX)
+    return canonization_order(rules) if mined else rules  # a RuleSet: its own order
 
 
 def ruleset_document(site: str, version: int | None, rules: list, created: float | None = None,

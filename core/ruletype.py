@@ -38,11 +38,12 @@ class RuleType:
     Optional hooks (defaults below): the evidence policy (:meth:`maps_values`,
     :meth:`min_distinct_pages`), the per-type safety checks (:meth:`self_feeding`,
     :meth:`is_inverse_of`), the export mapping (:meth:`nutch_regexes`, :meth:`clearurls_item`,
-    :meth:`clean_param`, :meth:`heritrix_regexes`), and a candidate source (``miner``: ``(URLIndex, DustParams) -> rules``)."""
+    :meth:`clean_param`, :meth:`heritrix_regexes`), and a candidate source (``miner``)."""
 
     type: ClassVar[str] = ""
     rank: ClassVar[float] = 5
-    #: a candidate source of the type, beyond the core miners (core/mine.py calls it); None: none
+    #: a candidate source of the type beyond the core miners, a staticmethod ``(URLList, DustParams,
+    #: URLIndex) -> rules`` that core/mine.py calls in language "extended"; None: none
     miner: ClassVar[Callable[..., Sequence["RuleType"]] | None] = None
 
     text: str

@@ -214,7 +214,7 @@ def test_a_mine_document_is_put_in_canonization_order():
     doc = {"param_rules": [ParamRule("sid", "remove").to_json()], "general_rules": [CaseRule("").to_json()],
            "rules": [PatternRule("/{digits}/x", "/{digits}").to_json(), {"type": "substring", "alpha": "/A/", "beta": "/b/"}]}
     rs = dustcanon.RuleSet(doc, unvalidated=True)
-    assert [type(r).__name__ for r in rs.rules] == ["_Param", "_Case", "_Substring", "_Pattern"]
+    assert [r.kind for r in rs.rules] == ["parameter", "case", "substring", "pattern"]
     assert rs("http://h.com/A/7/x?sid=1") == "http://h.com/a/7"    # case first: "/A/" is "/a/" already
 
 

@@ -15,6 +15,7 @@ from collections import Counter
 
 from tests.conftest import LOGS, ROOT
 from tests.fuzzlog import SITE, write_fuzz_log
+from tests.ruledocs import by_list
 from tests.streamtools import Worker, latest_candidates, mine_json, read_topic, stream_env
 
 TWIKI = LOGS / "monitorware-twiki" / "access_log"
@@ -67,6 +68,7 @@ def _figures(doc: dict, rejects: Counter | None = None) -> dict:
         st = doc["stats"]
         lines, skipped, rejected, records, dropped = (st["lines"], st["skipped"], dict(rejects), st["records"],
                                                       st["dropped_status"])
+    doc = doc | by_list(doc)
     return {"lines": lines, "records": records, "dropped_status": dropped, "skipped": skipped,
             "rejected": dict(sorted(rejected.items())), "urls": doc["stats"]["urls"],
             "rules": len(doc["rules"]), "param_rules": len(doc["param_rules"]),
