@@ -141,6 +141,13 @@ class PatternRule(AnchoredPair, RuleType):
     def nutch_regexes(self) -> list[tuple[str, str]]:
         return pattern_regexes(self)
 
+    def after_pairs(self) -> bool:
+        """Decided after the pairs it generalises, unless it stands over literal pairs (issue 23)."""
+        return "over_literals" not in (self.evidence or {})
+
+    def site_advice(self) -> dict[str, str]:
+        return {"redirect": f"a 301 from the URLs the rule rewrites to their rewritten form ({self.text})"}
+
     @classmethod
     def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "PatternRule":
         alpha, beta = obj["alpha"], obj["beta"]

@@ -104,6 +104,11 @@ class SubstringRule(AnchoredPair, RuleType):
     def nutch_regexes(self) -> list[tuple[str, str]]:
         return rx.substring_regexes(self)
 
+    def site_advice(self) -> dict[str, str]:
+        if "://" in self.alpha_text:
+            return {"redirect": f"a 301 from {self.alpha_text} to {self.beta_text} for every path (one host name)"}
+        return {"redirect": f"a 301 from the URLs the rule rewrites to their rewritten form ({self.text})"}
+
     @classmethod
     def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "SubstringRule":
         alpha, beta = obj["alpha"], obj["beta"]
@@ -201,6 +206,12 @@ class ParamRule(RuleType):
         if self.action != "remove":
             raise rx.Unexpressible("ClearURLs removes fields, it cannot set a value")
         return re.escape(self.name), "rules"
+
+    def site_advice(self) -> dict[str, str]:
+        if self.action != "remove":
+            return {"redirect": f"a 301 from any {self.name}= value to {self.name}={self.value}"}
+        return {"redirect": f"link without {self.name}= (or answer a URL with it by a 301 to the URL without it)",
+                "robots": f"Clean-param: {self.name}" + (f" {self.scope}/" if self.scope else "")}
 
     def clean_param(self) -> list[str]:
         if self.action != "remove":

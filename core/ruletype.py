@@ -74,6 +74,14 @@ class RuleType:
         """Pages its positives must show, where the type decides it (None: the policy's default)."""
         return None
 
+    def after_pairs(self) -> bool:
+        """Is it decided after the likely pairs in Figure 4 (core/validate.py)?  Default: before."""
+        return False
+
+    def site_advice(self) -> dict[str, str]:
+        """What the site could do itself (core/sitereport.py): ``redirect``, ``robots``; {}: none."""
+        return {}
+
     # safety checks (core/rulecheck.py)
     def self_feeding(self) -> str | None:
         """Why it can fire again on its own output (None: it cannot by itself)."""

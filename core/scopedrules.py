@@ -109,6 +109,11 @@ class QueryRule(RuleType):
             return "(?!(?:" + "|".join(map(re.escape, self.keep)) + ")$).*", "rules"
         return r"\?.*", "rawRules"
 
+    def site_advice(self) -> dict[str, str]:
+        what = {"drop": "without the query" if not self.keep else f"with only {', '.join(self.keep)} in the query",
+                "sort": "with the query's parameters in one order"}[self.action]
+        return {"redirect": f"link to the page {what}" + (f" under {self.scope}" if self.scope else "")}
+
     def clean_param(self) -> list[str]:
         raise Unexpressible("Clean-param names the parameters to ignore; it cannot say every parameter or all but some")
 
@@ -174,6 +179,9 @@ class CaseRule(RuleType):
 
     def nutch_regexes(self) -> list[tuple[str, str]]:
         raise Unexpressible("a Java regex replacement cannot change letter case")
+
+    def site_advice(self) -> dict[str, str]:
+        return {"redirect": f"a 301 to the lower-case path under {self.scope or '/'}"}
 
     def clearurls_item(self) -> tuple[str, str]:
         raise Unexpressible("ClearURLs cannot change letter case")

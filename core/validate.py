@@ -369,8 +369,8 @@ async def validate(
     covered: list[Rule] = []
     # a general rule over literal pairs (core/overliterals.py) is decided before them: once valid,
     # they are covered and dropped unfetched (issue 23 item 6)
-    early = [r for r in param_rules if r.type != "pattern" or "over_literals" in (r.evidence or {})]
-    late = [r for r in param_rules if r.type == "pattern" and "over_literals" not in (r.evidence or {})]
+    early = [r for r in param_rules if not r.after_pairs()]
+    late = [r for r in param_rules if r.after_pairs()]
     await _validate_rules(decide, early, seed + 10_000, valid, verdicts, covered)
     dropped = await _validate_pairs(decide, pairs, seed, valid, verdicts, covered)
     await _validate_rules(decide, late, seed + 20_000, valid, verdicts, covered)
