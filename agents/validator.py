@@ -9,9 +9,8 @@ import asyncio
 import logging
 import time
 
-from dustbuster.core.detect import Pair
 from dustbuster.core.errors import ParseError, RuleError, StreamError
-from dustbuster.core.rules import ParamRule, Rule, SubstringRule, rule_from_json
+from dustbuster.core.rules import Rule, SubstringRule, rule_from_json
 from dustbuster.core.signing import sign_document
 from dustbuster.core.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, decide_version
 from dustbuster.sitevalidation import SiteValidation, check_site_policies, site_policy, validate_site
@@ -138,22 +137,20 @@ class RoundProgress:
                  sv.fetches)
 
 
-def candidate_rules(site: str, cand) -> tuple[list[Pair], list[ParamRule]]:
-    """The rules of a candidate set (its one ``rules`` list): the substring rules as Figure 4's
-    pairs, and the other rules (parameter, query, case, pattern and every registered type:
-    docs/rules.md); a rule that does not decode is logged and skipped."""
-    pairs, params = [], []
+def candidate_rules(site: str, cand) -> tuple[list[SubstringRule], list[Rule]]:
+    """The rules of a candidate set (its one ``rules`` list): the ones Figure 4 tries both ways (the
+    substring rules, the likely pairs; ``RuleType.reversible``) and the others (parameter, query,
+    case, pattern and every registered type: docs/rules.md); a rule that does not decode is logged
+    and skipped."""
+    pairs, others = [], []
     for rj in cand.rules:
         try:
             r = rule_from_json(rj)
         except RuleError as exc:
             log.warning("skipping a bad candidate rule of %s: %s", site, exc)
             continue
-        if isinstance(r, SubstringRule):
-            pairs.append(Pair(r.alpha, r.beta, r.support, r.support_high))
-        else:
-            params.append(r)
-    return pairs, params
+        (pairs if r.reversible else others).append(r)
+    return pairs, others
 
 
 def _previous_rules(prev: dict | None) -> list[Rule]:

@@ -44,6 +44,7 @@ class SubstringRule(AnchoredPair, RuleType):
     evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     type = "substring"
+    reversible = True
     rank = 3  #: after the query and path normalisations, in the order given (rank order)
 
     def __post_init__(self) -> None:
@@ -88,6 +89,10 @@ class SubstringRule(AnchoredPair, RuleType):
             "status": self.status,
             "evidence": dict(self.evidence),
         }
+
+    def reversed(self) -> "SubstringRule":
+        """β → α: the other direction Figure 4 tries (a likely rule, no evidence)."""
+        return SubstringRule(self.beta, self.alpha, self.support, self.support_high)
 
     def maps_values(self) -> bool:
         """α and β differ only in alphanumeric tokens at the same places (``"=50&" → "=20&"``)."""

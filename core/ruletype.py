@@ -42,6 +42,8 @@ class RuleType:
 
     type: ClassVar[str] = ""
     rank: ClassVar[float] = 5
+    #: Figure 4 tries it in both directions, among the likely pairs (the substring rule; ``reversed()``)
+    reversible: ClassVar[bool] = False
     #: a candidate source of the type beyond the core miners, a staticmethod ``(URLList, DustParams,
     #: URLIndex) -> rules`` that core/mine.py calls in language "extended"; None: none
     miner: ClassVar[Callable[..., Sequence["RuleType"]] | None] = None
