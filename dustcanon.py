@@ -117,17 +117,17 @@ class _Query(_Rule):
         kept = [(n, v) for n, v in items if n in self.keep] if self.action == "drop" else sorted(items, key=lambda it: it[0])
         return _join(base, kept) + hash_ + frag
 
-#: type -> what it does to the path below its scope, for the rules that rewrite the path under a path scope
-_PATH = {"case": lambda p: re.sub("%[0-9a-f]{2}", lambda m: m.group(0).upper(), p.lower())}  # escapes stay upper
+#: type -> its path rewrite (path, length of the scope), for the rules that rewrite the path under a path scope
+_PATH = {"case": lambda p, k: p[:k] + re.sub("%[0-9a-f]{2}", lambda m: m.group(0).upper(), p[k:].lower())}
 class _Path(_Rule):
-    """Under ``scope`` a function of the path below the scope (:data:`_PATH`): the case rule lower-cases it."""
+    """Under ``scope`` a rewrite of the path (:data:`_PATH`): the case rule lower-cases it below the scope."""
     def __init__(self, r):
         _Rule.__init__(self, r)
-        self.scope, self.below = _scope(r, query=False), _PATH[r.get("type")]
+        self.scope, self.path = _scope(r, query=False), _PATH[r.get("type")]
     def rewrite(self, url):
         head, path, tail = _split_url(url)
         ok = head and path.startswith(self.scope) and path[len(self.scope):][:1] in ("", "/")  # core.scope.in_scope
-        return head + path[:len(self.scope)] + self.below(path[len(self.scope):]) + tail if ok else url
+        return head + self.path(path, len(self.scope)) + tail if ok else url  # (case: percent-escapes stay upper)
 
 _CLASSES = {"digits": r"[0-9]+",
             "hex": r"(?=[a-f]*[0-9])(?=[0-9]*[a-f])[0-9a-f]+|(?=[A-F]*[0-9])(?=[0-9]*[A-F])[0-9A-F]+",

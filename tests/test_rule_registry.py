@@ -101,3 +101,31 @@ def test_a_type_is_registered_once_and_unknown_types_are_refused():
 
 def test_the_records_carry_one_rules_list():
     assert "param_rules" not in CandidateSet._options.fields and "general_rules" not in CandidateSet._options.fields
+
+
+def test_a_types_miner_is_an_optional_hook_that_mine_calls(monkeypatch):
+    """A registered type with a ``miner`` gets its candidates into mine's one list (language
+    "extended"), through the registry only; the types without one (every core type) add nothing."""
+    from dataclasses import dataclass
+
+    from dustbuster.core import ruletype
+    from dustbuster.core.mine import mine
+    from dustbuster.core.rules import ParamRule
+    from dustbuster.core.urllist import URLList
+
+    calls = []
+
+    @dataclass(frozen=True)
+    class Mined(ParamRule):
+        def miner(urllist, params, index):  # noqa: N805 - a staticmethod-like hook read from the class
+            calls.append(len(urllist))
+            return [ParamRule("hooked", "remove", evidence={"source": "hook"})]
+
+    monkeypatch.setitem(ruletype.REGISTRY, "hooked-test-type", Mined)
+    ul = URLList()
+    for i in range(12):
+        ul.add(f"http://s.test/a?id={i}", 200, 100 + i)
+    doc = mine(ul).to_json()
+    assert calls == [len(ul)]
+    assert any(r.get("name") == "hooked" for r in doc["rules"])
+    assert all(cls.miner is None for kind, cls in REGISTRY.items() if kind != "hooked-test-type")
