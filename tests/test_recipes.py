@@ -69,3 +69,10 @@ def test_every_registered_type_has_its_place_in_every_file_of_the_recipe(kind):
 
 def test_every_dustcanon_type_is_registered():
     assert set(dustcanon._TYPES) == set(REGISTRY)
+
+
+@pytest.mark.parametrize("kind", sorted(set(REGISTRY) - CORE_TYPES))
+def test_a_type_beyond_the_core_gives_samples_for_its_twin_test(kind):
+    """tests/test_dustcanon.py compares the core and the twin on these (the core's five it generates)."""
+    samples = REGISTRY[kind].samples()
+    assert samples and all(r.type == kind for r in samples)
