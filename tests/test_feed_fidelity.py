@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections import Counter
 
+from dustbuster.core.rules import document_rules_json
 from tests.conftest import LOGS, ROOT
 from tests.fuzzlog import SITE, write_fuzz_log
 from tests.ruledocs import by_list
@@ -55,7 +56,7 @@ def test_feed_sends_the_lines_of_compressed_logs(kafka, tmp_path):
 
 
 def _flags(doc: dict) -> dict[str, str]:
-    return {r["display"]: r.get("unsafe") for k in ("rules", "param_rules", "general_rules") for r in doc[k]}
+    return {r["display"]: r.get("unsafe") for r in document_rules_json(doc)}  # one list (or mine@1's three)
 
 
 def _figures(doc: dict, rejects: Counter | None = None) -> dict:
