@@ -118,7 +118,8 @@ class _Query(_Rule):
         return _join(base, kept) + hash_ + frag
 
 #: type -> its path rewrite (path, length of the scope), for the rules that rewrite the path under a path scope
-_PATH = {"case": lambda p, k: p[:k] + re.sub("%[0-9a-f]{2}", lambda m: m.group(0).upper(), p[k:].lower())}
+_PATH = {"case": lambda p, k: p[:k] + re.sub("%[0-9a-f]{2}", lambda m: m.group(0).upper(), p[k:].lower()),
+         "trailing_slash": lambda p, k: p[:-1] if p[-1:] == "/" and p[-2:-1] not in ("", "/") else p}
 class _Path(_Rule):
     """Under ``scope`` a rewrite of the path (:data:`_PATH`): the case rule lower-cases it below the scope."""
     def __init__(self, r):
@@ -161,7 +162,7 @@ class _Pattern(_Substring):
         return w
 
 #: every rule type, in canonization order (each core type's ``rank``, dustbuster.core.ruletype.REGISTRY)
-_TYPES = dict(parameter=_Param, query=_Query, case=_Path, substring=_Substring, pattern=_Pattern)
+_TYPES = dict(parameter=_Param, query=_Query, case=_Path, trailing_slash=_Path, substring=_Substring, pattern=_Pattern)
 
 def _rule(r):
     """The rule of one JSON object; ValueError (KeyError, TypeError) when it is not one."""
