@@ -63,7 +63,7 @@ def _fail(why): raise ValueError(why)  # noqa: E704
 
 class _Rule:
     """What the rule types share: a display text, no self-feeding, a rewrite of the plain URL."""
-    def __init__(self, r): self.display = r.get("display") or ""  # noqa: E704
+    def __init__(self, r): self.display, self.kind = r.get("display") or "", r.get("type", "substring")  # noqa: E704
     def feeds(self): return False  # noqa: E704 - no rule type but substring and pattern rules can feed itself
     def apply(self, w):  # w is the wrapped URL ^url$ (sentinels \x02, \x03)
         out = self.rewrite(w[1:-1])
@@ -117,17 +117,18 @@ class _Query(_Rule):
         kept = [(n, v) for n, v in items if n in self.keep] if self.action == "drop" else sorted(items, key=lambda it: it[0])
         return _join(base, kept) + hash_ + frag
 
-class _Case(_Rule):
-    """Under ``scope`` the site case-folds paths: lower-case the path below the scope."""
+#: type -> its path rewrite (path, length of the scope), for the rules that rewrite the path under a path scope
+_PATH = {"case": lambda p, k: p[:k] + re.sub("%[0-9a-f]{2}", lambda m: m.group(0).upper(), p[k:].lower()),
+         "trailing_slash": lambda p, k: p[:-1] if p[-1:] == "/" and p[-2:-1] not in ("", "/") else p}
+class _Path(_Rule):
+    """Under ``scope`` a rewrite of the path (:data:`_PATH`): the case rule lower-cases it below the scope."""
     def __init__(self, r):
         _Rule.__init__(self, r)
-        self.scope = _scope(r, query=False)
+        self.scope, self.path = _scope(r, query=False), _PATH[r.get("type")]
     def rewrite(self, url):
         head, path, tail = _split_url(url)
-        if not head or not _in_scope(path, self.scope):
-            return url
-        low = re.sub("%[0-9a-f]{2}", lambda m: m.group(0).upper(), path[len(self.scope):].lower())
-        return head + path[:len(self.scope)] + low + tail  # percent-escapes stay upper-case
+        ok = head and path.startswith(self.scope) and path[len(self.scope):][:1] in ("", "/")  # core.scope.in_scope
+        return head + self.path(path, len(self.scope)) + tail if ok else url  # (case: percent-escapes stay upper)
 
 _CLASSES = {"digits": r"[0-9]+",
             "hex": r"(?=[a-f]*[0-9])(?=[0-9]*[a-f])[0-9a-f]+|(?=[A-F]*[0-9])(?=[0-9]*[A-F])[0-9A-F]+",
@@ -160,13 +161,12 @@ class _Pattern(_Substring):
             m = self.regex.search(w, m.start() + 1)
         return w
 
-_TYPES = {"substring": _Substring, "parameter": _Param, "query": _Query, "case": _Case, "pattern": _Pattern}
-_ORDER = {_Param: 0, _Query: 1, _Case: 2, _Substring: 3, _Pattern: 4}  # dustbuster.core.rules.TYPE_ORDER
+#: every rule type, in canonization order (each core type's ``rank``, dustbuster.core.ruletype.REGISTRY)
+_TYPES = dict(parameter=_Param, query=_Query, case=_Path, trailing_slash=_Path, substring=_Substring, pattern=_Pattern)
 
 def _rule(r):
     """The rule of one JSON object; ValueError (KeyError, TypeError) when it is not one."""
-    kind = r.get("type", "substring")
-    return _TYPES[kind](r) if kind in _TYPES else _fail("unknown rule type %r" % (kind,))
+    return (_TYPES.get(r.get("type", "substring")) or _fail("unknown rule type %r" % (r.get("type"),)))(r)
 def _run(rules, url, ma):
     """Thesis Figure 5.5: apply the rules in order until an iteration changes nothing or MA ran."""
     w = _START + url + _END
@@ -209,8 +209,8 @@ class RuleSet:
             raise Rejected("too_many_rules", "more than 5000")
         self.site, self.version, self.ma, self.normalize = doc.get("site") if site is None else site, _version(doc), ma, normalize
         self.rules = [self._admit(r, unvalidated) for r in lists[0] + lists[1] + lists[2]]
-        if "param_rules" in doc or "general_rules" in doc:  # a mine document: canonization order by type
-            self.rules.sort(key=lambda r: (_ORDER[type(r)], getattr(r, "action", "") == "sort"))
+        if "param_rules" in doc or "general_rules" in doc or str(doc.get("schema")).startswith("dustbuster/mine@"):
+            self.rules.sort(key=lambda r: (list(_TYPES).index(r.kind), getattr(r, "action", "") == "sort"))
         self._check(lists[0] + lists[1] + lists[2])
     @staticmethod
     def _admit(r, unvalidated):

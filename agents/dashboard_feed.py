@@ -48,7 +48,7 @@ class CandidatesFollower:
         ts = self.follower.timestamp_ms
         t = ts / 1000.0 if ts and ts > 0 else time.time()
         self.state.add_candidates(cs.site, t, {"site": cs.site, "window": cs.window, "rules": list(cs.rules),
-                                               "param_rules": list(cs.param_rules), "stats": cs.stats,
+                                               "stats": cs.stats,
                                                "test_urls": list(cs.test_urls)})
 
     def apply(self, key: bytes | None, value: bytes | None, timestamp_ms: int | None) -> bool:

@@ -9,15 +9,14 @@ import asyncio
 import logging
 import time
 
-from dustbuster.core.detect import Pair
 from dustbuster.core.errors import ParseError, RuleError, StreamError
-from dustbuster.core.rules import ParamRule, Rule, SubstringRule, rule_from_json
+from dustbuster.core.rules import Rule, SubstringRule, rule_from_json
 from dustbuster.core.signing import sign_document
 from dustbuster.core.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, decide_version
 from dustbuster.sitevalidation import SiteValidation, check_site_policies, site_policy, validate_site
 from dustbuster.state.verdicts import VerdictStore
 from dustbuster.stream.fit import budget
-from dustbuster.stream.records import CandidateSet, RuleSet, decode_candidates, encode
+from dustbuster.stream.records import CandidateSet, RuleSet, candidates_from_json, decode_candidates, encode
 from dustbuster.stream.rulesview import OFF_LOOP_BYTES
 from dustbuster.stream.settings import Settings
 
@@ -51,7 +50,7 @@ def register(ctx: WorkerContext) -> None:
         verdicts past their TTL are fetched again, and a rule that stopped holding is dropped."""
         for site, raw in ctx.verdicts.all_candidates():
             try:
-                await run_round(ctx, site, CandidateSet.from_data(raw))
+                await run_round(ctx, site, candidates_from_json(raw))  # old stored sets too
             except Exception:
                 log.exception("re-validation of %s failed", site)
 
@@ -138,22 +137,20 @@ class RoundProgress:
                  sv.fetches)
 
 
-def candidate_rules(site: str, cand) -> tuple[list[Pair], list[ParamRule]]:
-    """The rules of a candidate set (a CandidateSet or its dict): the substring rules as Figure 4's
-    pairs, and the other rules (parameter, query, case, pattern: docs/rules.md); a rule that does
-    not decode is logged and skipped."""
-    pairs, params = [], []
-    for rj in [*cand.rules, *cand.param_rules, *(getattr(cand, "general_rules", None) or [])]:
+def candidate_rules(site: str, cand) -> tuple[list[SubstringRule], list[Rule]]:
+    """The rules of a candidate set (its one ``rules`` list): the ones Figure 4 tries both ways (the
+    substring rules, the likely pairs; ``RuleType.reversible``) and the others (parameter, query,
+    case, pattern and every registered type: docs/rules.md); a rule that does not decode is logged
+    and skipped."""
+    pairs, others = [], []
+    for rj in cand.rules:
         try:
             r = rule_from_json(rj)
         except RuleError as exc:
             log.warning("skipping a bad candidate rule of %s: %s", site, exc)
             continue
-        if isinstance(r, SubstringRule):
-            pairs.append(Pair(r.alpha, r.beta, r.support, r.support_high))
-        else:
-            params.append(r)
-    return pairs, params
+        (pairs if r.reversible else others).append(r)
+    return pairs, others
 
 
 def _previous_rules(prev: dict | None) -> list[Rule]:

@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import time
+from collections import Counter
 
 from faust.exceptions import ProducerSendError
 
@@ -99,11 +100,11 @@ async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes
         log.warning("%s: window %s trimmed to fit %s bytes: %s", site, wid, ctx.settings.max_message_bytes,
                     doc["stats"]["trimmed"])
     await ctx.topics.candidates.send(key=site.encode(), value=encode(CandidateSet(
-        site=site, window=wid, rules=doc["rules"], param_rules=doc["param_rules"], general_rules=doc["general_rules"],
-        stats=doc["stats"], params=doc["params"], test_urls=doc["test_urls"])))
+        site=site, window=wid, rules=doc["rules"], stats=doc["stats"], params=doc["params"], test_urls=doc["test_urls"])))
     await ctx.stores.run(part.clear_dirty, site, token)
     ctx.metrics.candidate_sets.inc()
-    ctx.metrics.candidates.inc(len(doc["rules"]) + len(doc["param_rules"]) + len(doc["general_rules"]))
-    log.info("%s: window %s emitted %s candidate rules, %s parameter rules and %s query/case/pattern rules "
-             "(%s lines, %s unique URLs so far)", site, wid, len(doc["rules"]), len(doc["param_rules"]),
-             len(doc["general_rules"]), doc["stats"].get("lines"), doc["stats"].get("urls"))
+    ctx.metrics.candidates.inc(len(doc["rules"]))
+    by_type = Counter(str(r.get("type", "substring")) for r in doc["rules"])
+    log.info("%s: window %s emitted %s candidate rules (%s; %s lines, %s unique URLs so far)", site, wid,
+             len(doc["rules"]), ", ".join(f"{n} {t}" for t, n in sorted(by_type.items())) or "none",
+             doc["stats"].get("lines"), doc["stats"].get("urls"))

@@ -59,8 +59,7 @@ async def go():
         for rec in parse_lines(lines[:n], "forum.test").records:
             ul.add(*rec)
         doc = mine(ul).to_json()
-        cand = CandidateSet(site="forum.test", window=k, rules=doc["rules"], param_rules=doc["param_rules"], general_rules=doc["general_rules"],
-                            stats=doc["stats"], params=doc["params"], test_urls=list(ul))
+        cand = CandidateSet(site="forum.test", window=k, rules=doc["rules"], stats=doc["stats"], params=doc["params"], test_urls=list(ul))
         await validation_round("forum.test", cand, settings, store, publish)
     secs = time.time() - t0
     await runner.cleanup()

@@ -44,7 +44,7 @@ from .canonize import Canonizer, canonize
 from .errors import RuleSetRejected
 from .params import DEFAULT_MA
 from .rulecheck import PATTERN_SAMPLES, self_feeding
-from .rules import Rule, rules_from_document
+from .rules import LEGACY_LISTS, Rule, rules_from_document
 from .signing import content_bytes, verify_document
 from .tokens import END, START
 
@@ -262,7 +262,7 @@ def admit_rules(site: str, doc: Mapping[str, Any], held_version: int | None = No
     version = check_version(doc, held, now_ms, max_skew_ms)
     if version is None:
         return None
-    lists = [doc.get(key) or [] for key in ("rules", "param_rules", "general_rules")]
+    lists = [doc.get(key) or [] for key in LEGACY_LISTS]  # one list, or the three of mine@1
     if not all(isinstance(x, list) for x in lists):
         raise RuleSetRejected("bad_record", "'rules', 'param_rules' and 'general_rules' must be lists")
     if sum(map(len, lists)) > MAX_RULES:

@@ -41,11 +41,9 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Sequence
 
-from .export import (QUERY_SCOPE_WHY, Unexpressible, _warn, java_escape, nutch_regexes, query_scope_skip, scope_prefix,
-                     unexported)
+from .export import Unexpressible, _warn, nutch_regexes, query_scope_skip, unexported
 from .params import DEFAULT_MA
-from .rules import ParamRule, Rule
-from .scopedrules import QueryRule
+from .rules import Rule
 
 PER_PARAM = 4
 HERITRIX_RULE = "org.archive.modules.canonicalize.RegexRule"
@@ -61,15 +59,9 @@ def heritrix_rules(rule: Rule, per_param: int = PER_PARAM) -> list[tuple[str, st
     """(regex, format) pairs of one rule as Heritrix RegexRules, applied one after the other;
     raises :class:`Unexpressible` with the reason."""
     query_scope_skip(rule)
-    if isinstance(rule, ParamRule) and rule.action == "remove":
-        n, p = java_escape(rule.name), scope_prefix(rule.scope)
-        one = (rf"^({p}[^?]*)\?{n}=[^&]*$|^({p}[^?]*\?(?:[^&]*&)*?){n}=[^&]*&([\s\S]*)$"
-               rf"|^({p}[^?]*\?(?:[^&]*&)*?[^&]*)&{n}=[^&]*$")
-        return [(one, "$1$2$3$4")] * per_param
-    if isinstance(rule, ParamRule):
-        raise Unexpressible("a value replacement rewrites every N= item; one whole-URI match cannot")
-    if isinstance(rule, QueryRule) and rule.keep:
-        raise Unexpressible("keeping some items rewrites the query item by item; one whole-URI match cannot")
+    own = rule.heritrix_regexes(per_param)
+    if own is not None:
+        return own
     out = []
     for pat, sub in nutch_regexes(rule):
         if not pat.startswith(("^", "(?s)^")):
@@ -92,13 +84,12 @@ def _storm_skip(rule: Rule) -> str | None:
 
 
 def _clean_param_skip(rule: Rule) -> str | None:
-    if "?" in (getattr(rule, "scope", "") or ""):
-        return QUERY_SCOPE_WHY
-    if isinstance(rule, ParamRule):
-        return None if rule.action == "remove" else "Clean-param makes a robot ignore a parameter; it cannot set a value"
-    if isinstance(rule, QueryRule):
-        return "Clean-param names the parameters to ignore; it cannot say every parameter or all but some"
-    return "not a parameter: declare it with a 301 redirect or a canonical link instead"
+    try:
+        query_scope_skip(rule)
+        rule.clean_param()
+    except Unexpressible as exc:
+        return str(exc)
+    return None
 
 
 SKIPS = {"heritrix": _heritrix_skip, "stormcrawler": _storm_skip, "clean-param": _clean_param_skip}
@@ -185,10 +176,12 @@ def clean_params(rules: Sequence[Rule]) -> list[tuple[list[str], str]]:
     """(names, path prefix) of the Clean-param lines: one line per scope ("" for every path)."""
     by_scope: dict[str, list[str]] = {}
     for r in rules:
-        if isinstance(r, ParamRule) and r.action == "remove":
-            names = by_scope.setdefault(r.scope, [])
-            if r.name not in names:
-                names.append(r.name)
+        try:
+            wanted = r.clean_param()
+        except Unexpressible:
+            continue
+        names = by_scope.setdefault(getattr(r, "scope", ""), [])
+        names += [n for n in wanted if n not in names]
     return [(names, scope + "/" if scope else "") for scope, names in by_scope.items()]
 
 

@@ -5,7 +5,6 @@ its verdict lasts.  Used by :mod:`dustbuster.core.validate`."""
 from __future__ import annotations
 
 from .rules import Rule
-from .tokens import tokenize
 
 
 #: a rule is published only when its positives show at least this many different pages on the u
@@ -23,17 +22,10 @@ VALUE_RULE_TTL_FACTOR = 0.25
 
 
 def maps_values(rule: Rule) -> bool:
-    """True for a rule that rewrites one literal value into another: a parameter replace rule, a
-    pattern rule with a literal β, a substring rule whose α and β differ only in alphanumeric
-    tokens at the same places (``"=50&" → "=20&"``)."""
-    if rule.type == "parameter":
-        return rule.action == "replace"
-    if rule.type == "pattern":
-        return "{" + rule.placeholder + "}" not in rule.beta
-    if rule.type == "substring":
-        ta, tb = tokenize(rule.alpha), tokenize(rule.beta)
-        return len(ta) == len(tb) and all(a == b or (a.isalnum() and b.isalnum()) for a, b in zip(ta, tb))
-    return False
+    """True for a rule that rewrites one literal value into another (its type's ``maps_values``): a
+    parameter replace rule, a pattern rule with a literal β, a substring rule whose α and β differ
+    only in alphanumeric tokens at the same places (``"=50&" → "=20&"``)."""
+    return rule.maps_values()
 
 
 #: a rule that maps one literal value to another (:func:`maps_values`) needs this many different
@@ -47,10 +39,11 @@ def min_distinct_pages(rule: Rule) -> int:
     but 1 for a rule that drops the whole query under a scope — that one script ignores its query
     (a tracking pixel, a client-side search page) is shown by many URLs of its one page: Figure 3's
     ≥ 10 comparisons, whose queries involve at least two parameter names (core/scoped.py); and
-    :data:`MIN_DISTINCT_VALUE_PAGES` for a rule that maps values (issue 23)."""
-    drops_query = rule.type == "query" and rule.action == "drop"
-    if drops_query:
-        return 1
+    :data:`MIN_DISTINCT_VALUE_PAGES` for a rule that maps values (issue 23).  The type may decide
+    (its ``min_distinct_pages``; the query rule's drop does)."""
+    own = rule.min_distinct_pages()
+    if own is not None:
+        return own
     return MIN_DISTINCT_VALUE_PAGES if maps_values(rule) else MIN_DISTINCT_PAGES
 
 

@@ -66,130 +66,11 @@ import xml.etree.ElementTree as ET
 from typing import Sequence
 
 from .params import DEFAULT_MA
-from .pattern import CLASSES, PatternRule, _PH
-from .rules import ParamRule, Rule, SubstringRule
-from .scopedrules import CaseRule, QueryRule
-from .tokens import END, START
+from .regexforms import java_escape, java_replacement, scope_prefix  # noqa: F401  (the exporters' names)
+from .rules import Rule
+from .ruletype import Unexpressible
 
 log = logging.getLogger(__name__)
-
-_ALNUM = re.compile(r"[A-Za-z0-9]")
-_BEFORE, _AFTER = "(?<![A-Za-z0-9])", "(?![A-Za-z0-9])"
-
-
-class Unexpressible(ValueError):
-    """A rule the target format cannot say exactly; the message is the reason."""
-
-
-def java_escape(text: str) -> str:
-    """A regex matching ``text`` literally in Java and Python: every ASCII character that is not a
-    letter or digit gets a backslash (both treat ``\\`` + non-alphanumeric as that character)."""
-    return "".join("\\" + c if c < "\x80" and not c.isalnum() else c for c in text)
-
-
-def java_replacement(text: str) -> str:
-    """``text`` as a literal Java replacement string (``\\`` and ``$`` escaped)."""
-    return text.replace("\\", "\\\\").replace("$", "\\$")
-
-
-def _after_group(text: str) -> str:
-    """A literal replacement that follows a ``$n`` reference: a leading digit is escaped so that it
-    never extends the group number."""
-    out = java_replacement(text)
-    return "\\" + out if out[:1].isdigit() else out
-
-
-def scope_prefix(scope: str) -> str:
-    """A regex that matches from the URL's start through the end of ``scope`` when the URL's path
-    is in it (dustbuster.core.scope): the head up to the first ``://`` of the part before ``?``
-    and the authority, or nothing when that part has no ``://``; then the scope, followed by ``/``,
-    ``?`` or the end.  ``""`` for the global scope."""
-    if not scope:
-        return ""
-    return rf"(?:(?:(?!://)[^?])*://[^/?]*|(?![^?]*://)){java_escape(scope)}(?=[/?]|$)"
-
-
-def _param_regexes(rule: ParamRule) -> list[tuple[str, str]]:
-    n, p = java_escape(rule.name), scope_prefix(rule.scope)
-    if rule.action == "replace":
-        if rule.scope:
-            raise Unexpressible("a scoped value replacement needs a condition on the whole URL at every "
-                                "match (\\G), which the exported regexes cannot have")
-        return [(rf"(?<=[?&]){n}=[^&]*", java_replacement(f"{rule.name}={rule.value}"))]
-    alts = [rf"^({p}[^?]*)\?(?:{n}=[^&]*&)*{n}=[^&]*$", rf"^({p}[^?]*\?)(?:{n}=[^&]*&)+", rf"^({p}[^?]*\?)",
-            rf"^({p}[^?]*)$"]
-    if rule.scope:
-        alts.append(r"^([\s\S]*)")  # out of scope: consumed whole, so '&N=' after it never matches
-    return [("|".join(alts + [rf"&{n}=[^&]*"]), "".join(f"${i}" for i in range(1, len(alts) + 1)))]
-
-
-def _query_regexes(rule: QueryRule) -> list[tuple[str, str]]:
-    p = scope_prefix(rule.scope)
-    if rule.action == "sort":
-        raise Unexpressible("sorting the query's items is not a regular-expression replacement")
-    if not rule.keep:
-        return [(rf"^({p}[^?]*)\?[\s\S]*", "$1")]
-    k = "(?:" + "|".join(java_escape(n) for n in rule.keep) + ")"
-    other = rf"^((?!{p}[^?]*\?)[\s\S]*)"  # out of scope or no query: consumed whole, unchanged
-    items = rf"{other}|^([^?]*\?)|({k}(?:=[^&]*)?&)|({k}(?:=[^&]*)?$)|[^&]*&|[^&]+$"
-    return [(items, "$1$2$3$4"), (rf"{other}|^([^?]*)\?$|&$", "$1$2")]
-
-
-#: an unanchored pattern rule matches after scheme://authority (dustbuster.core.pattern): consumed
-#: atomically, so the lazy prefix after it never starts inside the host
-_NOT_HOST = r"(?>(?:[^:/?#]+://[^/?#]*)?)"
-
-
-def _pattern_parts(s: str) -> tuple[str, str, str | None]:
-    """(before, after, placeholder class) of an internal α or β without its anchors."""
-    s = s[1:] if s.startswith(START) else s
-    s = s[:-1] if s.endswith(END) else s
-    m = _PH.search(s)
-    return (s, "", None) if m is None else (s[:m.start()], s[m.end():], m.group(1))
-
-
-def _pattern_alpha(rule: PatternRule, group: bool, value: str | None = None) -> str:
-    """α as a regex on the plain URL (dustbuster.core.pattern's matching): the placeholder as its
-    class (captured when ``group``) or as the literal token ``value``."""
-    pre, post, cls = _pattern_parts(rule.alpha)
-    inner = java_escape(value) if value is not None else ("(" if group else "(?:") + CLASSES[cls] + ")"
-    body = java_escape(pre) + _BEFORE + inner + _AFTER + java_escape(post)
-    edge = rule.alpha[:1], rule.alpha[-1:]
-    return (("^" if rule.anchor_start else _BEFORE if _ALNUM.match(edge[0]) and edge[0].isascii() else "") + body
-            + ("$" if rule.anchor_end else _AFTER if _ALNUM.match(edge[1]) and edge[1].isascii() else ""))
-
-
-def _pattern_regexes(rule: PatternRule) -> list[tuple[str, str]]:
-    a = _pattern_alpha(rule, True)
-    h = "" if rule.anchor_start else _NOT_HOST  # an α anchored at ^ starts at the URL's start
-    bpre, bpost, copies = _pattern_parts(rule.beta)
-    if copies is None:
-        same = rule._regex.fullmatch(rule.beta)  # a match reading as β exactly: the rule steps over it
-        if same is None:
-            return [(rf"^({h}[\s\S]*?){a}", "$1" + _after_group(bpre))]
-        b = _pattern_alpha(rule, False, same.group("v"))  # the leftmost match that does not read as β
-        return [(rf"^({h}[\s\S]*?)(?!{b}){a}", "$1" + _after_group(bpre))]
-    apre, apost, _ = _pattern_parts(rule.alpha)
-    if len(apre) + len(apost) == len(bpre) + len(bpost) and len(apre) != len(bpre):
-        raise Unexpressible("the output may equal the matched text for some value (the rule steps over "
-                            "such a match; a regex cannot tell it from the others)")
-    return [(rf"^({h}[\s\S]*?){a}", "$1" + _after_group(bpre) + "$2" + _after_group(bpost))]
-
-
-def _substring_regexes(rule: SubstringRule) -> list[tuple[str, str]]:
-    a, b = rule.alpha_text, rule.beta_text
-    s, e = rule.anchor_start, rule.anchor_end
-    body = java_escape(a)
-    lb = _BEFORE if a and not s and _ALNUM.match(a[0]) else ""
-    la = _AFTER if a and not e and _ALNUM.match(a[-1]) else ""
-    if s:
-        return [("^" + body + ("$" if e else la), java_replacement(b))]
-    if e:
-        return [("(?s)^(.*?)" + lb + body + "$", "$1" + _after_group(b))]
-    if not a:
-        return [("^", java_replacement(b))]  # the empty α occurs first at the URL's start
-    return [("(?s)^(.*?)" + lb + body + la, "$1" + _after_group(b))]
-
 
 QUERY_SCOPE_WHY = ("a query-parameter scope (a fixed value of another parameter) is not exported: the "
                    "format would widen the rule to the whole path")
@@ -204,16 +85,10 @@ def query_scope_skip(rule: Rule) -> None:
 
 def nutch_regexes(rule: Rule) -> list[tuple[str, str]]:
     """(pattern, substitution) pairs of one rule for Nutch's regex URL normalizer, applied one after
-    the other; raises :class:`Unexpressible` (with the reason) for a rule the format cannot say."""
-    if isinstance(rule, CaseRule):
-        raise Unexpressible("a Java regex replacement cannot change letter case")
+    the other (the rule type's ``nutch_regexes``); raises :class:`Unexpressible` (with the reason)
+    for a rule the format cannot say."""
     query_scope_skip(rule)
-    kinds = ((ParamRule, _param_regexes), (QueryRule, _query_regexes), (PatternRule, _pattern_regexes),
-             (SubstringRule, _substring_regexes))
-    for cls, make in kinds:
-        if isinstance(rule, cls):
-            return make(rule)  # type: ignore[arg-type]
-    raise Unexpressible(f"no Nutch form for {rule.type} rules")
+    return rule.nutch_regexes()
 
 
 def nutch_regex(rule: Rule) -> tuple[str, str]:
@@ -275,15 +150,12 @@ def parse_nutch_xml(text: str) -> list[tuple[str, str]]:
 
 
 def _clearurls_skip(rule: Rule) -> str | None:
-    if "?" in (getattr(rule, "scope", "") or ""):
-        return QUERY_SCOPE_WHY
-    if isinstance(rule, ParamRule):
-        return None if rule.action == "remove" else "ClearURLs removes fields, it cannot set a value"
-    if isinstance(rule, QueryRule):
-        return None if rule.action == "drop" else "ClearURLs cannot reorder the query"
-    if isinstance(rule, CaseRule):
-        return "ClearURLs cannot change letter case"
-    return "ClearURLs only removes query fields (or text); it cannot rewrite a URL"
+    try:
+        query_scope_skip(rule)
+        rule.clearurls_item()
+    except Unexpressible as exc:
+        return str(exc)
+    return None
 
 
 def _provider(site: str, scope: str) -> dict:
@@ -301,13 +173,9 @@ def to_clearurls(site: str, rules: Sequence[Rule], version: int | None = None) -
     for r in rules:
         if id(r) in bad:
             continue
-        prov = providers.setdefault(f"dustbuster:{site}{r.scope}", _provider(site, r.scope))  # type: ignore[union-attr]
-        if isinstance(r, ParamRule):
-            new, key = re.escape(r.name), "rules"
-        elif r.keep:  # type: ignore[union-attr]
-            new, key = "(?!(?:" + "|".join(map(re.escape, r.keep)) + ")$).*", "rules"  # type: ignore[union-attr]
-        else:
-            new, key = r"\?.*", "rawRules"
+        scope = getattr(r, "scope", "")
+        prov = providers.setdefault(f"dustbuster:{site}{scope}", _provider(site, scope))
+        new, key = r.clearurls_item()
         if new not in prov[key]:
             prov[key].append(new)
     _warn("clearurls", site, skipped)

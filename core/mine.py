@@ -16,7 +16,8 @@ from .detect import Pair, Progress, SupportTable, count_supports, likely_pairs
 from .paramrules import ParamCandidate, detect_param_rules
 from .params import DustParams
 from .refine import eliminate, elimination_order
-from .rules import ParamRule, Rule, SubstringRule, canonization_order
+from .ruletype import REGISTRY
+from .rules import SCHEMA_MINE, ParamRule, Rule, SubstringRule, canonization_order
 from .urlindex import URLIndex
 from .urllist import URLList
 
@@ -68,14 +69,17 @@ class MineResult:
 
     def to_json(self) -> dict:
         return {
-            "schema": "dustbuster/mine@1",
+            "schema": SCHEMA_MINE,
             "stage": self.stage,
             "params": self.params.to_dict(),
             "stats": self.stats,
-            "rules": [self._rule_json(r) for r in self.substring_rules()],
-            "param_rules": [self._rule_json(r) for r in self.param_rules()],
-            "general_rules": [self._rule_json(r) for r in self.general],
+            "rules": [self._rule_json(r) for r in self.grouped_rules()],
         }
+
+    def grouped_rules(self) -> list[Rule]:
+        """Every mined rule as the one ``rules`` list of mine@2: parameter rules, the other types,
+        then the substring rules by rank (readers put them in canonization order)."""
+        return [*self.param_rules(), *self.general, *self.substring_rules()]
 
     def _rule_json(self, rule: Rule) -> dict:
         doc = rule.to_json()
@@ -85,7 +89,7 @@ class MineResult:
 
     def likely_rules(self) -> list[Rule]:
         """Every mined rule, in canonization order (parameter, query, case, substring, pattern)."""
-        return canonization_order([*self.param_rules(), *self.general, *self.substring_rules()])
+        return canonization_order(self.grouped_rules())
 
 
 def candidate_count(result: MineResult) -> int:
@@ -168,6 +172,7 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
     over = general_over_literals(result.kept, p, patterns)
     result.general = [*(r for r in parents if r.type == "query"), *queries, *mine_case_rules(urllist, p, ix),
                       *patterns, *over]
+    result.general += [r for cls in REGISTRY.values() if cls.miner is not None for r in cls.miner(urllist, p, ix)]
     counts = {"thesis_param_rules": result.stats["param_rules"], "param_rules": len(result.scoped_params),
               "scoped_param_rules": sum(1 for r in result.scoped_params if r.scope),
               "general_rules": len(result.general),

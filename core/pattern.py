@@ -27,9 +27,11 @@ from functools import cached_property
 from typing import Any, Mapping
 
 from .errors import RuleError
+from . import regexforms as rx
 from .rulebase import AnchoredPair, check_status
+from .ruletype import RuleType, Unexpressible, register
 from .scope import split_url
-from .tokens import END, START
+from .tokens import END, START, display
 
 CLASSES = {
     "digits": r"[0-9]+",
@@ -64,8 +66,9 @@ def _compile(alpha: str) -> re.Pattern:
     return re.compile(body)
 
 
+@register
 @dataclass(frozen=True)
-class PatternRule(AnchoredPair):
+class PatternRule(AnchoredPair, RuleType):
     alpha: str  #: internal form (anchors as in SubstringRule), one placeholder
     beta: str  #: literal, or the same placeholder once (the value is copied)
     support: int = 0
@@ -74,6 +77,7 @@ class PatternRule(AnchoredPair):
     evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     type = "pattern"
+    rank = 4  #: last: they generalise literal substring rules
 
     def __post_init__(self) -> None:
         check_status(self.status)
@@ -120,6 +124,30 @@ class PatternRule(AnchoredPair):
                 "support": self.support, "members": self.members, "direction": self.direction,
                 "status": self.status, "evidence": dict(self.evidence)}
 
+    def maps_values(self) -> bool:
+        """A literal β maps every matched value to one (core/evidence.py)."""
+        return "{" + self.placeholder + "}" not in self.beta
+
+    def self_feeding(self) -> str | None:
+        """It feeds itself when an output β(v) holds a match of α that rewrites to something else
+        (``"/{digits}/" → "/{digits}/x/"``); a match that already reads as β is skipped, so a
+        literal β that matches α (``"={digits}&" → "=20&"``) is fine."""
+        for v in PATTERN_SAMPLES[self.placeholder]:
+            out = self.output(v)
+            if self.apply_internal(out) != out:
+                return f"self_feeding: alpha matches its output {display(out)!r} again"
+        return None
+
+    def nutch_regexes(self) -> list[tuple[str, str]]:
+        return pattern_regexes(self)
+
+    def after_pairs(self) -> bool:
+        """Decided after the pairs it generalises, unless it stands over literal pairs (issue 23)."""
+        return "over_literals" not in (self.evidence or {})
+
+    def site_advice(self) -> dict[str, str]:
+        return {"redirect": f"a 301 from the URLs the rule rewrites to their rewritten form ({self.text})"}
+
     @classmethod
     def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "PatternRule":
         alpha, beta = obj["alpha"], obj["beta"]
@@ -128,3 +156,48 @@ class PatternRule(AnchoredPair):
         pre = START if obj.get("anchor_start") else ""
         post = END if obj.get("anchor_end") else ""
         return cls(pre + alpha + post, pre + beta + post, int(obj.get("support", 0)), int(obj.get("members", 0)), **common)
+
+
+#: values a pattern rule's placeholder is tried with when its outputs are checked for new matches
+PATTERN_SAMPLES = {"digits": ("7", "20"), "hex": ("0a", "3F"), "word": ("x", "7", "a1")}
+
+
+#: an unanchored pattern rule matches after scheme://authority (dustbuster.core.pattern): consumed
+#: atomically, so the lazy prefix after it never starts inside the host
+_NOT_HOST = r"(?>(?:[^:/?#]+://[^/?#]*)?)"
+
+
+def _pattern_parts(s: str) -> tuple[str, str, str | None]:
+    """(before, after, placeholder class) of an internal α or β without its anchors."""
+    s = s[1:] if s.startswith(START) else s
+    s = s[:-1] if s.endswith(END) else s
+    m = _PH.search(s)
+    return (s, "", None) if m is None else (s[:m.start()], s[m.end():], m.group(1))
+
+
+def _pattern_alpha(rule: PatternRule, group: bool, value: str | None = None) -> str:
+    """α as a regex on the plain URL (dustbuster.core.pattern's matching): the placeholder as its
+    class (captured when ``group``) or as the literal token ``value``."""
+    pre, post, cls = _pattern_parts(rule.alpha)
+    inner = rx.java_escape(value) if value is not None else ("(" if group else "(?:") + CLASSES[cls] + ")"
+    body = rx.java_escape(pre) + rx.BEFORE + inner + rx.AFTER + rx.java_escape(post)
+    edge = rule.alpha[:1], rule.alpha[-1:]
+    return (("^" if rule.anchor_start else rx.BEFORE if rx.ALNUM.match(edge[0]) and edge[0].isascii() else "") + body
+            + ("$" if rule.anchor_end else rx.AFTER if rx.ALNUM.match(edge[1]) and edge[1].isascii() else ""))
+
+
+def pattern_regexes(rule: PatternRule) -> list[tuple[str, str]]:
+    a = _pattern_alpha(rule, True)
+    h = "" if rule.anchor_start else _NOT_HOST  # an α anchored at ^ starts at the URL's start
+    bpre, bpost, copies = _pattern_parts(rule.beta)
+    if copies is None:
+        same = rule._regex.fullmatch(rule.beta)  # a match reading as β exactly: the rule steps over it
+        if same is None:
+            return [(rf"^({h}[\s\S]*?){a}", "$1" + rx.after_group(bpre))]
+        b = _pattern_alpha(rule, False, same.group("v"))  # the leftmost match that does not read as β
+        return [(rf"^({h}[\s\S]*?)(?!{b}){a}", "$1" + rx.after_group(bpre))]
+    apre, apost, _ = _pattern_parts(rule.alpha)
+    if len(apre) + len(apost) == len(bpre) + len(bpost) and len(apre) != len(bpre):
+        raise Unexpressible("the output may equal the matched text for some value (the rule steps over "
+                            "such a match; a regex cannot tell it from the others)")
+    return [(rf"^({h}[\s\S]*?){a}", "$1" + rx.after_group(bpre) + "$2" + rx.after_group(bpost))]

@@ -43,6 +43,10 @@ class AnchoredPair:
     def direction(self) -> str:
         return "shrinking" if shrinks(self.alpha, self.beta) else "growing"
 
+    def is_inverse_of(self, other: object) -> bool:
+        """``other`` undoes it: the same type, α and β swapped (core/rulecheck.py)."""
+        return type(other) is type(self) and self.alpha == other.beta and self.beta == other.alpha  # type: ignore[attr-defined]
+
     @property
     def text(self) -> str:
         return f'"{display(self.alpha)}" → "{display(self.beta)}"'

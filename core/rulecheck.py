@@ -31,10 +31,10 @@ from typing import Collection, Iterable, Sequence
 
 from .canonize import Canonizer
 from .params import DEFAULT_MA
-from .pattern import PatternRule
-from .rules import ParamRule, Rule, SubstringRule
+from .pattern import PATTERN_SAMPLES  # noqa: F401  (the pattern rule's probe values, named here too)
+from .rules import ParamRule, Rule
 from .scope import in_scope
-from .tokens import END, START, display
+from .tokens import END, START
 from .urlreach import URLReach
 
 #: an expanding rule must turn at least this share of the test URLs it changes into URLs observed
@@ -47,30 +47,12 @@ MIN_OBSERVED_SHARE = 0.5
 Dropped = list[tuple[Rule, str]]
 
 
-#: values a pattern rule's placeholder is tried with when its outputs are checked for new matches
-PATTERN_SAMPLES = {"digits": ("7", "20"), "hex": ("0a", "3F"), "word": ("x", "7", "a1")}
-
-
 def self_feeding(rule: Rule) -> str | None:
-    """Why ``rule`` can fire again on its own output (None: it cannot by itself).  Parameter,
-    query and case rules are idempotent (the parameter is gone or has the value already, the query
-    is dropped or sorted, the path lower-case).  A pattern rule feeds itself when an output β(v)
-    holds a match of α that rewrites to something else (``"/{digits}/" → "/{digits}/x/"``); a match
-    that already reads as β is skipped by the rule (dustbuster.core.pattern), so a literal β that
-    matches α (``"={digits}&" → "=20&"``) is fine."""
-    if isinstance(rule, PatternRule):
-        for v in PATTERN_SAMPLES[rule.placeholder]:
-            out = rule.output(v)
-            if rule.apply_internal(out) != out:
-                return f"self_feeding: alpha matches its output {display(out)!r} again"
-        return None
-    if not isinstance(rule, SubstringRule):
-        return None
-    if not rule.alpha_text:  # "", "^", "$", "^$": occurs in every URL, whatever it became
-        return "self_feeding: empty alpha"
-    if rule.alpha in rule.beta:
-        return "self_feeding: alpha occurs in beta"
-    return None
+    """Why ``rule`` can fire again on its own output (None: it cannot by itself): its type's
+    ``self_feeding``.  Parameter, query and case rules are idempotent (the parameter is gone or has
+    the value already, the query is dropped or sorted, the path lower-case); substring and pattern
+    rules say why they feed themselves (dustbuster.core.rules, dustbuster.core.pattern)."""
+    return rule.self_feeding()
 
 
 def unobserved_output(rule: Rule, urls: Iterable[str], observed: Collection[str] | None = None,
@@ -138,9 +120,9 @@ def is_http_url(url: str) -> bool:
 
 
 def _inverse(a: Rule, b: Rule) -> bool:
-    """α→β and β→α of one type (substring rules; pattern rules whose β copies the placeholder)."""
-    return (isinstance(a, (SubstringRule, PatternRule)) and type(a) is type(b)
-            and a.alpha == b.beta and a.beta == b.alpha)  # type: ignore[union-attr]
+    """``b`` undoes ``a`` (α→β and β→α of one type: substring rules; pattern rules whose β copies the
+    placeholder): the type's ``is_inverse_of``."""
+    return a.is_inverse_of(b)
 
 
 def drop_inverses(rules: Sequence[Rule]) -> tuple[list[Rule], Dropped]:

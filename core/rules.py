@@ -12,23 +12,30 @@ Two rule types:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Mapping, Sequence
 
 from . import query
 from .errors import RuleError
-from .pattern import PatternRule
+from .pattern import PatternRule  # noqa: F401  (registers the type)
+from . import regexforms as rx
 from .rulebase import AnchoredPair, check_status
+from .ruletype import REGISTRY, RuleType, load_plugins, register, type_of
 from .scope import check_scope, scope_names, scope_text, url_in_scope
-from .scopedrules import CaseRule, QueryRule
-from .tokens import END, START, find_aligned
+from .scopedrules import CaseRule, QueryRule  # noqa: F401  (register the types)
+from .tokens import END, START, find_aligned, tokenize
 
 SCHEMA_RULESET = "dustbuster/ruleset@1"
+#: ``dustbuster mine --json`` (and a window's candidate set): @2 has one ``rules`` list (issue 24)
+SCHEMA_MINE = "dustbuster/mine@2"
+SCHEMA_MINE_PREFIX = "dustbuster/mine@"
 _check_status = check_status
 
 
+@register
 @dataclass(frozen=True)
-class SubstringRule(AnchoredPair):
+class SubstringRule(AnchoredPair, RuleType):
     alpha: str  #: internal form (may start with \x02 and/or end with \x03)
     beta: str
     support: int = 0
@@ -37,6 +44,8 @@ class SubstringRule(AnchoredPair):
     evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     type = "substring"
+    reversible = True
+    rank = 3  #: after the query and path normalisations, in the order given (rank order)
 
     def __post_init__(self) -> None:
         _check_status(self.status)
@@ -81,6 +90,38 @@ class SubstringRule(AnchoredPair):
             "evidence": dict(self.evidence),
         }
 
+    def reversed(self) -> "SubstringRule":
+        """β → α: the other direction Figure 4 tries (a likely rule, no evidence)."""
+        return SubstringRule(self.beta, self.alpha, self.support, self.support_high)
+
+    def maps_values(self) -> bool:
+        """α and β differ only in alphanumeric tokens at the same places (``"=50&" → "=20&"``)."""
+        ta, tb = tokenize(self.alpha), tokenize(self.beta)
+        return len(ta) == len(tb) and all(a == b or (a.isalnum() and b.isalnum()) for a, b in zip(ta, tb))
+
+    def self_feeding(self) -> str | None:
+        if not self.alpha_text:  # "", "^", "$", "^$": occurs in every URL, whatever it became
+            return "self_feeding: empty alpha"
+        if self.alpha in self.beta:
+            return "self_feeding: alpha occurs in beta"
+        return None
+
+    def nutch_regexes(self) -> list[tuple[str, str]]:
+        return rx.substring_regexes(self)
+
+    def site_advice(self) -> dict[str, str]:
+        if "://" in self.alpha_text:
+            return {"redirect": f"a 301 from {self.alpha_text} to {self.beta_text} for every path (one host name)"}
+        return {"redirect": f"a 301 from the URLs the rule rewrites to their rewritten form ({self.text})"}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "SubstringRule":
+        alpha, beta = obj["alpha"], obj["beta"]
+        if not isinstance(alpha, str) or not isinstance(beta, str):
+            raise RuleError("alpha and beta must be strings")
+        return cls.from_parts(alpha, beta, bool(obj.get("anchor_start", False)), bool(obj.get("anchor_end", False)),
+                              support=int(obj.get("support", 0)), support_high=int(obj.get("support_high", 0)), **common)
+
     @classmethod
     def from_parts(cls, alpha: str, beta: str, anchor_start: bool = False, anchor_end: bool = False, **kw: Any) -> "SubstringRule":
         pre = START if anchor_start else ""
@@ -96,8 +137,9 @@ def _strip(s: str) -> str:
     return s
 
 
+@register
 @dataclass(frozen=True)
-class ParamRule:
+class ParamRule(RuleType):
     name: str
     action: str  #: "remove" or "replace"
     value: str | None = None
@@ -108,6 +150,7 @@ class ParamRule:
     scope: str = ""  #: where it applies (dustbuster.core.scope); "" = every URL, as in the thesis
 
     type = "parameter"
+    rank = 0  #: first: they normalise the query the other rules see
 
     def __post_init__(self) -> None:
         _check_status(self.status)
@@ -158,90 +201,108 @@ class ParamRule:
             "evidence": dict(self.evidence),
         }
 
+    def maps_values(self) -> bool:
+        return self.action == "replace"
 
-Rule = Union[SubstringRule, ParamRule, QueryRule, CaseRule, PatternRule]
+    def nutch_regexes(self) -> list[tuple[str, str]]:
+        return rx.param_regexes(self)
+
+    def clearurls_item(self) -> tuple[str, str]:
+        if self.action != "remove":
+            raise rx.Unexpressible("ClearURLs removes fields, it cannot set a value")
+        return re.escape(self.name), "rules"
+
+    def site_advice(self) -> dict[str, str]:
+        if self.action != "remove":
+            return {"redirect": f"a 301 from any {self.name}= value to {self.name}={self.value}"}
+        return {"redirect": f"link without {self.name}= (or answer a URL with it by a 301 to the URL without it)",
+                "robots": f"Clean-param: {self.name}" + (f" {self.scope}/" if self.scope else "")}
+
+    def clean_param(self) -> list[str]:
+        if self.action != "remove":
+            raise rx.Unexpressible("Clean-param makes a robot ignore a parameter; it cannot set a value")
+        return [self.name]
+
+    def heritrix_regexes(self, per_param: int) -> list[tuple[str, str]] | None:
+        if self.action != "remove":
+            raise rx.Unexpressible("a value replacement rewrites every N= item; one whole-URI match cannot")
+        return [rx.param_removal_regex(self)] * per_param
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "ParamRule":
+        return cls(str(obj["name"]), str(obj["action"]), obj.get("value"), support=int(obj.get("support", 0)),
+                   disqualified=int(obj.get("disqualified", 0)), scope=obj.get("scope") or "", **common)
+
+
+
+#: any rule: an instance of a registered type (dustbuster.core.ruletype.REGISTRY)
+Rule = RuleType
 #: the rule types of the papers (WWW 2007 substring rules, thesis §5.3 global parameter rules)
 PAPER_TYPES = ("substring", "parameter")
 
 
 def rule_from_json(obj: Mapping[str, Any]) -> Rule:
-    """Parse one rule's JSON form; raises RuleError with the reason."""
+    """Parse one rule's JSON form by its registered type; raises RuleError with the reason."""
     if not isinstance(obj, Mapping):
         raise RuleError(f"a rule must be a JSON object, not {type(obj).__name__}")
     kind = obj.get("type", "substring")
     if not isinstance(obj.get("evidence") or {}, Mapping):
         raise RuleError("a rule's evidence must be a JSON object")
-    common = {
-        "status": obj.get("status", "likely"),
-        "evidence": obj.get("evidence") or {},
-    }
+    common = {"status": obj.get("status", "likely"), "evidence": obj.get("evidence") or {}}
     try:
-        if kind == "substring":
-            alpha, beta = obj["alpha"], obj["beta"]
-            if not isinstance(alpha, str) or not isinstance(beta, str):
-                raise RuleError("alpha and beta must be strings")
-            return SubstringRule.from_parts(
-                alpha,
-                beta,
-                bool(obj.get("anchor_start", False)),
-                bool(obj.get("anchor_end", False)),
-                support=int(obj.get("support", 0)),
-                support_high=int(obj.get("support_high", 0)),
-                **common,
-            )
-        if kind == "parameter":
-            return ParamRule(
-                str(obj["name"]),
-                str(obj["action"]),
-                obj.get("value"),
-                support=int(obj.get("support", 0)),
-                disqualified=int(obj.get("disqualified", 0)),
-                scope=obj.get("scope") or "",
-                **common,
-            )
-        if kind in _GENERAL:
-            return _GENERAL[kind].from_json(obj, **common)
+        return type_of(kind).from_json(obj, **common)
     except KeyError as exc:
         raise RuleError(f"{kind} rule lacks field {exc.args[0]!r}") from None
     except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(1e400)
         raise RuleError(f"bad {kind} rule: {exc}") from None
-    raise RuleError(f"unknown rule type {kind!r}")
-
-
-#: canonization order of the rule types (docs/rules.md "Canonization order")
-TYPE_ORDER = {"parameter": 0, "query": 1, "case": 2, "substring": 3, "pattern": 4}
 
 
 def canonization_order(rules: Sequence[Rule]) -> list[Rule]:
-    """Query normalisation first: parameter rules (narrow scopes before wide ones do not matter:
-    each removes or sets its own parameter), then query rules (drop before sort) — so the substring
-    rules see canonical queries and a query never ends up in the path with parameters in it; then
-    case rules (the path's spelling), the substring rules in the order given (rank order), and
-    pattern rules last (they generalise literal substring rules).  Stable within a type."""
-    return sorted(rules, key=lambda r: (TYPE_ORDER.get(r.type, 5), r.type == "query" and r.action == "sort"))
+    """Each type's ``rank`` (docs/rules.md "Canonization order"): query normalisation first —
+    parameter rules (narrow scopes before wide ones do not matter: each removes or sets its own
+    parameter), then query rules (drop before sort) — so the substring rules see canonical queries
+    and a query never ends up in the path with parameters in it; then case rules (the path's
+    spelling), the substring rules in the order given (rank order), and pattern rules last (they
+    generalise literal substring rules).  Stable within a type."""
+    return sorted(rules, key=lambda r: r.order_key())
 
 
-_GENERAL = {"query": QueryRule, "case": CaseRule, "pattern": PatternRule}
+#: the lists of a mine@1 document (and of a candidates record before issue 24), in the order the
+#: one ``rules`` list of mine@2 keeps them: parameter rules, the other types, substring rules by rank
+LEGACY_LISTS = ("param_rules", "general_rules", "rules")
+
+
+def is_legacy(doc: Mapping[str, Any]) -> bool:
+    """A mine@1 document or an old candidates record: the three lists."""
+    return "param_rules" in doc or "general_rules" in doc
+
+
+def document_rules_json(doc: Mapping[str, Any]) -> list:
+    """The rules of a document as one JSON list: its ``rules`` (a RuleSet, mine@2, a candidates
+    record), or the three lists of mine@1 joined as :data:`LEGACY_LISTS` orders them."""
+    for key in LEGACY_LISTS:
+        if not isinstance(doc.get(key) or [], list):
+            raise RuleError(f"'{key}' must be a list")
+    if not is_legacy(doc):
+        return list(doc.get("rules") or [])
+    return [r for key in LEGACY_LISTS for r in doc.get(key) or []]
 
 
 def rules_from_document(doc: Mapping[str, Any]) -> list[Rule]:
     """Rules of a RuleSet document or of ``dustbuster mine --json`` output, in canonization order.
 
-    A RuleSet lists them in ``rules``; a mine output lists substring rules in ``rules``, parameter
-    rules in ``param_rules`` and the other types in ``general_rules``, put in canonization order
+    A RuleSet lists them in ``rules``, in its own order; a mine output (``dustbuster/mine@2``: one
+    ``rules`` list; ``dustbuster/mine@1``: substring rules in ``rules``, parameter rules in
+    ``param_rules``, the other types in ``general_rules``) is put in canonization order
     (:func:`canonization_order`: parameter and query rules first, they normalise the query).
     """
     if not isinstance(doc, Mapping):
         raise RuleError("a rule document must be a JSON object")
     if "rules" not in doc and "param_rules" not in doc:
         raise RuleError("no 'rules' (or 'param_rules') list in the document")
-    for key in ("param_rules", "general_rules", "rules"):
-        if not isinstance(doc.get(key) or [], list):
-            raise RuleError(f"'{key}' must be a list")
-    if "param_rules" not in doc and "general_rules" not in doc:
-        return [rule_from_json(r) for r in doc.get("rules") or []]  # a RuleSet: its own order
-    rules_json = [*(doc.get("param_rules") or []), *(doc.get("general_rules") or []), *(doc.get("rules") or [])]
-    return canonization_order([rule_from_json(r) for r in rules_json])
+    rules = [rule_from_json(r) for r in document_rules_json(doc)]
+    mined = is_legacy(doc) or str(doc.get("schema", "")).startswith(SCHEMA_MINE_PREFIX)
+    return canonization_order(rules) if mined else rules  # a RuleSet: its own order
 
 
 def ruleset_document(site: str, version: int | None, rules: list, created: float | None = None,
@@ -256,3 +317,8 @@ def ruleset_document(site: str, version: int | None, rules: list, created: float
     if stats is not None:
         doc["stats"] = stats
     return doc
+
+
+load_plugins()
+#: canonization rank of each registered type (docs/rules.md "Canonization order")
+TYPE_ORDER = {kind: cls.rank for kind, cls in REGISTRY.items()}

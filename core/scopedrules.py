@@ -17,15 +17,18 @@ from typing import Any, Mapping
 
 from . import query
 from .errors import RuleError
+from . import regexforms as rx
 from .rulebase import apply_to_url, check_status
+from .ruletype import RuleType, Unexpressible, register
 from .scope import check_scope, in_scope, scope_names, scope_text, split_url, url_in_scope
 
 QUERY_ACTIONS = ("drop", "sort")
 _ESCAPE = re.compile(r"%[0-9a-f]{2}")  #: percent-escapes stay upper-case (RFC 3986 §6.2.2.1)
 
 
+@register
 @dataclass(frozen=True)
-class QueryRule:
+class QueryRule(RuleType):
     scope: str
     action: str  #: "drop" or "sort"
     keep: tuple[str, ...] = ()  #: drop: the parameters that stay (in their order in the URL)
@@ -35,6 +38,7 @@ class QueryRule:
     evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     type = "query"
+    rank = 1  #: after the parameter rules; drop before sort (order_key)
 
     def __post_init__(self) -> None:
         check_status(self.status)
@@ -87,6 +91,37 @@ class QueryRule:
                 "display": self.text, "support": self.support, "disqualified": self.disqualified,
                 "direction": self.direction, "status": self.status, "evidence": dict(self.evidence)}
 
+    def order_key(self) -> tuple:
+        return (self.rank, self.action == "sort")
+
+    def min_distinct_pages(self) -> int | None:
+        """1 for dropping the whole query: that one script ignores its query is shown by many URLs
+        of its one page (core/evidence.py)."""
+        return 1 if self.action == "drop" else None
+
+    def nutch_regexes(self) -> list[tuple[str, str]]:
+        return rx.query_regexes(self)
+
+    def clearurls_item(self) -> tuple[str, str]:
+        if self.action != "drop":
+            raise Unexpressible("ClearURLs cannot reorder the query")
+        if self.keep:
+            return "(?!(?:" + "|".join(map(re.escape, self.keep)) + ")$).*", "rules"
+        return r"\?.*", "rawRules"
+
+    def site_advice(self) -> dict[str, str]:
+        what = {"drop": "without the query" if not self.keep else f"with only {', '.join(self.keep)} in the query",
+                "sort": "with the query's parameters in one order"}[self.action]
+        return {"redirect": f"link to the page {what}" + (f" under {self.scope}" if self.scope else "")}
+
+    def clean_param(self) -> list[str]:
+        raise Unexpressible("Clean-param names the parameters to ignore; it cannot say every parameter or all but some")
+
+    def heritrix_regexes(self, per_param: int) -> list[tuple[str, str]] | None:
+        if self.keep:
+            raise Unexpressible("keeping some items rewrites the query item by item; one whole-URI match cannot")
+        return None
+
     @classmethod
     def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "QueryRule":
         keep = obj.get("keep") or []
@@ -96,8 +131,9 @@ class QueryRule:
                    int(obj.get("support", 0)), int(obj.get("disqualified", 0)), **common)
 
 
+@register
 @dataclass(frozen=True)
-class CaseRule:
+class CaseRule(RuleType):
     scope: str
     support: int = 0
     disqualified: int = 0
@@ -105,6 +141,7 @@ class CaseRule:
     evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     type = "case"
+    rank = 2  #: the path's spelling, before the substring rules
 
     def __post_init__(self) -> None:
         check_status(self.status)
@@ -139,6 +176,15 @@ class CaseRule:
         return {"type": "case", "scope": self.scope, "display": self.text, "support": self.support,
                 "disqualified": self.disqualified, "direction": self.direction, "status": self.status,
                 "evidence": dict(self.evidence)}
+
+    def nutch_regexes(self) -> list[tuple[str, str]]:
+        raise Unexpressible("a Java regex replacement cannot change letter case")
+
+    def site_advice(self) -> dict[str, str]:
+        return {"redirect": f"a 301 to the lower-case path under {self.scope or '/'}"}
+
+    def clearurls_item(self) -> tuple[str, str]:
+        raise Unexpressible("ClearURLs cannot change letter case")
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "CaseRule":

@@ -12,11 +12,8 @@ from collections import Counter, defaultdict
 from typing import Any, Mapping
 from urllib.parse import parse_qsl, urlsplit
 
-from .crawlerexport import clean_params
-from .pattern import PatternRule
 from .rulebook import RuleBook
-from .rules import ParamRule, Rule, SubstringRule, rules_from_document
-from .scopedrules import CaseRule, QueryRule
+from .rules import Rule, rules_from_document
 from .truth import url_class
 
 TOP = 12
@@ -25,26 +22,9 @@ TOP = 12
 def advice(rule: Rule) -> dict[str, str]:
     """What the site could do itself so that crawlers never see the duplicates of ``rule``."""
     canonical = "declare the canonical URL in each page (<link rel=\"canonical\">), which Google and Bing read"
-    if isinstance(rule, ParamRule) and rule.action == "remove":
-        ((names, prefix),) = clean_params([rule])
-        return {"redirect": f"link without {rule.name}= (or answer a URL with it by a 301 to the URL without it)",
-                "canonical": canonical, "robots": f"Clean-param: {'&'.join(names)}" + (f" {prefix}" if prefix else "")}
-    if isinstance(rule, ParamRule):
-        return {"redirect": f"a 301 from any {rule.name}= value to {rule.name}={rule.value}", "canonical": canonical}
-    if isinstance(rule, QueryRule):
-        what = {"drop": "without the query" if not rule.keep else f"with only {', '.join(rule.keep)} in the query",
-                "sort": "with the query's parameters in one order"}[rule.action]
-        return {"redirect": f"link to the page {what}" + (f" under {rule.scope}" if rule.scope else ""),
-                "canonical": canonical}
-    if isinstance(rule, CaseRule):
-        return {"redirect": f"a 301 to the lower-case path under {rule.scope or '/'}", "canonical": canonical}
-    if isinstance(rule, SubstringRule) and "://" in rule.alpha_text:
-        return {"redirect": f"a 301 from {rule.alpha_text} to {rule.beta_text} for every path (one host name)",
-                "canonical": canonical}
-    if isinstance(rule, (SubstringRule, PatternRule)):
-        return {"redirect": f"a 301 from the URLs the rule rewrites to their rewritten form ({rule.text})",
-                "canonical": canonical}
-    return {"canonical": canonical}
+    own = rule.site_advice()  # the rule type's (redirect, robots)
+    return {k: own[k] for k in ("redirect",) if k in own} | {"canonical": canonical} | {
+        k: v for k, v in own.items() if k != "redirect"}
 
 
 def _removed_params(url: str, canonical: str) -> set[str]:

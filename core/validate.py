@@ -305,10 +305,11 @@ def _cached_verdict(rule: Rule, hit: dict) -> Verdict:
                    hit["one_page"] if isinstance(hit.get("one_page"), dict) else {})
 
 
-async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair], seed: int, valid: list[Rule],
-                          verdicts: list[Verdict], covered: list[Rule]) -> list[tuple[Pair, Rule]]:
-    """Figure 4 over the likely pairs: each pair's shrinking direction, then its reverse when that
-    was refuted; a pair that refines a valid rule is dropped (returned with that rule)."""
+async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair | SubstringRule], seed: int, valid: list[Rule],
+                          verdicts: list[Verdict], covered: list[Rule]) -> list[tuple[Pair | SubstringRule, Rule]]:
+    """Figure 4 over the likely pairs (or the substring rules they became: the same four fields):
+    each one's shrinking direction, then its reverse when that was refuted; one that refines a
+    valid rule is dropped (returned with that rule)."""
     valid_pairs: list[tuple[tuple[str, str], Rule]] = []
     dropped: list[tuple[Pair, Rule]] = []
     for k, pair in enumerate(pairs):
@@ -320,14 +321,13 @@ async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair], seed: int, va
         if decide.covered(shrinking, valid):
             covered.append(shrinking)
             continue
-        for expanding, (a, b) in enumerate(((pair.alpha, pair.beta), (pair.beta, pair.alpha))):
-            rule = SubstringRule(a, b, pair.support, pair.support_high)
+        for expanding, rule in enumerate((shrinking, shrinking.reversed())):  # the reversed rule is a rule
             v = await decide(rule, seed + k, bool(expanding))
             verdicts.append(v)
             if v.valid:
-                ok = SubstringRule(a, b, pair.support, pair.support_high, "valid", v.evidence())
+                ok = dataclasses.replace(rule, status="valid", evidence=v.evidence())
                 valid.append(ok)
-                valid_pairs.append(((a, b), ok))
+                valid_pairs.append(((rule.alpha, rule.beta), ok))
             # the paper's ValidateRule knows only valid / not valid; we also have "undecided"
             # (too few samples, an outage).  The other direction is tried only when this one was
             # *refuted*: an undecided shrinking rule says nothing about its reverse, and trying the
@@ -369,8 +369,8 @@ async def validate(
     covered: list[Rule] = []
     # a general rule over literal pairs (core/overliterals.py) is decided before them: once valid,
     # they are covered and dropped unfetched (issue 23 item 6)
-    early = [r for r in param_rules if r.type != "pattern" or "over_literals" in (r.evidence or {})]
-    late = [r for r in param_rules if r.type == "pattern" and "over_literals" not in (r.evidence or {})]
+    early = [r for r in param_rules if not r.after_pairs()]
+    late = [r for r in param_rules if r.after_pairs()]
     await _validate_rules(decide, early, seed + 10_000, valid, verdicts, covered)
     dropped = await _validate_pairs(decide, pairs, seed, valid, verdicts, covered)
     await _validate_rules(decide, late, seed + 20_000, valid, verdicts, covered)

@@ -7,8 +7,9 @@ the record passes the producer's ``max_request_size`` and the broker's ``message
 :func:`fit_candidate_set` therefore measures the encoded record and, when it is over the budget,
 
 1. keeps only the newest test URLs that fit (the list is newest first; the validator samples them),
-2. and only if the rules alone are still too big, drops the lowest-ranked rules (each list is in
-   rank order: support, then Figure 4's order) a tenth at a time,
+2. and only if the rules alone are still too big, drops the lowest-ranked rules (within a type
+   the list is in rank order: support, then Figure 4's order) a tenth at a time, the types beyond
+   the papers first, then parameter rules, substring rules last,
 
 and says so in ``stats["trimmed"]`` (URLs and rules dropped, bytes before and after), so the
 dashboard and the validator see that the set was cut.  A set that cannot be made to fit (no URL
@@ -30,8 +31,10 @@ log = logging.getLogger(__name__)
 
 #: bytes kept free under the message limit for the record's key, headers and Kafka framing
 FRAMING_BYTES = 4096
-#: the rule lists of a candidate set, trimmed last to first when the rules alone do not fit
-RULE_LISTS = ("general_rules", "param_rules", "rules")
+#: the order a candidate set's rules are trimmed in when the rules alone do not fit, by type: the
+#: types beyond the papers first, then parameter rules, the substring rules last (each time the
+#: last tenth of that type's rules: the lowest ranked)
+TRIM_LAST = ("parameter", "substring")
 
 
 def encoded_size(value: Any) -> int:
@@ -45,8 +48,7 @@ def budget(max_message_bytes: int) -> int:
 
 
 def fit_candidate_set(doc: dict[str, Any], max_message_bytes: int) -> dict[str, Any] | None:
-    """``doc`` (a candidate set as a JSON object: ``rules``, ``param_rules``, ``general_rules``,
-    ``test_urls``, ``stats``...) cut to fit ``max_message_bytes`` (see the module doc); the same
+    """``doc`` (a candidate set as a JSON object: ``rules``, ``test_urls``, ``stats``...) cut to fit ``max_message_bytes`` (see the module doc); the same
     object when it fits already, None when nothing can make it fit."""
     limit = budget(max_message_bytes)
     before = encoded_size(doc)
@@ -56,15 +58,13 @@ def fit_candidate_set(doc: dict[str, Any], max_message_bytes: int) -> dict[str, 
     urls = list(doc.get("test_urls") or [])
     out["test_urls"] = _newest_that_fit(urls, before - limit)
     dropped_rules = 0
+    out["rules"] = list(doc.get("rules") or [])
     while encoded_size(out) > limit:
-        name = next((n for n in RULE_LISTS if out.get(n)), None)
-        if name is None:
+        cut = _trim_tenth(out["rules"])
+        if not cut:
             log.warning("%s: a candidate set of %s bytes cannot be cut to fit %s bytes", doc.get("site"), before, limit)
             return None
-        rules = list(out[name])
-        keep = len(rules) - max(1, len(rules) // 10)
-        dropped_rules += len(rules) - keep
-        out[name] = rules[:keep]
+        dropped_rules += cut
     out["stats"] = dict(doc.get("stats") or {})
     out["stats"]["trimmed"] = {"test_urls": len(urls) - len(out["test_urls"]), "rules": dropped_rules,
                                "bytes_before": before, "bytes_after": 0}
@@ -72,6 +72,23 @@ def fit_candidate_set(doc: dict[str, Any], max_message_bytes: int) -> dict[str, 
     while trimmed["bytes_after"] != (size := encoded_size(out)):  # the figure counts its own digits
         trimmed["bytes_after"] = size
     return out
+
+
+def _type_of(rule: Any) -> str:
+    return str(rule.get("type", "substring")) if isinstance(rule, dict) else ""
+
+
+def _trim_tenth(rules: list) -> int:
+    """Drop (in place) the last tenth (at least one) of the first group of the trim order that has
+    rules: every type beyond :data:`TRIM_LAST` together, then each of those; how many were dropped."""
+    groups = [lambda t: t not in TRIM_LAST, *((lambda t, k=k: t == k) for k in TRIM_LAST)]
+    for in_group in groups:
+        at = [i for i, r in enumerate(rules) if in_group(_type_of(r))]
+        if at:
+            gone = set(at[len(at) - max(1, len(at) // 10):])
+            rules[:] = [r for i, r in enumerate(rules) if i not in gone]
+            return len(gone)
+    return 0
 
 
 def _newest_that_fit(urls: list[str], excess: int) -> list[str]:

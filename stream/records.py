@@ -15,7 +15,7 @@ from typing import Any, List, Optional
 import faust
 
 from dustbuster.core.errors import REJECT_EXCERPT_CHARS, ParseError
-from dustbuster.core.rules import SCHEMA_RULESET
+from dustbuster.core.rules import LEGACY_LISTS, SCHEMA_RULESET
 from dustbuster.core.strictjson import loads_strict
 
 
@@ -32,16 +32,15 @@ class RawBatch(faust.Record, namespace="dustbuster.raw.v1", serializer="json"):
 
 
 class CandidateSet(faust.Record, namespace="dustbuster.candidates.v1", serializer="json"):
-    """Likely rules of one site at one window (key = site)."""
+    """Likely rules of one site at one window (key = site): one ``rules`` list of every type
+    (dustbuster/mine@2's; a record with the three lists of before is read by :func:`decode_candidates`)."""
 
     site: str
     window: int
     rules: List[Any]
-    param_rules: List[Any]
     stats: Any
     params: Any
     test_urls: List[str] = []  #: recent URLs of the site, for validation (Figure 3's test list)
-    general_rules: List[Any] = []  #: query, case and pattern rules (docs/rules.md), language "extended"
 
 
 class RuleSet(faust.Record, namespace="dustbuster.ruleset.v1", serializer="json"):
@@ -243,7 +242,13 @@ def decode_candidates(data: bytes | None) -> CandidateSet:
     Only the shape is checked here; each rule is parsed (and a bad one skipped) by the validator."""
     if data is None:
         raise ParseError("empty_message", "no value")
-    obj = loads_strict(data, surrogates=False)
+    return candidates_from_json(loads_strict(data, surrogates=False))
+
+
+def candidates_from_json(obj: Any) -> CandidateSet:
+    """A candidate set from its JSON object (a message, or one the validator stored): one ``rules``
+    list, or the three lists of a record written before issue 24 (``rules``, ``param_rules``,
+    ``general_rules``) joined as dustbuster.core.rules.LEGACY_LISTS orders them."""
     if not isinstance(obj, dict):
         raise ParseError("bad_record", "the message is not a JSON object")
     site = obj.get("site")
@@ -252,16 +257,17 @@ def decode_candidates(data: bytes | None) -> CandidateSet:
     window = obj.get("window", 0)
     if not isinstance(window, int) or isinstance(window, bool):
         raise ParseError("bad_record", "'window' must be an integer")
-    rules, params, general = obj.get("rules", []), obj.get("param_rules", []), obj.get("general_rules", [])
+    lists = [obj.get(key, []) for key in LEGACY_LISTS]
     tests = obj.get("test_urls", [])
-    if not all(isinstance(x, list) for x in (rules, params, general)):
+    if not all(isinstance(x, list) for x in lists):
         raise ParseError("bad_record", "'rules', 'param_rules' and 'general_rules' must be lists")
-    if not all(isinstance(r, dict) for r in [*rules, *params, *general]):
+    rules = [r for x in lists for r in x]
+    if not all(isinstance(r, dict) for r in rules):
         raise ParseError("bad_record", "every rule must be a JSON object")
     if not isinstance(tests, list):
         raise ParseError("bad_record", "'test_urls' must be a list of strings")
-    return CandidateSet(site=site.lower(), window=window, rules=rules, param_rules=params, stats=obj.get("stats"),
-                        params=obj.get("params"), general_rules=general, test_urls=[u for u in tests if isinstance(u, str) and url_problem(u) is None])
+    return CandidateSet(site=site.lower(), window=window, rules=rules, stats=obj.get("stats"), params=obj.get("params"),
+                        test_urls=[u for u in tests if isinstance(u, str) and url_problem(u) is None])
 
 
 def encode(record: faust.Record) -> bytes:

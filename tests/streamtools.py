@@ -10,6 +10,7 @@ from pathlib import Path
 
 from dustbuster.devkafka import Worker, latest_candidates, read_topic, stream_env  # noqa: F401 - the tests import them from here
 from tests.conftest import ROOT
+from tests.ruledocs import by_list
 
 
 def feed(env: dict, path: Path | str, site: str, stdin: bytes | None = None, batch_lines: int = 200) -> subprocess.CompletedProcess:
@@ -27,6 +28,7 @@ def mine_json(path: Path, site: str) -> dict:
 
 
 def compact(doc: dict) -> dict:
+    doc = by_list(doc)  # a mine@2 document or candidate set: one list
     return {
         "rules": [(r["display"], r["support"], r["support_high"]) for r in doc["rules"]],
         "param_rules": [(r["display"], r["support"], r["disqualified"]) for r in doc["param_rules"]],

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from tests.conftest import LOGS, ROOT
+from tests.ruledocs import by_list
 
 TWIKI = str(LOGS / "monitorware-twiki" / "access_log")
 
@@ -37,15 +38,18 @@ def test_mine_json_and_stage_detect(tmp_path):
     rej = tmp_path / "rejects.tsv"
     r = dust("mine", TWIKI, "--site", "monitorware.example", "--json", "--rejects", str(rej), "-q")
     doc = json.loads(r.stdout)
-    assert set(doc) >= {"stats", "rules", "param_rules", "params"}
+    assert set(doc) >= {"stats", "rules", "params"} and doc["schema"] == "dustbuster/mine@2"
+    doc = doc | by_list(doc)
     assert doc["rules"][0]["alpha"] == "?rev=r1." and doc["rules"][0]["support"] == 5
     assert doc["stats"]["read"]["rejected"] == {"malformed": 1}
     assert rej.read_text().startswith(f"{TWIKI}:907\tmalformed")
     # the paper's exact size test (--size-slack 0) finds 8 likely pairs; the default 2 % slack
     # (core/urllist.py likely_similar) keeps those and finds 4 whose sizes differ by a few bytes
     exact = json.loads(dust("mine", TWIKI, "--site", "m", "--json", "-q", "--stage", "detect", "--size-slack", "0").stdout)
+    exact = exact | by_list(exact)
     assert len(exact["rules"]) == exact["stats"]["likely_pairs"] == 8
     d = json.loads(dust("mine", TWIKI, "--site", "m", "--json", "-q", "--stage", "detect").stdout)
+    d = d | by_list(d)
     assert len(d["rules"]) == d["stats"]["likely_pairs"] == 12
     assert {r["display"] for r in exact["rules"]} <= {r["display"] for r in d["rules"]}
 

@@ -89,6 +89,7 @@ from dustbuster.core import ParamRule  # noqa: E402
 from dustbuster.core.canonize import canonize as core_canonize  # noqa: E402
 from dustbuster.core.pattern import PatternRule  # noqa: E402
 from dustbuster.core.scopedrules import CaseRule, QueryRule  # noqa: E402
+from dustbuster.core.ruletype import REGISTRY  # noqa: E402
 from tests.test_canonizer import SEPS, param_rule, substring_rule  # noqa: E402
 
 TOK2 = st.sampled_from(["a", "b", "A", "Story", "www", "id", "sid", "x", "1", "12", "0a1b", "FF", "3f", "p", ""])
@@ -123,7 +124,9 @@ def pattern_rule(draw):
 
 
 pattern_rules = pattern_rule().filter(lambda r: r is not None)
-new_rule = st.one_of(scoped_param, query_rule, case_rule, pattern_rules)
+#: the rules of the types beyond the core's (dustbuster.core.ruletypes): each type's own samples
+REGISTERED = [r for cls in REGISTRY.values() for r in cls.samples()]
+new_rule = st.one_of(scoped_param, query_rule, case_rule, pattern_rules, *([st.sampled_from(REGISTERED)] if REGISTERED else []))
 mixed_rules = st.lists(st.one_of(substring_rule(), param_rule, new_rule), max_size=8)
 url2 = st.one_of(FRAG2.map(lambda p: "http://www.h.com" + p), FRAG2.map(lambda p: "http://www.h.com/a" + p),
                  FRAG2.map(lambda p: "https://h.com/A/b" + p), st.text(max_size=30))
@@ -214,7 +217,7 @@ def test_a_mine_document_is_put_in_canonization_order():
     doc = {"param_rules": [ParamRule("sid", "remove").to_json()], "general_rules": [CaseRule("").to_json()],
            "rules": [PatternRule("/{digits}/x", "/{digits}").to_json(), {"type": "substring", "alpha": "/A/", "beta": "/b/"}]}
     rs = dustcanon.RuleSet(doc, unvalidated=True)
-    assert [type(r).__name__ for r in rs.rules] == ["_Param", "_Case", "_Substring", "_Pattern"]
+    assert [r.kind for r in rs.rules] == ["parameter", "case", "substring", "pattern"]
     assert rs("http://h.com/A/7/x?sid=1") == "http://h.com/a/7"    # case first: "/A/" is "/a/" already
 
 

@@ -13,8 +13,10 @@ import subprocess
 import sys
 from collections import Counter
 
+from dustbuster.core.rules import document_rules_json
 from tests.conftest import LOGS, ROOT
 from tests.fuzzlog import SITE, write_fuzz_log
+from tests.ruledocs import by_list
 from tests.streamtools import Worker, latest_candidates, mine_json, read_topic, stream_env
 
 TWIKI = LOGS / "monitorware-twiki" / "access_log"
@@ -54,7 +56,7 @@ def test_feed_sends_the_lines_of_compressed_logs(kafka, tmp_path):
 
 
 def _flags(doc: dict) -> dict[str, str]:
-    return {r["display"]: r.get("unsafe") for k in ("rules", "param_rules", "general_rules") for r in doc[k]}
+    return {r["display"]: r.get("unsafe") for r in document_rules_json(doc)}  # one list (or mine@1's three)
 
 
 def _figures(doc: dict, rejects: Counter | None = None) -> dict:
@@ -67,6 +69,7 @@ def _figures(doc: dict, rejects: Counter | None = None) -> dict:
         st = doc["stats"]
         lines, skipped, rejected, records, dropped = (st["lines"], st["skipped"], dict(rejects), st["records"],
                                                       st["dropped_status"])
+    doc = doc | by_list(doc)
     return {"lines": lines, "records": records, "dropped_status": dropped, "skipped": skipped,
             "rejected": dict(sorted(rejected.items())), "urls": doc["stats"]["urls"],
             "rules": len(doc["rules"]), "param_rules": len(doc["param_rules"]),

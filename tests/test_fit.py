@@ -21,7 +21,7 @@ LIMIT = 100_000
 def cand(n_urls: int, n_rules: int = 3, url_len: int = 351) -> dict:
     urls = [f"http://s.test/{i:06d}/" + "u" * (url_len - 22) for i in range(n_urls)]
     rules = [{"type": "substring", "alpha": f"/a{i}/", "beta": "/", "display": f'"/a{i}/" -> "/"'} for i in range(n_rules)]
-    return {"site": "s.test", "window": 7, "rules": rules, "param_rules": [], "general_rules": [],
+    return {"site": "s.test", "window": 7, "rules": rules,
             "stats": {"lines": n_urls}, "params": {}, "test_urls": urls}
 
 
@@ -56,8 +56,8 @@ def test_rules_are_cut_lowest_ranked_first_only_when_the_urls_are_gone(n_urls, n
 
 def test_the_faust_record_fits_the_limit_with_its_framing():
     doc = fit_candidate_set(cand(3000), 1_000_000)
-    rec = CandidateSet(**{k: doc[k] for k in ("site", "window", "rules", "param_rules", "general_rules", "stats",
-                                              "params", "test_urls")})
+    rec = CandidateSet(**{k: doc[k] for k in ("site", "window", "rules", "stats", "params",
+                                              "test_urls")})
     assert len(encode(rec)) <= 1_000_000 - FRAMING_BYTES + 200  # namespace metadata only
 
 

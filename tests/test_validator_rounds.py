@@ -26,8 +26,7 @@ def candidates(site: SimSite, port: int) -> CandidateSet:
     for rec in parse_lines(site.log_lines(8000, port=port), "forum.test").records:
         ul.add(*rec)
     doc = mine(ul).to_json()
-    return CandidateSet(site="forum.test", window=1, rules=doc["rules"], param_rules=doc["param_rules"],
-                        general_rules=doc["general_rules"], stats=doc["stats"], params=doc["params"], test_urls=list(ul))
+    return CandidateSet(site="forum.test", window=1, rules=doc["rules"], stats=doc["stats"], params=doc["params"], test_urls=list(ul))
 
 
 def test_rounds_publish_keep_drop_and_tombstone(tmp_path):
@@ -84,7 +83,7 @@ def test_unconfigured_sites_are_never_fetched(tmp_path):
     async def go():
         store = VerdictStore(tmp_path / "v")
         cand = CandidateSet(site="semicomplete.com", window=1, rules=[{"type": "substring", "alpha": "/a", "beta": "/b"}],
-                            param_rules=[], stats={}, params={}, test_urls=["http://semicomplete.com/a"])
+                            stats={}, params={}, test_urls=["http://semicomplete.com/a"])
         sent = []
 
         async def publish(site, value):

@@ -216,9 +216,11 @@ def traffic(app: App, steps: Path) -> dict[str, Path]:
 
 
 def top_candidates(cands: Path, out: Path, n: int = TOP) -> None:
-    """The n highest-ranked substring candidates and the parameter candidates of a mine document."""
+    """The n highest-ranked substring candidates and the candidates of the other types of a mine
+    document (its one ``rules`` list, in its order)."""
     doc = json.loads(cands.read_text())
-    doc["rules"] = doc["rules"][:n]
+    top = {id(r) for r in [r for r in doc["rules"] if r.get("type", "substring") == "substring"][:n]}
+    doc["rules"] = [r for r in doc["rules"] if r.get("type", "substring") != "substring" or id(r) in top]
     out.write_text(json.dumps(doc, indent=1))
 
 

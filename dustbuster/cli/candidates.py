@@ -68,17 +68,20 @@ def _print_candidates(site: str, d: dict, limit: int) -> None:
     """A candidate set for a person: likely rules (not validated), unsafe ones flagged."""
     from dustbuster.core.errors import RuleError
     from dustbuster.core.rulecheck import unsafe_candidate
-    from dustbuster.core.rules import rule_from_json
+    from dustbuster.core.rules import PAPER_TYPES, document_rules_json, rule_from_json
     from dustbuster.core.urlreach import URLReach
 
     st = d["stats"]
     urls = list(d.get("test_urls") or [])[:5000]
     reach = URLReach(urls) if urls and "unsafe_flagged" not in st else None  # shared by the rules' checks
-    general = list(d.get("general_rules") or [])
+    every = document_rules_json(d)  # one list (mine@2), or the three lists of an older worker
+    pairs = [r for r in every if r.get("type", "substring") == "substring"]
+    params = [r for r in every if r.get("type") == "parameter"]
+    general = [r for r in every if r.get("type", "substring") not in PAPER_TYPES]
     print(f"# {site}: window {d['window']}, {st.get('lines')} lines, {st.get('urls')} unique URLs, "
-          f"{len(d['rules'])} likely rules, {len(d['param_rules'])} parameter rules"
+          f"{len(pairs)} likely rules, {len(params)} parameter rules"
           + (f", {len(general)} query/case/pattern rules" if general else "") + " (candidates, not validated)")
-    for r in d["rules"][: limit] + d["param_rules"] + general:
+    for r in pairs[: limit] + params + general:
         why = r.get("unsafe")  # the window's flag, as `dustbuster mine` gives it (core.mine.unsafe_flags)
         if "unsafe_flagged" not in st:  # a set of a worker older than the flags: judged on its test URLs
             try:

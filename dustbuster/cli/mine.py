@@ -143,7 +143,7 @@ def _print_rules(rules, unsafe: dict[str, str], out) -> None:
         return
     out.write(f"{'support':>7} {'disq':>6}  rule\n")
     for r in rules:
-        other = f"{r.members} lit" if r.type == "pattern" else str(r.disqualified)
+        other = f"{r.members} lit" if hasattr(r, "members") else str(getattr(r, "disqualified", ""))
         note = f"   UNSAFE: {unsafe[r.text]}" if r.text in unsafe else ""
         out.write(f"{r.support:>7} {other:>6}  {r.text}{note}\n")
 

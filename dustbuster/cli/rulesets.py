@@ -69,7 +69,7 @@ def screened(site: str, doc: dict, ma: int, quiet: bool) -> dict:
     """Unvalidated rules that would mangle URLs on their own (dustbuster.core.admission.screen_rules) are left
     out, with a warning each."""
     from dustbuster.core.admission import screen_rules
-    from dustbuster.core.rules import ParamRule, rules_from_document
+    from dustbuster.core.rules import LEGACY_LISTS, rules_from_document
 
     try:
         ok, bad = screen_rules(site, rules_from_document(doc), ma)
@@ -78,5 +78,5 @@ def screened(site: str, doc: dict, ma: int, quiet: bool) -> dict:
     for r, why in bad:
         if not quiet:
             sys.stderr.write(f"warning: not applying {r.text}: {why}\n")
-    return dict(doc, param_rules=[r.to_json() for r in ok if isinstance(r, ParamRule)],
-                rules=[r.to_json() for r in ok if not isinstance(r, ParamRule)])
+    out = {k: v for k, v in doc.items() if k not in LEGACY_LISTS}
+    return out | {"rules": [r.to_json() for r in ok]}  # one list, in canonization order
