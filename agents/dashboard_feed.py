@@ -16,6 +16,7 @@ import logging
 import time
 
 from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.rules import rule_dicts
 from dustbuster.stream.records import CandidateSet, decode_candidates
 from dustbuster.stream.rulesview import TopicFollower, Update
 
@@ -87,7 +88,7 @@ def recording_versions(inner: Update, book: RuleBook, versions: VersionLog) -> U
         else:
             created = sr.doc.get("created")
             versions.record(key, sr.version, sr.texts, created if isinstance(created, (int, float)) else None)
-            raw = [r for r in list(sr.doc.get("param_rules") or []) + list(sr.doc.get("rules") or []) if isinstance(r, dict)]
+            raw = rule_dicts(sr.doc)
             versions.remember_samples(key, sr.version, {str(r.get("display")): r for r in raw})
 
     on_update.versions = versions  # type: ignore[attr-defined]

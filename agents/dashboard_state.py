@@ -21,6 +21,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from dustbuster.core.rules import LEGACY_LISTS, rule_dicts
+
 MAX_POINTS = 240  #: time-series points kept per site (4 hours of 60 s windows)
 MAX_SITES = 500  #: sites whose traffic is kept (the least recently updated are forgotten)
 MAX_TEST_URLS_SITES = 50  #: sites whose newest test URLs are kept (for redundancy and evidence)
@@ -126,7 +128,7 @@ class Rounds:
 
     def begin(self, site: str, cand: Any) -> LiveRound:
         get = (lambda k: getattr(cand, k, None)) if not isinstance(cand, Mapping) else cand.get
-        todo = len(get("rules") or []) + len(get("param_rules") or [])
+        todo = len(rule_dicts({k: get(k) for k in LEGACY_LISTS}))
         rp = self.running[site] = LiveRound(site, int(get("window") or 0), todo)
         return rp
 

@@ -14,7 +14,7 @@ from typing import Any
 from dustbuster.core.errors import RuleError
 from dustbuster.core.rulebook import RuleBook, SiteRules
 from dustbuster.core.rulecheck import unsafe_candidate
-from dustbuster.core.rules import Rule, rule_from_json
+from dustbuster.core.rules import Rule, rule_dicts, rule_from_json
 from dustbuster.core.validate import apply_rule
 
 from .dashboard_state import DashboardState, SiteTraffic, VersionLog
@@ -60,7 +60,7 @@ def site_row(state: DashboardState, book: RuleBook, site: str, cache: ViewCache,
     cand = (st.candidates if st else None) or {}
     return {"site": site, "lines": last.lines if last else None, "urls": last.urls if last else None,
             "spark": [p.urls for p in list(st.points)[-SPARK_POINTS:]] if st else [],
-            "candidates": len(cand.get("rules") or []) + len(cand.get("param_rules") or []) if cand else None,
+            "candidates": len(rule_dicts(cand)) if cand else None,
             "version": sr.version if sr else None, "rules": len(sr.rules) if sr else 0,
             "validating": running.phase if running else None,
             "redundancy": redundancy(st, sr, cache, book) if st and sr else None}
@@ -85,7 +85,7 @@ def site_detail(state: DashboardState, book: RuleBook, site: str, cache: ViewCac
 def candidates_view(st: SiteTraffic, cache: ViewCache) -> dict[str, Any]:
     cand = st.candidates or {}
     window = cand.get("window")
-    raw = [r for r in list(cand.get("param_rules") or []) + list(cand.get("rules") or []) if isinstance(r, dict)]
+    raw = rule_dicts(cand)
     shown = sorted(raw, key=lambda r: -_num(r.get("support")))[:MAX_CANDIDATES]
     unsafe = cache.get((st.site, "unsafe", window), lambda: _unsafe(shown, st.test_urls[:UNSAFE_SAMPLE]))
     rules = [{"display": str(r.get("display", "")), "type": r.get("type", "substring"), "support": _num(r.get("support")),
@@ -119,8 +119,7 @@ def published_view(st: SiteTraffic | None, sr: SiteRules, cache: ViewCache, vers
     window = (st.candidates or {}).get("window") if st else None
     urls = st.test_urls if st else []
     changes = cache.get((sr.site, "changes", window, sr.version), lambda: _changes(sr.rules, urls))
-    raw = {str(r.get("display")): r for r in list(doc.get("param_rules") or []) + list(doc.get("rules") or [])
-           if isinstance(r, dict)}
+    raw = {str(r.get("display")): r for r in rule_dicts(doc)}
     rules = []
     for k, rule in enumerate(sr.rules):
         rj = raw.get(rule.text, {})

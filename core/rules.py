@@ -288,6 +288,13 @@ def document_rules_json(doc: Mapping[str, Any]) -> list:
     return [r for key in LEGACY_LISTS for r in doc.get(key) or []]
 
 
+def rule_dicts(doc: Mapping[str, Any]) -> list[dict]:
+    """Every rule object of a document of either shape (one ``rules`` list, or mine@1's three), for
+    views that show what they are given: entries that are not objects are left out, not refused."""
+    lists = [doc.get(key) for key in LEGACY_LISTS]
+    return [r for v in lists if isinstance(v, list) for r in v if isinstance(r, dict)]
+
+
 def rules_from_document(doc: Mapping[str, Any]) -> list[Rule]:
     """Rules of a RuleSet document or of ``dustbuster mine --json`` output, in canonization order.
 

@@ -129,3 +129,13 @@ def test_a_types_miner_is_an_optional_hook_that_mine_calls(monkeypatch):
     assert calls == [len(ul)]
     assert any(r.get("name") == "hooked" for r in doc["rules"])
     assert all(cls.miner is None for kind, cls in REGISTRY.items() if kind != "hooked-test-type")
+
+
+def test_rule_dicts_reads_both_shapes_for_the_views():
+    """The dashboard counts and shows every candidate of a one-list record and of a three-list one."""
+    from dustbuster.core.rules import rule_dicts
+    one = {"rules": [{"display": "a"}, {"display": "b"}, "junk"]}
+    three = {"rules": [{"display": "a"}], "param_rules": [{"display": "p"}], "general_rules": [{"display": "g"}]}
+    assert [r["display"] for r in rule_dicts(one)] == ["a", "b"]
+    assert sorted(r["display"] for r in rule_dicts(three)) == ["a", "g", "p"]
+    assert rule_dicts({"rules": "not a list"}) == []
