@@ -1,0 +1,12 @@
+"""Test and benchmark support, outside the product: not installed (pyproject.toml does not list
+it), imported only by tests/ and bench/ from the repository root (tests: pytest's ``pythonpath``;
+bench scripts: the root they put on ``sys.path``).  The package never imports it
+(tests/test_layout.py checks both).
+
+* :mod:`devtools.devkafka`: a throwaway Kafka broker and worker processes (docker/testcontainers
+  when asked for);
+* :mod:`devtools.devsim`: the site simulator as a process, and its sites file;
+* :mod:`devtools.loopproxy`: a loopback forward proxy for the crawler tests;
+* :mod:`devtools.reference`: the naive Figure 1 miner the engine is checked against;
+* :mod:`devtools.checkref`: the per-candidate fetch-free checks the one-pass index is checked against.
+"""
