@@ -93,11 +93,3 @@ def recording_versions(inner: Update, book: RuleBook, versions: VersionLog) -> U
 
     on_update.versions = versions  # type: ignore[attr-defined]
     return on_update
-
-
-def record_versions(follower: TopicFollower, book: RuleBook, versions: VersionLog) -> None:
-    """Make ``follower`` (built without the hook) write its updates to ``versions`` too
-    (:func:`recording_versions`); nothing when its callback writes to ``versions`` already."""
-    if getattr(follower.on_update, "versions", None) is versions:
-        return
-    follower.on_update = recording_versions(follower.on_update, book, versions)

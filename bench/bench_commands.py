@@ -30,7 +30,7 @@ URLs next to :class:`dustbuster.core.canonize.Canonizer` in process.  A worker's
 broker: bench/bench_stream.py measures it.  Growth: the fetch-free candidate checks (UNSAFE flags,
 and validate's unobserved output, applicable URLs and coverage) in process on U and 2U URLs × C
 and 2C candidates, one pass (core/urlreach.py) next to the per-candidate checks they replaced
-(core/checkref.py).
+(devtools/checkref.py).
 
     .venv/bin/python bench/bench_commands.py [--repeat 3] [--ref-repeat 1] [--only mine,validate,canonize,growth]
     .venv/bin/python bench/bench_commands.py --small      # tiny logs, one run: what CI runs (tests/test_bench_small.py)
@@ -186,7 +186,7 @@ def mine_table(rows: list[dict]) -> None:
 
 def bench_validate(lines: int | None, repeat: int) -> dict:
     """``dustbuster validate`` of the host-aware log against the simulator, with thousands of candidates."""
-    from dustbuster.devsim import SITE as SIM_SITE, start_sim_site, write_sites
+    from devtools.devsim import SITE as SIM_SITE, start_sim_site, write_sites
 
     sim, port = start_sim_site(ROOT)
     try:
@@ -313,7 +313,7 @@ def _checks(urls: list[str], rules: list, plain: bool) -> dict:
     t2 = time.process_time()
     out = {"unsafe_s": t1 - t0, "prefetch_s": t2 - t1, "unsafe": len(flags)}
     if plain:
-        from dustbuster.core.checkref import changed_plain, covered_by_plain, unobserved_output_plain, unsafe_candidate_plain
+        from devtools.checkref import changed_plain, covered_by_plain, unobserved_output_plain, unsafe_candidate_plain
 
         t0 = time.process_time()
         old = {r.text: w for r in rules if (w := unsafe_candidate_plain(r, urls))}

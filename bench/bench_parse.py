@@ -19,7 +19,7 @@ core; the machine may be shared, and CPU time is what the parsing costs):
   size (for JSON lines ``json.loads`` + three ``get`` instead): what any reader must do at least;
 * ``reader``: ``dustbuster.logs.reader.iter_records`` (what ``dustbuster mine`` does: read, decode, parse,
   every line counted), with the parsers in use;
-* ``reader, reference parsers``: the same with ``dustbuster.logs.formats.REFERENCE_PARSERS`` (before);
+* ``reader, reference parsers``: the same with ``devtools.parsers.REFERENCE_PARSERS`` (before);
 * ``parser``: the format's parser alone on the decoded lines in memory (fast path + fallback);
 * ``parse_lines``: the streaming ingest's batch parser (batches of 500 lines, format sniffed per batch).
 
@@ -73,7 +73,7 @@ def _as_json(m: re.Match, short: bool) -> str | None:
 def corpus_lines() -> dict[str, tuple[str, list[str]]]:
     """name -> (format, lines)"""
     from dustbuster.sim.forum import generate
-    from dustbuster.logs.formats import _RE_COMBINED
+    from dustbuster.logs.parsers import _RE_COMBINED
 
     combined = _real(COMBINED)
     matches = [_RE_COMBINED.match(ln) for ln in combined]
@@ -129,7 +129,7 @@ def reader(path: Path, fmt: str) -> int:
 
 
 def reader_reference(path: Path, fmt: str) -> int:
-    from dustbuster.logs.formats import reference_parsers
+    from devtools.parsers import reference_parsers
 
     with reference_parsers():
         return reader(path, fmt)

@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dustbuster.devkafka import Worker, kafka_bootstrap, read_topic, stream_env  # noqa: E402
+from devtools.devkafka import Worker, kafka_bootstrap, read_topic, stream_env  # noqa: E402
 
 
 def snapshots(env: dict, site: str, until_lines: int, timeout: float = 600) -> list[tuple[float, int, int]]:

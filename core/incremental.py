@@ -5,7 +5,7 @@ What a stream changes is the URL list of WWW 2007 §3: new URLs, and new observa
 digests, sketches) of known ones.  That list is the state kept here, durably, one record per URL
 (:mod:`dustbuster.core.urlrecord`) in any :class:`dustbuster.core.kv.KV` (an in-memory dict for
 tests, core/kv.py; RocksDB in state/).  The envelope buckets and pair supports of Figure 1 are a
-function of that list: :meth:`SiteSupports.table` computes them with
+function of that list: the window (state/partitions.py) computes them with
 :func:`dustbuster.core.detect.count_supports`, the very code of ``dustbuster mine``, so a window's
 result equals the batch engine's on the same records by construction (tests/test_incremental.py).
 
@@ -27,7 +27,6 @@ Keys (bytes), per site ``S``: ``U S \\0 url`` → (id, record);  ``N S`` → nex
 
 from __future__ import annotations
 
-from .detect import Pair, SupportTable, count_supports, likely_pairs
 from .kv import KV
 from .params import DustParams
 from .urllist import URLInfo, URLList
@@ -218,16 +217,3 @@ class SiteSupports:
         """Drop the kept list (the partition's memory budget, state/partitions.py): the next
         :meth:`current_urllist` reads the store again."""
         self._list, self._backlog = None, {}
-
-    def table(self, urllist: URLList | None = None) -> SupportTable:
-        """Figure 1's supports of the committed URL list (``urllist`` when the caller has it)."""
-        return count_supports(self.urllist() if urllist is None else urllist, self.params)
-
-    def supports(self) -> dict[tuple[str, str], tuple[int, int]]:
-        """All non-zero (T_low, T_high) supports, keyed (a, b) with a < b (committed state)."""
-        t = self.table()
-        low, high = t.as_dict("low"), t.as_dict("high")
-        return {k: (low.get(k, 0), h) for k, h in high.items()}
-
-    def likely_pairs(self) -> list[Pair]:
-        return likely_pairs(self.table(), self.params)

@@ -22,8 +22,7 @@ from dustbuster.core.strictjson import has_surrogate
 from dustbuster.core.urllist import URLInfo, URLList
 
 from . import bulk
-from .fastparse import FAST_PARSERS
-from .formats import FORMATS, PARSERS
+from .formats import FAST_PARSERS, FORMATS, PARSERS
 from .reader import SNIFF_LINES, RejectSink, ReadStats, _choose_format, add_record, open_lines, parse_each
 from .record import Context, Limits, LogRecord
 

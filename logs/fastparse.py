@@ -2,7 +2,7 @@
 ``combined``, ``vhost``, ``jsonl`` and ``tsv``.
 
 Each fast parser takes only the lines whose result it can prove equal to the reference parser's
-(:mod:`dustbuster.logs.formats`, ``REFERENCE_PARSERS``) and hands every other line to that parser, so
+(:mod:`dustbuster.logs.parsers`) and hands every other line to that parser, so
 records, skips, reject reasons and details are the reference's by construction:
 
 * a CLF-family line: one regular expression for its head up to the size, whose language is a
@@ -31,14 +31,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Callable
 
 from dustbuster.core.errors import ParseError
 from dustbuster.core.strictjson import check_json_value
 from dustbuster.core.tokens import token_count
 
-from . import formats as ref
-from .formats import PARSERS, REFERENCE_PARSERS, parse_sketch
+from . import parsers as ref
+from .parsers import parse_sketch
 from .record import BODY_METHODS, URL_METHODS, Context, LogRecord, _join
 
 # The head of a CLF line up to the size, as the reference reads it: \S+ fields, the bracketed
@@ -50,7 +49,7 @@ _HEAD = r'\S+ \S+ \S+ \[[^\]]*\] "(GET|HEAD|POST) ([!#-\[\]-~]+) HTTP/[^ "\\]*" 
 _FAST_CLF = re.compile(_HEAD)
 _FAST_VHOST = re.compile(r"([^\s\[]+) " + _HEAD)
 _MAX_INT = 2**64
-_REF_JSONL = REFERENCE_PARSERS["jsonl"]
+_REF_JSONL = ref.parse_jsonl
 
 
 def _unrolled(rx: re.Pattern) -> re.Pattern:
@@ -298,13 +297,3 @@ def _fast_tsv(line: str, ctx: Context, cols: dict[str, int]) -> LogRecord | None
     if url is None:
         return None
     return LogRecord(url, int(status), (size or None) if method in BODY_METHODS else None)
-
-
-FAST_PARSERS: dict[str, Callable[[str, Context], LogRecord]] = {
-    "common": parse_common,
-    "combined": parse_combined,
-    "vhost": parse_vhost,
-    "jsonl": parse_jsonl,
-    "tsv": parse_tsv,
-}
-PARSERS.update(FAST_PARSERS)

@@ -1,312 +1,168 @@
-"""Log-line parsers: one pure function per format, each turning a line into a :class:`LogRecord`
-or raising :class:`dustbuster.core.errors.ParseError` with a reason (docs/semantics.md lists them).
+"""The log formats: one table, :data:`TABLE`, one :class:`LogFormat` per format, from which everything
+that lists formats is derived: :data:`FORMATS` (the names, in the table's order), :data:`PARSERS`
+(what every reader uses: a format's fast path when it has one, else its reference parser),
+:data:`FAST_PARSERS`, :data:`HOSTLESS`, :func:`sniff`, the header checks of the reader and of
+``dustbuster feed`` (:func:`header_check`, :func:`is_header_line`) and the commands' ``--format``
+help (:func:`format_help`).  Adding a format is one entry here (and its parser in
+:mod:`dustbuster.logs.parsers`; a fast path in :mod:`dustbuster.logs.fastparse` is optional).
 
-Formats: Apache/Nginx ``common`` and ``combined``, the ``vhost`` variants (``%v`` or ``%v:%p``
-first), ``jsonl``, Heritrix ``heritrix`` crawl.log, ``cdx`` (CDX-11/CDX-9) and ``cdxj``, and
-``tsv`` with a header row (the NASA re-encoding).  :func:`sniff` picks one from sample lines.
-
-The functions here are the reference: ``PARSERS`` (what everything uses) holds them, with the fast
-paths of :mod:`dustbuster.logs.fastparse` for common, combined, vhost and jsonl, which give the same
-results.  What every parser shares (the context, the record, the URL rules) is :mod:`dustbuster.logs.record`'s.
+Import order, no cycle: :mod:`~dustbuster.logs.record` ← :mod:`~dustbuster.logs.parsers` (the
+reference) ← :mod:`~dustbuster.logs.fastparse` (the fast paths, built on the reference) ← this
+module.  Neither parser module knows of the table (tests/test_formats_table.py checks it).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import re
-from typing import Callable, Iterator
+from dataclasses import dataclass
+from typing import Callable
 
 from dustbuster.core.errors import ParseError
 
-from dustbuster.core.strictjson import has_surrogate, loads_strict
-
-from .record import _CTRL, BODY_METHODS, HTTP_METHODS, URL_METHODS, Context, LogRecord, Skip, absolute_url
-from .record import parse_int as _int
-
-FORMATS = ("common", "combined", "vhost", "jsonl", "heritrix", "cdx", "cdxj", "tsv", "urls")
-HOSTLESS = frozenset({"common", "combined"})  #: formats whose lines carry no host
+from . import fastparse
+from .parsers import (parse_cdx, parse_cdxj, parse_combined, parse_common, parse_heritrix, parse_jsonl, parse_tsv,
+                      parse_urls, parse_vhost, tsv_header)
+from .record import Context, LogRecord, Skip
 
 log = logging.getLogger(__name__)
 
-_Q = r'"((?:[^"\\]|\\.)*)"'
-_CLF = r'(\S+) (\S+) (\S+) \[([^\]]*)\] ' + _Q + r' (\d{3}|-) (\d+|-)'
-_RE_COMMON = re.compile("^" + _CLF + r"\s*$")
-_RE_COMBINED = re.compile("^" + _CLF + r" " + _Q + r" " + _Q + r"(?:\s.*)?$")
-_RE_VHOST = re.compile(r"^(\S+) " + _CLF + r"(?: " + _Q + r" " + _Q + r")?(?:\s.*)?$")
+Parser = Callable[[str, Context], LogRecord]
 
 
-def _request(req: str, host: str | None, status: int | None, size: int | None, ctx: Context) -> LogRecord:
-    parts = req.split(" ")
-    if len(parts) < 2:
-        raise ParseError("malformed", f"request {req[:80]!r}")
-    method = parts[0]
-    target = " ".join(parts[1:-1]) if len(parts) > 2 and parts[-1].startswith("HTTP/") else " ".join(parts[1:])
-    if method not in HTTP_METHODS:
-        raise ParseError("bad_method", repr(method[:40]))
-    if method not in URL_METHODS:
-        raise Skip("method_" + method.lower())
-    url = absolute_url(target, host, ctx)
-    return LogRecord(url, status, size if method in BODY_METHODS else None)
+@dataclass(frozen=True)
+class LogFormat:
+    """One log format.  ``parser``: the reference (:mod:`dustbuster.logs.parsers`); ``fast``: a
+    fast path giving the same results (:mod:`dustbuster.logs.fastparse`), or None; ``hostless``: its
+    lines carry no host (``--site`` needed); ``header``: the check of a header row naming the
+    columns (the row's columns, else None): such a first line picks the format when sniffing, sets
+    the columns of the lines after it, and is sent apart by ``dustbuster feed``; ``legend``: a
+    header line that is no record and sets nothing (skipped); ``sniff_rank``: the order in which
+    :func:`sniff` scores the format on sample lines (lower first, ties keep the earlier), None when
+    it is not scored; ``sniff_fallback``: picked when no scored format parses any sample line and
+    every line is one of its lines; ``note``: shown after its name in ``--format`` help."""
+
+    name: str
+    parser: Parser
+    fast: Parser | None = None
+    hostless: bool = False
+    header: Callable[[str], dict | None] | None = None
+    legend: Callable[[str], bool] | None = None
+    sniff_rank: int | None = None
+    sniff_fallback: bool = False
+    note: str = ""
 
 
-# ``rx``: the line's regular expression; dustbuster.logs.fastparse passes an equivalent faster one
-def parse_common(line: str, ctx: Context, rx: re.Pattern = _RE_COMMON) -> LogRecord:
-    m = rx.match(line)
-    if not m:
-        raise ParseError("malformed", "not a common-log line")
-    return _request(m.group(5), None, _int(m.group(6), "status"), _int(m.group(7), "size"), ctx)
+def _cdx_legend(line: str) -> bool:
+    return line.startswith(" CDX")
 
 
-def parse_combined(line: str, ctx: Context, rx: re.Pattern = _RE_COMBINED) -> LogRecord:
-    m = rx.match(line)
-    if not m:
-        raise ParseError("malformed", "not a combined-log line")
-    return _request(m.group(5), None, _int(m.group(6), "status"), _int(m.group(7), "size"), ctx)
+TABLE: tuple[LogFormat, ...] = (
+    LogFormat("common", parse_common, fastparse.parse_common, hostless=True, sniff_rank=2),
+    LogFormat("combined", parse_combined, fastparse.parse_combined, hostless=True, sniff_rank=0),
+    LogFormat("vhost", parse_vhost, fastparse.parse_vhost, sniff_rank=1),
+    LogFormat("jsonl", parse_jsonl, fastparse.parse_jsonl, sniff_rank=3),
+    LogFormat("heritrix", parse_heritrix, sniff_rank=4),
+    LogFormat("cdx", parse_cdx, legend=_cdx_legend, sniff_rank=6),
+    LogFormat("cdxj", parse_cdxj, sniff_rank=5),
+    LogFormat("tsv", parse_tsv, fastparse.parse_tsv, header=tsv_header),
+    LogFormat("urls", parse_urls, sniff_fallback=True, note="a URL list: see --urls"),
+)
+
+BY_NAME: dict[str, LogFormat] = {f.name: f for f in TABLE}
+FORMATS: tuple[str, ...] = tuple(BY_NAME)
+HOSTLESS: frozenset[str] = frozenset(f.name for f in TABLE if f.hostless)  #: formats whose lines carry no host
+FAST_PARSERS: dict[str, Parser] = {f.name: f.fast for f in TABLE if f.fast is not None}
+#: the parsers in use: each format's fast path where it has one (same results), else its reference parser
+PARSERS: dict[str, Parser] = {f.name: f.fast or f.parser for f in TABLE}
+#: the formats :func:`sniff` scores, in the order it tries them
+SNIFF_ORDER: tuple[str, ...] = tuple(f.name for f in sorted((f for f in TABLE if f.sniff_rank is not None),
+                                                            key=lambda f: f.sniff_rank))
 
 
-def parse_vhost(line: str, ctx: Context, rx: re.Pattern = _RE_VHOST) -> LogRecord:
-    m = rx.match(line)
-    if not m or "[" in m.group(1):
-        raise ParseError("malformed", "not a vhost-log line")
-    vhost = m.group(1)
-    if vhost.endswith(":80") and ctx.scheme == "http":
-        vhost = vhost[:-3]
-    elif vhost.endswith(":443"):
-        vhost = vhost[:-4]
-    return _request(m.group(6), vhost, _int(m.group(7), "status"), _int(m.group(8), "size"), ctx)
+def format_help() -> str:
+    """The ``--format`` help of the commands: ``auto`` and every format of the table."""
+    return "auto (default), " + ", ".join(f.name + (f" ({f.note})" if f.note else "") for f in TABLE)
 
 
-def _sketch_int(x: object) -> int:
-    if isinstance(x, bool):
-        raise ValueError("a boolean is not a hash")
-    if isinstance(x, float):
-        if not x.is_integer():  # NaN and the infinities too
-            raise ValueError("not an integer")
-        return int(x)
-    if isinstance(x, str) and len(x) > 20:
-        raise ValueError("too long")
-    return int(x)  # type: ignore[call-overload]
+def header_of(line: str) -> str | None:
+    """The format whose header row ``line`` is (the first in the table), or None."""
+    return next((f.name for f in TABLE if f.header is not None and f.header(line) is not None), None)
 
 
-def parse_sketch(value: object) -> tuple[int, ...] | None:
-    """A min-hash sketch: a JSON list of integers or a string of hex numbers (comma/space
-    separated); every hash an unsigned 64-bit number."""
-    if value is None:
+def header_check(fmt: str) -> Callable[[str], bool] | None:
+    """What tells a header row to send apart for lines of format ``fmt`` (``auto``: any format's),
+    or None when the format has none (``dustbuster feed``)."""
+    if fmt == "auto":
+        return lambda line: header_of(line) is not None
+    spec = BY_NAME.get(fmt)
+    if spec is None or spec.header is None:
         return None
-    try:
-        if isinstance(value, list):
-            out = tuple(_sketch_int(x) for x in value)
-        elif isinstance(value, str):
-            out = tuple(int(x, 16) if len(x) <= 18 else -1 for x in re.split(r"[,\s]+", value.strip()) if x)
-        else:
-            raise TypeError(type(value).__name__)
-    except (TypeError, ValueError, OverflowError):
-        out = (-1,)
-    if any(not 0 <= x < 2**64 for x in out):
-        raise ParseError("malformed", "sketch must be a list of integers or hex numbers of 64 bits")
-    return out or None
+    check = spec.header
+    return lambda line: check(line) is not None
 
 
-def parse_jsonl(line: str, ctx: Context) -> LogRecord:
-    obj = _json_object(line, "JSON line")
-    target = obj.get("url") or obj.get("path")
-    if not isinstance(target, str):
-        raise ParseError("malformed", "no 'url' or 'path' string")
-    method = obj.get("method", "GET")
-    if not isinstance(method, str) or method not in HTTP_METHODS:
-        raise ParseError("bad_method", repr(method)[:40])
-    if method not in URL_METHODS:
-        raise Skip("method_" + method.lower())
-    status, size = obj.get("status"), obj.get("size")
-    status = _int(str(status), "status") if status is not None else 200
-    size = _int(str(size), "size") if size is not None else None
-    host = obj.get("host")
-    return LogRecord(
-        absolute_url(target, host if isinstance(host, str) else None, ctx),
-        status,
-        size if method in BODY_METHODS else None,
-        _digest(obj.get("digest")),
-        parse_sketch(obj.get("sketch")),
-    )
+def is_header_line(fmt: str | None, line: str) -> bool:
+    """A header line of format ``fmt``, not a record: its column header or its legend."""
+    spec = BY_NAME.get(fmt) if fmt else None
+    if spec is None:
+        return False
+    if spec.header is not None:
+        return spec.header(line) is not None
+    return spec.legend is not None and spec.legend(line)
 
 
-def _json_object(text: str, what: str) -> dict:
-    """The JSON object of a line (strict: no NaN/Infinity/1e400, nothing deeper than MAX_JSON_DEPTH).
-    Text that is no JSON object is ``malformed`` (the format does not match); an object with bad
-    numbers or nesting keeps loads_strict's reason."""
-    if not text.lstrip().startswith("{"):
-        raise ParseError("malformed", f"{what} is not a JSON object")
-    try:
-        obj = loads_strict(text)
-    except ParseError as exc:
-        if exc.reason == "bad_json":
-            raise ParseError("malformed", f"{what} is not JSON") from None
-        raise
-    if not isinstance(obj, dict):
-        raise ParseError("malformed", f"{what} is not a JSON object")
-    return obj
-
-
-def _digest(value: object) -> str | None:
-    if not isinstance(value, str) or not value:
-        return None
-    if len(value) > 512 or has_surrogate(value) or _CTRL.search(value):
-        raise ParseError("malformed", "digest is not a short printable string")
-    return value
-
-
-def parse_heritrix(line: str, ctx: Context) -> LogRecord:
-    f = line.split()
-    if len(f) < 10 or not re.match(r"^\d{4}-\d\d-\d\dT", f[0]):
-        raise ParseError("malformed", "not a Heritrix crawl.log line")
-    status = _int(f[1], "status")
-    uri = f[3]
-    if not (uri.startswith("http://") or uri.startswith("https://")):
-        raise Skip("non_http_uri")
-    if status is not None and status <= 0:
-        raise Skip("crawl_failure")  # Heritrix negative codes: no document was fetched
-    digest = f[9] if f[9] != "-" else None
-    if digest and digest.startswith("sha1:"):
-        digest = digest[5:]
-    return LogRecord(absolute_url(uri, None, ctx), status, _int(f[2], "size"), digest)
-
-
-def parse_cdx(line: str, ctx: Context) -> LogRecord:
-    """CDX-11 ``N b a m s k r M S V g`` or CDX-9 ``N b a m s k r V g``.  The length field is the
-    (compressed) record length, not the document's: only the digest is observed."""
-    f = line.split(" ")
-    if len(f) not in (9, 11) or not f[1].isdigit() or "://" not in f[2]:
-        raise ParseError("malformed", "not a CDX line")
-    status = _int(f[4], "status")
-    return LogRecord(absolute_url(f[2], None, ctx), status, None, f[5] if f[5] != "-" else None)
-
-
-def parse_cdxj(line: str, ctx: Context) -> LogRecord:
-    parts = line.split(" ", 2)
-    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].startswith("{"):
-        raise ParseError("malformed", "not a CDXJ line")
-    obj = _json_object(parts[2], "CDXJ JSON block")
-    url = obj.get("url")
-    if not isinstance(url, str):
-        raise ParseError("malformed", "CDXJ line without url")
-    status = _int(str(obj.get("status", "")), "status")
-    return LogRecord(absolute_url(url, None, ctx), status, None, _digest(obj.get("digest")))
-
-
-TSV_ALIASES = {"url": ("url", "path", "request"), "status": ("response", "status"), "size": ("bytes", "size"), "method": ("method",), "host": ("vhost",)}
-
-
-def tsv_header(line: str) -> dict[str, int] | None:
-    cols = [c.strip().lower() for c in line.rstrip("\n").split("\t")]
-    found = {}
-    for key, names in TSV_ALIASES.items():
-        for n in names:
-            if n in cols:
-                found[key] = cols.index(n)
-                break
-    return found if {"url", "status"} <= found.keys() else None
-
-
-def parse_tsv(line: str, ctx: Context) -> LogRecord:
-    """Tab-separated with a header row naming url/path, response/status, bytes/size[, method].
-    A size of 0 is taken as unknown: the NASA re-encoding wrote '-' as 0."""
-    cols = ctx.tsv_columns
-    if cols is None:
-        raise ParseError("malformed", "TSV without a header row")
-    f = line.rstrip("\n").split("\t")
-    if len(f) <= max(cols.values()):
-        raise ParseError("malformed", "too few TSV columns")
-    method = f[cols["method"]] if "method" in cols else "GET"
-    if method not in HTTP_METHODS:
-        raise ParseError("bad_method", repr(method[:40]))
-    if method not in URL_METHODS:
-        raise Skip("method_" + method.lower())
-    size = _int(f[cols["size"]], "size") if "size" in cols else None
-    url = absolute_url(f[cols["url"]], f[cols["host"]] if "host" in cols else None, ctx)
-    return LogRecord(url, _int(f[cols["status"]], "status"), size or None if method in BODY_METHODS else None)
-
-
-def parse_urls(line: str, ctx: Context) -> LogRecord:
-    """A URL list (issue 28): one absolute URL, or a path of ``ctx.site``, per line; blank lines and
-    ``#`` comments are skipped.  The URL exists (a crawler met it) and nothing of its page is known:
-    a listed record (``LogRecord.listed``), never Figure 1 size evidence (docs/semantics.md)."""
-    text = line.strip()
-    if not text or text.startswith("#"):
-        raise Skip("blank")
-    if any(c.isspace() for c in text):
-        raise ParseError("malformed", "a URL list line holds one URL, without spaces")
-    return LogRecord(absolute_url(text, None, ctx), None, None, listed=True)
-
-
-#: the parsers as written above: the specification of what a line means (docs/semantics.md)
-REFERENCE_PARSERS: dict[str, Callable[[str, Context], LogRecord]] = {
-    "common": parse_common,
-    "combined": parse_combined,
-    "vhost": parse_vhost,
-    "jsonl": parse_jsonl,
-    "heritrix": parse_heritrix,
-    "cdx": parse_cdx,
-    "cdxj": parse_cdxj,
-    "tsv": parse_tsv,
-    "urls": parse_urls,
-}
-#: the parsers in use: the reference's, with the fast paths of dustbuster.logs.fastparse (same results)
-#: for common, combined, vhost, jsonl and tsv, which it registers here when imported (below)
-PARSERS: dict[str, Callable[[str, Context], LogRecord]] = dict(REFERENCE_PARSERS)
-
-
-@contextlib.contextmanager
-def reference_parsers() -> Iterator[None]:
-    """While the context lasts, ``PARSERS`` are the reference parsers (no fast path): what the
-    tests and benchmarks compare the fast paths with.  Not thread-safe: tests and benchmarks only."""
-    saved = dict(PARSERS)
-    PARSERS.update(REFERENCE_PARSERS)
-    try:
-        yield
-    finally:
-        PARSERS.update(saved)
+def set_columns(fmt: str | None, first: str | None, ctx: Context) -> None:
+    """The columns of a format with a header row, from its first non-blank line ``first``."""
+    spec = BY_NAME.get(fmt) if fmt else None
+    if spec is not None and spec.header is not None and first is not None:
+        ctx.tsv_columns = spec.header(first)
 
 
 def sniff(lines: list[str], ctx: Context) -> str:
-    """The format that parses most of the sample lines (ties: the order of FORMATS, except that
-    combined beats common and vhost when equal).  Raises ParseError when none parses any."""
+    """The format of the sample lines: the format whose header row the first line is; else the
+    format that parses most of them (ties: :data:`SNIFF_ORDER`); else, when none parses any, a
+    fallback format that takes every line (a URL list).  Raises ParseError when none fits."""
     probe = Context(site=ctx.site or "sniff.invalid", scheme=ctx.scheme, limits=ctx.limits)
-    if lines and tsv_header(lines[0]) is not None:
-        return "tsv"
+    if lines and (by_header := header_of(lines[0])) is not None:
+        return by_header
     best, best_score = None, 0
-    for fmt in ("combined", "vhost", "common", "jsonl", "heritrix", "cdxj", "cdx"):
-        score = 0
-        for line in lines:
-            try:
-                PARSERS[fmt](line, probe)
-                score += 1
-            except Skip:
-                score += 1
-            except ParseError as exc:
-                if exc.reason != "malformed":
-                    score += 1
-            except Exception as exc:  # a parser bug: this format does not match the line
-                log.debug("%s parser raised %r while sniffing", fmt, exc)
+    for fmt in SNIFF_ORDER:
+        score = _score(PARSERS[fmt], fmt, lines, probe)
         if score > best_score:
             best, best_score = fmt, score
             if score == len(lines):
                 break  # no later format can score more (ties keep the earlier)
-    if best is None and lines and all(_is_url_line(line, probe) for line in lines):
-        return "urls"  # no log format matches and every line is one URL: a URL list
+    if best is None and lines:
+        best = next((f.name for f in TABLE if f.sniff_fallback and all(_takes(f.parser, ln, probe) for ln in lines)),
+                    None)  # no log format matches and every line is one of the fallback's (a URL list)
     if best is None:
         raise ParseError("unknown_format", "no known log format matches the first lines")
     return best
 
 
-def _is_url_line(line: str, ctx: Context) -> bool:
+def _score(parse: Parser, fmt: str, lines: list[str], probe: Context) -> int:
+    """The sample lines that are of the format: parsed, skipped, or rejected for a reason other
+    than ``malformed``."""
+    score = 0
+    for line in lines:
+        try:
+            parse(line, probe)
+            score += 1
+        except Skip:
+            score += 1
+        except ParseError as exc:
+            if exc.reason != "malformed":
+                score += 1
+        except Exception as exc:  # a parser bug: this format does not match the line
+            log.debug("%s parser raised %r while sniffing", fmt, exc)
+    return score
+
+
+def _takes(parse: Parser, line: str, ctx: Context) -> bool:
     try:
-        parse_urls(line, ctx)
+        parse(line, ctx)
     except Skip:
         return True
     except ParseError:
         return False
     return True
-
-
-from . import fastparse  # noqa: E402,F401 - registers the fast paths in PARSERS (it builds on this module)

@@ -23,7 +23,7 @@ from dustbuster.core.errors import ERROR_DETAIL_CHARS, MAX_LINE_CHARS, REJECT_EX
 from dustbuster.core.strictjson import has_surrogate
 from dustbuster.core.urllist import URLList
 
-from .formats import FORMATS, HOSTLESS, PARSERS, sniff, tsv_header
+from .formats import FORMATS, HOSTLESS, PARSERS, header_of, is_header_line, set_columns, sniff
 from .record import Context, Limits, LogRecord, Skip
 
 log = logging.getLogger(__name__)
@@ -179,9 +179,8 @@ def _choose_format(name: str, head: list[bytes], fmt: str, ctx: Context, stats: 
 
 
 def _tsv_columns(chosen: str | None, texts: list[str], ctx: Context) -> None:
-    """A TSV's columns, from its header: the first of its non-blank lines."""
-    if chosen == "tsv" and texts:
-        ctx.tsv_columns = tsv_header(texts[0])
+    """The columns of a format with a header row (TSV), from its header: the first of its non-blank lines."""
+    set_columns(chosen, texts[0] if texts else None, ctx)
 
 
 def _iter_one(name, fh, fmt, ctx, stats, rejects, on_bytes) -> Iterator[LogRecord]:
@@ -197,9 +196,7 @@ def _iter_one(name, fh, fmt, ctx, stats, rejects, on_bytes) -> Iterator[LogRecor
 
 def _is_header(chosen: str | None, line: str) -> bool:
     """A header row of the format, not a record: a TSV row naming the columns, a CDX `` CDX`` line."""
-    if chosen == "tsv":
-        return tsv_header(line) is not None
-    return chosen == "cdx" and line.startswith(" CDX")
+    return is_header_line(chosen, line)
 
 
 def parse_each(items: Iterable, chosen: str | None, ctx: Context, stats: ReadStats,
@@ -319,7 +316,7 @@ def _batch_format(lines: list, fmt: str, ctx: Context, max_line_bytes: int, head
     usable = (ln for ln in lines if isinstance(ln, str) and ln.strip() and len(ln) <= max_line_bytes
               and not has_surrogate(ln))
     texts = list(itertools.islice(usable, SNIFF_LINES))
-    if header and tsv_header(header) is not None:
+    if header and header_of(header) is not None:
         texts = [header] + texts
     chosen: str | None = fmt
     if fmt == "auto" or fmt not in PARSERS:

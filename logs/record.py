@@ -1,7 +1,7 @@
 """What every log-line parser shares: the parse context (:class:`Context`, :class:`Limits`), the
 record a line gives (:class:`LogRecord`) or :class:`Skip`, the HTTP methods, and the rules each
 parser applies to a line's numbers (:func:`parse_int`) and URL (:func:`absolute_url`: the site's
-absolute URL, policed).  The parsers are :mod:`dustbuster.logs.formats`'s."""
+absolute URL, policed).  The parsers are :mod:`dustbuster.logs.parsers`'s."""
 
 from __future__ import annotations
 

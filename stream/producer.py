@@ -172,7 +172,7 @@ async def _send_lines(b: _Batcher, source: AsyncIterator[bytes], source_name: st
         lineno += 1
         line = wire_line(raw.rstrip(b"\r\n"), max_line_chars)
         if (is_header is not None and b.stats.lines == 0 and not b.lines and not b.fields["header"]
-                and b.fields["format"] in ("auto", "tsv") and isinstance(line, str) and is_header(line)):
+                and isinstance(line, str) and is_header(line)):
             b.set_header(line)
         size = len(json.dumps(line)) + 1  # as the record encodes it (ASCII-escaped), plus a comma
         if not b.fits_alone(size):
@@ -209,8 +209,9 @@ async def feed(
     as bytes (``dustbuster.logs.reader.raw_lines``: decompressed, stdin for ``-``), or with
     ``follow`` the plain file tailed.  Each line travels as
     :func:`~dustbuster.stream.records.wire_line` makes it (bytes that are not UTF-8 as they are,
-    a line over ``max_line_chars`` cut).  ``is_header`` tells a header row (formats auto and tsv:
-    the first line, when it says true, travels with every batch); ``rejects`` gets each line too
+    a line over ``max_line_chars`` cut).  ``is_header`` tells a header row of ``fmt`` (the log
+    reader's ``dustbuster.logs.formats.header_check(fmt)``: None for a format without one; the first
+    line, when it says true, travels with every batch); ``rejects`` gets each line too
     big for a message."""
     if follow and (path == "-" or not Path(path).exists()):
         raise StreamError(f"no such log file: {path}")

@@ -1,4 +1,4 @@
-"""The DUST site simulator as the end-to-end tests run it (dustbuster.devsim, shared with the
+"""The DUST site simulator as the end-to-end tests run it (devtools.devsim, shared with the
 benchmarks): ``dustbuster sim-site`` as a real process on a free loopback port, and the sites file
 that lets the validator fetch it."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import subprocess
 
-from dustbuster import devsim
+from devtools import devsim
 from tests.conftest import ROOT
 
 write_sites = devsim.write_sites

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from dustbuster.core import DustParams, URLList, count_supports
 from dustbuster.core.detect import _positions, envelope_count, max_span
 from dustbuster.core.incremental import SiteSupports
+from devtools.supports import supports
 from dustbuster.core.kv import MemoryKV
 from dustbuster.core.tokens import token_count
 from dustbuster.state.partitions import PartitionState, Stores
@@ -94,7 +95,7 @@ def test_capped_streaming_equals_capped_batch(recs, cap, commit_every):
         if n % commit_every == 0 or n == len(recs):
             inc.commit()
     want = count_supports(ul, params)
-    got = inc.supports()
+    got = supports(inc)
     assert {k: v[0] for k, v in got.items() if v[0]} == want.as_dict("low")
     assert {k: v[1] for k, v in got.items() if v[1]} == want.as_dict("high")
 
@@ -155,7 +156,7 @@ def test_site_cap_tracks_the_first_urls_and_counts_the_rest(tmp_path, caplog):
         if r[0] in tracked.infos:
             ul.add(*r)
     want = count_supports(ul, DustParams())
-    got = st_.site("s.org").supports()
+    got = supports(st_.site("s.org"))
     assert {k: v[1] for k, v in got.items() if v[1]} == want.as_dict("high")
     assert {k: v[0] for k, v in got.items() if v[0]} == want.as_dict("low")
     st_.close()
@@ -243,7 +244,7 @@ def test_a_crash_before_the_commit_leaves_the_committed_state(tmp_path):
     for r in _records(urls + more):
         ul.add(*r)
     want = count_supports(ul, DustParams())
-    got = st_.site("s.org").supports()
+    got = supports(st_.site("s.org"))
     assert {k: v[1] for k, v in got.items() if v[1]} == want.as_dict("high")
     assert {k: v[0] for k, v in got.items() if v[0]} == want.as_dict("low")
     assert st_.counters("s.org")["lines"] == 120
@@ -281,7 +282,7 @@ def test_a_message_staged_but_never_committed_leaves_nothing_behind(tmp_path):
     for r in _records(urls):
         ul.add(*r)
     want = count_supports(ul, DustParams())
-    got = st_.site("s.org").supports()
+    got = supports(st_.site("s.org"))
     assert {k: v[1] for k, v in got.items() if v[1]} == want.as_dict("high")
     assert st_.counters("s.org")["lines"] == 40 and st_.site("s.org").url_count() == 40
     st_.close()

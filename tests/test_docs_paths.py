@@ -35,7 +35,7 @@ RECORD_NAMESPACE = re.compile(r"\.v\d+$")
 OLD_DOTTED = re.compile(r"(?<![\w./-])(?:dust|stream|state|agents|sim|core|logs|fetch)(?:\.[A-Za-z_]\w*)+")
 FILE_EXTENSIONS = ("py", "md", "json", "jsonl", "toml", "html", "js", "css", "sh", "xml", "png", "txt", "log",
                    "yml", "yaml", "cfg")
-TOP_FOLDERS = ("core", "logs", "fetch", "state", "stream", "agents", "sim", "dustbuster", "bench", "tests",
+TOP_FOLDERS = ("core", "logs", "fetch", "state", "stream", "agents", "sim", "dustbuster", "devtools", "bench", "tests",
                "deploy", "docs", "dust")  # dust/: the old name of core/, so a stale path fails
 PATH = re.compile(r"(?<![\w./:~-])(?:%s)/[\w./-]*" % "|".join(TOP_FOLDERS))
 LINK = re.compile(r"\]\(([^)\s]+)\)")

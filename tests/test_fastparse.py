@@ -1,5 +1,5 @@
 """The fast parsers (logs/fastparse.py) give exactly what the reference parsers
-(dustbuster.logs.formats.REFERENCE_PARSERS, the parsers as they were) give: the same record, or the same
+(devtools.parsers.REFERENCE_PARSERS, the parsers as they were) give: the same record, or the same
 skip, or the same reject reason and detail, on every line of every real log in tests/data/logs
 (through each fast parser, so mismatching formats are covered too), on JSON lines made of their
 records, and on Hypothesis-generated and mutated lines; the reader's records and counts are the
@@ -18,12 +18,15 @@ from hypothesis import strategies as st
 
 from dustbuster.core.errors import ParseError
 from dustbuster.logs import fastparse
-from dustbuster.logs.formats import PARSERS, REFERENCE_PARSERS, _RE_COMBINED, _RE_COMMON, _RE_VHOST, reference_parsers
-from dustbuster.logs.record import Context, Limits, Skip
+from dustbuster.logs.formats import FAST_PARSERS, PARSERS
+from dustbuster.logs.parsers import _RE_COMBINED, _RE_COMMON, _RE_VHOST
 from dustbuster.logs.reader import ReadStats, iter_records, parse_lines
+from dustbuster.logs.record import Context, Limits, Skip
+
+from devtools.parsers import REFERENCE_PARSERS, reference_parsers
 from tests.conftest import LOGS
 
-FAST = tuple(fastparse.FAST_PARSERS)  # common, combined, vhost, jsonl
+FAST = tuple(FAST_PARSERS)  # common, combined, vhost, jsonl
 CONTEXTS = [
     Context(site="www.Example.com"),
     Context(site=None),

@@ -1,5 +1,5 @@
 """The TSV fast path (logs/fastparse.py ``parse_tsv``) gives exactly what the reference parser
-(dustbuster.logs.formats.parse_tsv) gives: the same record, skip, or reject reason and detail, on
+(dustbuster.logs.parsers.parse_tsv) gives: the same record, skip, or reject reason and detail, on
 every row of the real TSV logs, on every other real log line read as TSV, and on generated rows
 (Hypothesis) under several header layouts and contexts; and it is the path the real rows take."""
 
@@ -9,8 +9,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dustbuster.logs import fastparse
-from dustbuster.logs.formats import PARSERS, REFERENCE_PARSERS, tsv_header
+from dustbuster.logs.formats import PARSERS, tsv_header
 from dustbuster.logs.record import Context, Limits
+
+from devtools.parsers import REFERENCE_PARSERS
 from tests.conftest import LOGS
 from tests.test_fastparse import mostly, number, odd_text, outcome, real_lines, status, target, vhost
 

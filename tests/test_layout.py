@@ -16,7 +16,10 @@ The rules:
   not import either;
 * nothing imports the old top-level names (``dust``, ``stream``, ...): everything says ``dustbuster.``;
 * pyproject.toml installs ``dustbuster`` and its subpackages and the ``dustcanon`` module, nothing
-  else, and every package folder is listed, so the wheel holds every module.
+  else, and every package folder is listed, so the wheel holds every module;
+* test support is ``devtools/``, outside the package: not installed, never imported by the package
+  (tests and bench import it); no module of the package imports a test tool (pytest, Hypothesis,
+  docker, testcontainers) or is a test oracle or development helper by its name.
 """
 
 from __future__ import annotations
@@ -240,6 +243,34 @@ def test_package_does_not_import_bench():
     assert not bad, "\n  ".join(bad)
 
 
+#: top-level names only tests and development use (the ``test`` extra): never imported by the package
+TEST_TOOLS = ("pytest", "hypothesis", "docker", "testcontainers", "devtools")
+#: module names of test support (oracles, reference implementations, development helpers)
+TEST_SUPPORT_MODULE = re.compile(r"^(dev\w*|reference\w*|checkref|\w*oracle\w*|conftest|test_\w+)$")
+
+
+@pytest.mark.parametrize("tool", TEST_TOOLS)
+def test_package_does_not_import_test_tools(tool):
+    """The wheel holds what runs in production: no module of it imports pytest, Hypothesis, docker,
+    testcontainers or devtools/ (where the tests' and benchmarks' support lives)."""
+    bad = _top_imports(_package_files(), tool)
+    assert not bad, f"test support belongs in devtools/, not the package:\n  " + "\n  ".join(bad)
+
+
+def test_no_test_support_module_in_the_package():
+    bad = [_rel(p) for p in _package_files() if TEST_SUPPORT_MODULE.match(p.stem)]
+    assert not bad, "test support belongs in devtools/: " + ", ".join(bad)
+
+
+def test_devtools_is_not_installed_and_imports_neither_tests_nor_bench():
+    assert (ROOT / "devtools" / "__init__.py").is_file()
+    assert not any(p.split(".")[0] == "devtools" for p in SETUPTOOLS["packages"])
+    assert "devtools" not in FOLDERS and "devtools" not in SETUPTOOLS["package-dir"].values()
+    paths = sorted((ROOT / "devtools").rglob("*.py"))
+    bad = _top_imports(paths, "tests") + _top_imports(paths, "bench")
+    assert not bad, "\n  ".join(bad)
+
+
 def test_tests_do_not_import_bench():
     bad = _top_imports(sorted((ROOT / "tests").rglob("*.py")), "bench")
     assert not bad, "bench/ is not importable from tests/:\n  " + "\n  ".join(bad)
@@ -308,6 +339,7 @@ def test_wheel_holds_dustbuster_dustcanon_and_the_dashboard(tmp_path):
     tops = {n.split("/")[0] for n in names}
     dist_info = {t for t in tops if re.fullmatch(r"dustbuster-[^/]+\.dist-info", t)}
     assert len(dist_info) == 1 and tops == {"dustbuster", "dustcanon.py"} | dist_info, sorted(tops)
+    assert "devtools" not in tops and not [n for n in names if TEST_SUPPORT_MODULE.match(Path(n).stem)], names
     assert [n for n in names if re.fullmatch(r"dustbuster/agents/dashboard_static/[^/]+\.html", n)], \
         "the dashboard's page is not in the wheel"
     # every module of the package folders, at its import path

@@ -13,6 +13,7 @@ import pytest
 
 from dustbuster.core import DustParams, URLList, canonical, mine
 from dustbuster.core.incremental import SiteSupports
+from devtools.supports import table as supports_table
 from dustbuster.core.kv import MemoryKV
 from dustbuster.core.mine import mine_table
 from dustbuster.core.scoped import holding_scopes, mine_query_rules, mine_scoped_param_rules
@@ -247,7 +248,7 @@ def test_streaming_miner_equals_batch_on_scoped_and_query_rules():
         if n % 7 == 0:
             sup.commit()
     sup.commit()
-    table = sup.table()
+    table = supports_table(sup)
     table.stats = {"urls": len(sup.urllist())}
     got = mine_table(table, sup.urllist(), P)
     as_json = lambda rules: [r.to_json() for r in rules]  # noqa: E731

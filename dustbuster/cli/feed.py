@@ -1,5 +1,5 @@
 """``dustbuster feed``: log files' lines into the raw topic (:func:`dustbuster.stream.producer.feed`),
-with a TSV header row found by the log reader's :func:`dustbuster.logs.formats.tsv_header`."""
+with a TSV header row found by the log reader's :func:`dustbuster.logs.formats.header_check`."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ async def _feed_all(a: argparse.Namespace, settings, on_progress, rej_fh):
     import asyncio
     import signal
 
-    from dustbuster.logs.formats import tsv_header
+    from dustbuster.logs.formats import header_check
     from dustbuster.logs.reader import RejectSink, raw_lines
     from dustbuster.stream.admin import ensure_topics
     from dustbuster.stream.producer import FeedStats, feed
@@ -92,6 +92,6 @@ async def _feed_all(a: argparse.Namespace, settings, on_progress, rej_fh):
         total.add(await feed(settings.kafka_bootstrap, settings.raw_topic, path, a.site.lower(), a.format, a.scheme,
                              a.batch_lines, a.follow, on_progress=on_progress, stop=stop,
                              max_message_bytes=a.max_message_bytes,
-                             rejects=RejectSink(rej_fh) if rej_fh else None, is_header=tsv_header,
+                             rejects=RejectSink(rej_fh) if rej_fh else None, is_header=header_check(a.format),
                              lines=None if a.follow else raw_lines(path), max_line_chars=settings.max_line_bytes))
     return total

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from dustbuster.core.errors import DustError
+from dustbuster.logs.formats import format_help
 
 from . import progress as prog
 from .common import add_params, add_url_lists, nothing_read_hint, params, read_url_lists
@@ -34,7 +35,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     m.add_argument("logs", nargs="+", metavar="LOG", help="log files (gzip and bzip2 read by their first bytes; - for stdin)")
     m.add_argument("--site", help="host for log lines that carry none (common/combined)")
     m.add_argument("--scheme", default="http", choices=("http", "https"), help="scheme for such lines (default http)")
-    m.add_argument("--format", default="auto", help="auto (default), common, combined, vhost, jsonl, heritrix, cdx, cdxj, tsv, urls (a URL list: see --urls)")
+    m.add_argument("--format", default="auto", help=format_help())
     m.add_argument("--stage", default="eliminate", choices=("detect", "eliminate"), help="stop after phase 1 (detect) or 2 (default)")
     m.add_argument("--json", action="store_true", help="print the JSON document instead of a table")
     m.add_argument("-o", "--output", metavar="FILE", help="write the table or JSON here instead of stdout")

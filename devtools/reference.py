@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .params import DustParams
-from .tokens import tokenize, wrap
-from .urllist import URLList
+from dustbuster.core.params import DustParams
+from dustbuster.core.tokens import tokenize, wrap
+from dustbuster.core.urllist import URLList
 
 
 def substrings(url: str, S: int, max_envelopes: int = 0):

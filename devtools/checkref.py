@@ -1,17 +1,17 @@
 """The per-candidate fetch-free checks as they were before issue 25 made them one pass over the URLs
 (core/urlreach.py): each applies its rule to every test URL.  The reference the one-pass checks are
 compared with — tests/test_urlreach.py for equality, bench/bench_commands.py for time — as
-:mod:`dustbuster.core.reference` is Figure 1's.  Not used by the product."""
+:mod:`devtools.reference` is Figure 1's.  Not used by the product."""
 
 from __future__ import annotations
 
 import random
 from typing import Collection, Iterable, Sequence
 
-from .canonize import Canonizer, canonical
-from .rulecheck import MIN_OBSERVED_SHARE, UNSAFE_CHANGED_SHARE, UNSAFE_OBSERVED_SHARE, is_http_url, self_feeding
-from .rules import Rule, SubstringRule, canonization_order
-from .tokens import END, START
+from dustbuster.core.canonize import Canonizer, canonical
+from dustbuster.core.rulecheck import MIN_OBSERVED_SHARE, UNSAFE_CHANGED_SHARE, UNSAFE_OBSERVED_SHARE, is_http_url, self_feeding
+from dustbuster.core.rules import Rule, SubstringRule, canonization_order
+from dustbuster.core.tokens import END, START
 
 
 def unobserved_output_plain(rule: Rule, urls: Iterable[str], observed: Collection[str] | None = None,

@@ -1,7 +1,7 @@
 """Kafka and workers for the integration tests and the streaming benchmarks: a real broker found the
 way the project promises (:func:`kafka_bootstrap`), an environment for one isolated run
 (:func:`stream_env`), workers as real processes (:class:`Worker`) and a topic read whole
-(:func:`read_topic`).  Development tooling: nothing of the service imports it.
+(:func:`read_topic`).  Test support (devtools/, not installed): nothing of the service imports it.
 
 The broker, in order:
 
@@ -29,7 +29,7 @@ from typing import Iterator
 
 log = logging.getLogger(__name__)
 
-#: the source checkout this package runs from (workers start there), or None when installed
+#: the source checkout devtools/ lives in (workers start there; None if it were copied elsewhere)
 _CHECKOUT = Path(__file__).resolve().parent.parent
 SOURCE_ROOT: Path | None = _CHECKOUT if (_CHECKOUT / "pyproject.toml").is_file() else None
 
