@@ -33,6 +33,7 @@ candidate by fetching, drawing its samples among the URLs inside the scope):
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import Sequence
 
 from .errors import RuleError
 from .params import DustParams
@@ -75,7 +76,7 @@ def _selector_keys(rows: list[tuple[str, bool, list[Key]]], params: DustParams) 
 
 def query_scoped_removes(ix: URLIndex, name: str, rows: list[Occurrence], path_scopes: list[str],
                          params: DustParams, holding, failing, refuted: list[str],
-                         derived: list[tuple[str, bool]] = ()) -> list[ParamRule]:  # type: ignore[assignment]
+                         derived: Sequence[tuple[str, bool]] = ()) -> list[ParamRule]:
     """Remove rules of ``name`` under query-parameter scopes (module docstring); ``path_scopes``:
     the path scopes where its remove rule holds already; ``holding``, ``failing``: the tests of
     core/scoped.py; ``refuted`` gets the query-parameter scopes the evidence refutes; ``derived``:

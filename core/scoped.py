@@ -134,7 +134,7 @@ def _within(inner: str, outer: str) -> bool:
 
 
 def _remove_evidence(ix: URLIndex, name: str, rows: list[Occurrence],
-                     derived: list[tuple[str, bool]] = ()) -> _Evidence:  # type: ignore[assignment]
+                     derived: Sequence[tuple[str, bool]] = ()) -> _Evidence:
     """Each URL with the parameter whose parameter-less form is listed (thesis §5.3), and the
     ``derived`` comparisons (:func:`replace_removals`), counted per path (the comparisons of one path
     share their scopes)."""
