@@ -15,9 +15,16 @@ Such a rule may be decided on one page when all of the following hold (else the 
   multi-page guard — "``+3`` → ``+2``" on one empty listing is exactly what "equal today" is for;
 * **its scope holds one page** (:func:`one_page_of`): the scope is not global, and every test URL
   in the scope (:func:`~dustbuster.core.scope.url_in_scope`), rewritten by the rule, has one and the
-  same path and query — the same path and every other parameter.  A global rule, or a scope with two
-  pages in the test list, needs the normal evidence: a one-page decision cannot merge pages
-  elsewhere, since the rule applies nowhere else the test list shows.  The origin may differ (one
+  same path and query — the same path and every other parameter.  Issue 23: in a query-parameter
+  scope (``?title=Special:UserLogin``) the page is the one path plus the scope's fixed values, and
+  the URLs' other parameters ride along (``returntoquery=``, ``utm_*``: the login page linked from
+  every page carries them); a path scope keeps "one path and query".  A global rule, or a scope with
+  two pages in the test list, needs the normal evidence: a one-page decision cannot merge pages
+  elsewhere, since the rule applies nowhere else the test list shows.  Where other parameters ride
+  along they might select other pages (``&page=2``): every pair still compares u with R(u) (the same
+  other parameters on both sides), so a parameter that matters gives negatives, and the positives
+  must all show **one identity** (below), so a scope whose riding parameters select pages with
+  their own titles or canonicals is not decided on one page (the normal guard stands).  The origin may differ (one
   page per host name of the site: a parameter rule never changes the host, so it merges URLs of one
   host only), and each host holding a share of the URLs must show its own positives (URL families,
   :mod:`dustbuster.core.families`, whose family includes the origin);
@@ -29,6 +36,8 @@ Such a rule may be decided on one page when all of the following hold (else the 
   never a positive), and u redirects to v's page (``redirect``), or both declare the same canonical
   (``canonical``; one side declaring is not enough), or both have the same non-empty normalised
   title and neither declares a canonical (``title``).  Text alone is not enough on one page;
+* **one identity** across the positives (issue 23; ours): every positive's v page declares the same
+  canonical, or, without canonicals, has the same normalised title — one page, by what it says;
 * **no negative** at all (Figure 3 accepts with fewer than εN; one page has no room for one).
 """
 
@@ -42,7 +51,7 @@ from urllib.parse import parse_qsl
 from .evidence import maps_values
 from .fetched import Fetched
 from .rules import Rule
-from .scope import split_url, url_in_scope
+from .scope import make_scope, parse_scope, split_url, url_in_scope
 
 #: distinct values of the dropped parameter a one-page decision needs among its positives
 ONE_PAGE_MIN_VALUES = 5
@@ -55,10 +64,18 @@ def one_page_of(rule: Rule, rewrite: Callable[[str], str], test_urls: Sequence[s
     if rule.type != "parameter" or rule.action != "remove" or maps_values(rule) or not rule.scope:
         return None
     inside = [u for u in dict.fromkeys(test_urls) if url_in_scope(u, rule.scope)]
-    pages = {"".join(split_url(rewrite(u))[1:]) for u in inside}  # the host is never the rule's: see docstring
+    pages = {_page(rewrite(u), rule.scope) for u in inside}  # the host is never the rule's: see docstring
     if len(pages) != 1 or len({v for u in inside for v in _values(u, rule.name)}) < ONE_PAGE_MIN_VALUES:
         return None  # several pages, or too few values to ever decide it on one: the normal guard
     return pages.pop()
+
+
+def _page(url: str, scope: str) -> str:
+    """The page a rewritten URL shows, as far as the scope says (module docstring): its path and
+    the scope's fixed values in a query-parameter scope, its path and query in a path scope."""
+    _, path, query = split_url(url)
+    _, fixed = parse_scope(scope)
+    return path + make_scope("", fixed) if fixed else path + query
 
 
 def same_page_evidence(fu: Fetched, fv: Fetched, outcome: str) -> str:
@@ -86,10 +103,13 @@ class OnePage:
     name: str  #: the dropped parameter
     values: set[str] = field(default_factory=set)  #: its distinct values among the positives
     identity: Counter = field(default_factory=Counter)  #: positives by same-page evidence ("" = none)
+    names: set[str] = field(default_factory=set)  #: the v pages' identities (canonical, else title)
 
     def positive(self, u: str, fu: Fetched, fv: Fetched, outcome: str) -> None:
         self.values.update(_values(u, self.name))
         self.identity[same_page_evidence(fu, fv, outcome)] += 1
+        if fv.identity is not None:
+            self.names.add(fv.identity.canonical or fv.identity.norm_title)
 
     def why_not(self, negatives: int) -> str:
         """``""`` when the evidence decides the rule on its one page, else why not."""
@@ -99,12 +119,15 @@ class OnePage:
             return f"{len(self.values)} distinct values of {self.name} (needs {ONE_PAGE_MIN_VALUES})"
         if self.identity[""]:
             return f"{self.identity['']} positive(s) without same-page identity evidence"
+        if len(self.names) > 1:
+            return f"the positives show {len(self.names)} page identities (one page shows one)"
         return ""
 
     def to_json(self, negatives: int) -> dict:
         why = self.why_not(negatives)
         return {"page": self.page, "parameter": self.name, "values": len(self.values),
-                "identity": {k or "none": n for k, n in sorted(self.identity.items())}, "sufficient": not why,
+                "identity": {k or "none": n for k, n in sorted(self.identity.items())}, "identities": len(self.names),
+                "sufficient": not why,
                 **({"why_not": why} if why else {})}
 
 

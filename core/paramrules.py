@@ -14,7 +14,10 @@ Choices (the thesis omits the details; docs/semantics.md):
   (the thesis' "buckets whose prefix ends with the parameter name"); in each group of two or more,
   every member is compared with the group's v_p member, or, without one, with the member of
   smallest value.  "Arbitrary value" evidence, as the thesis asks;
-* remove-rule evidence: each URL with p whose p-less form is also in the list;
+* remove-rule evidence: each URL with p whose p-less form is also in the list; and, where a replace
+  group's p-less form is not listed, the group's own comparisons (:func:`replace_removals`: the
+  thesis derives the omit rule from the same evidence as the replace rule, §5.3; used by the scoped
+  miners, core/scoped.py and core/qscope.py, not by the paper-language candidates below);
 * support = likely-similar comparisons, ``disqualified`` = the others; a rule is kept when
   support >= MS and support / (support + disqualified) >= ``param_min_ratio``.
 """
@@ -108,6 +111,31 @@ def replace_groups(ix: URLIndex, name: str, max_items: int = 0) -> list[list[tup
         entries = ix.entries
         return [g for g in groups if len(entries[g[0][1]][1]) <= max_items]  # type: ignore[arg-type]
     return groups
+
+
+def replace_removals(ix: URLIndex, name: str, max_items: int = 0) -> list[tuple[str, bool]]:
+    """Remove-rule evidence read off the replace evidence (thesis §5.3: "for each parameter p, we
+    choose some value v_p and add two rules: the first replaces the value of p with v_p, the second
+    omits the parameter altogether" -- both from the same buckets).  For each replace group
+    (:func:`replace_groups`) whose p-less form is **not** in the list (where it is listed, each
+    member's own removal is the evidence, :meth:`URLIndex.removal`): every member other than the
+    member of smallest value, with whether the two are LikelySimilar.  URLs that differ only in
+    p's value and show one page say p is a no-op there, whether or not a p-less link was ever
+    followed (a site that always links its login page with ``returnto=`` never logs the bare URL).
+    Beyond the paper: the thesis keeps both rules on one support count; we count these comparisons
+    as remove evidence only where the p-less form is unlisted, and the validator decides the rule by
+    fetching the p-less form (core/validate.py)."""
+    key = ("replace_removals", name, max_items)
+    out = ix.cache.get(key)
+    if out is None:
+        out = []
+        for members in replace_groups(ix, name, max_items):
+            rep = min(members)[1]
+            if ix.without(rep, name) in ix.entries:
+                continue  # the p-less form is listed: the thesis' own remove evidence speaks
+            out += [(u, ix.similar(u, rep)) for _, u in members if u != rep]
+        ix.cache[key] = out
+    return out
 
 
 def _replace_support(ix: URLIndex, name: str, default: str) -> tuple[int, int]:

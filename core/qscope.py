@@ -19,12 +19,21 @@ candidate by fetching, drawing its samples among the URLs inside the scope):
   it), the widest of them;
 * **left out** — a scope whose path lies inside a path scope where the rule holds already; keys are
   taken most supported first, and one whose supporting URLs all lie in rules already taken is left
-  out (a page named by ``title=`` and a constant ``uselang=`` gives one rule, not two).
+  out (a page named by ``title=`` and a constant ``uselang=`` gives one rule, not two);
+* **evidence from replace groups** (issue 23) — the comparisons of URLs that differ only in ``p``'s
+  value, where their ``p``-less form is in no log line (core/paramrules.py :func:`replace_removals`;
+  the thesis draws the omit rule from the replace rule's buckets, §5.3) count as remove evidence too;
+* **one fixed selector** (issue 23) — a URL inside a path scope where the rule holds already is left
+  out as above, unless every supporting URL of that path scope shares an item ``q=v`` (a parameter
+  with one fixed value across the evidence: every ``returnto=`` URL has ``title=Special:UserLogin``).
+  Then the query-scoped rule is emitted too: the evidence shows one page, and only the query-scoped
+  rule can be decided on it (core/onepage.py); the path-scoped rule keeps the multi-page guard.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import Sequence
 
 from .errors import RuleError
 from .params import DustParams
@@ -66,20 +75,19 @@ def _selector_keys(rows: list[tuple[str, bool, list[Key]]], params: DustParams) 
 
 
 def query_scoped_removes(ix: URLIndex, name: str, rows: list[Occurrence], path_scopes: list[str],
-                         params: DustParams, holding, failing, refuted: list[str]) -> list[ParamRule]:
+                         params: DustParams, holding, failing, refuted: list[str],
+                         derived: Sequence[tuple[str, bool]] = ()) -> list[ParamRule]:
     """Remove rules of ``name`` under query-parameter scopes (module docstring); ``path_scopes``:
     the path scopes where its remove rule holds already; ``holding``, ``failing``: the tests of
-    core/scoped.py; ``refuted`` gets the query-parameter scopes the evidence refutes."""
+    core/scoped.py; ``refuted`` gets the query-parameter scopes the evidence refutes; ``derived``:
+    the replace groups' remove evidence (url, similar)."""
     url_scopes = ix.url_scopes()
-    evidence = []
-    for row in rows:
-        url = row[0]
-        similar = ix.removal(url, name)
-        if similar is None or any(_covers(p, url_scopes[url]) for p in path_scopes):
-            continue
-        keys = _keys_of(ix.entries[url][1], name)
-        if keys:
-            evidence.append((url, similar, keys))
+    own = ((row[0], ix.removal(row[0], name)) for row in rows)
+    keyed = [(url, similar, _keys_of(ix.entries[url][1], name)) for url, similar in (*own, *derived)
+             if similar is not None]
+    shared = _shared_keys(keyed, path_scopes, url_scopes)
+    evidence = [(url, similar, keys) for url, similar, keys in keyed if keys
+                and all(shared.get(p) for p in path_scopes if _covers(p, url_scopes[url]))]
     out: list[ParamRule] = []
     covered: set[str] = set()
     for key in _selector_keys(evidence, params):
@@ -105,3 +113,16 @@ def query_scoped_removes(ix: URLIndex, name: str, rows: list[Occurrence], path_s
 
 def _covers(path_scope: str, url_path_scopes: tuple[str, ...]) -> bool:
     return path_scope in url_path_scopes
+
+
+def _shared_keys(keyed: list[tuple[str, bool, list[Key]]], path_scopes: list[str],
+                 url_scopes: dict[str, tuple[str, ...]]) -> dict[str, set[Key]]:
+    """Each held path scope → the items ``q=v`` every supporting URL inside it has (module
+    docstring, "one fixed selector"); empty when they share none."""
+    out: dict[str, set[Key]] = {}
+    for url, similar, keys in keyed:
+        if similar:
+            for p in path_scopes:
+                if _covers(p, url_scopes[url]):
+                    out[p] = out[p] & set(keys) if p in out else set(keys)
+    return out

@@ -5,7 +5,13 @@ two URLs of the list counts as support when LikelySimilar (core/urllist.py), els
 Evidence, per comparison (u, v), is attributed to every scope that covers u's path
 (:func:`dustbuster.core.scope.scopes_of`): the whole site ``""``, ``/a``, ``/a/b``, ...
 
-* parameter ``p``, remove: u carries p and its p-less form v is in the list (as the thesis);
+* parameter ``p``, remove: u carries p and its p-less form v is in the list (as the thesis); where
+  the p-less form of a replace group (below) is in no log line, the group's comparisons (each member
+  with the member of smallest value) count as remove evidence too (thesis §5.3 draws the omit rule
+  from the replace rule's buckets; core/paramrules.py :func:`replace_removals`).  A remove rule that
+  holds only with that evidence is narrowed as a replace rule is (its evidence is a replace rule's),
+  and listed beside the replace rule (not instead of it: the p-less page may not exist, and the
+  validator decides each);
 * parameter ``p``, replace with v_p: u and v differ only in p's value, v has the scope's most
   common value v_p (as core/paramrules.py, the value chosen per scope);
 * whole query: u and v have the same scheme, host and path and different queries (v is the
@@ -37,7 +43,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Iterable, Sequence
 
-from .paramrules import param_occurrences, replace_groups
+from .paramrules import param_occurrences, replace_groups, replace_removals
 from .params import DustParams
 from .qscope import query_scoped_removes
 from .rules import ParamRule
@@ -127,15 +133,17 @@ def _within(inner: str, outer: str) -> bool:
     return not outer or inner == outer or inner.startswith(outer + "/")
 
 
-def _remove_evidence(ix: URLIndex, name: str, rows: list[Occurrence]) -> _Evidence:
-    """Each URL with the parameter whose parameter-less form is listed (thesis §5.3), counted per
-    path (the comparisons of one path share their scopes)."""
+def _remove_evidence(ix: URLIndex, name: str, rows: list[Occurrence],
+                     derived: Sequence[tuple[str, bool]] = ()) -> _Evidence:
+    """Each URL with the parameter whose parameter-less form is listed (thesis §5.3), and the
+    ``derived`` comparisons (:func:`replace_removals`), counted per path (the comparisons of one path
+    share their scopes)."""
     url_scopes = ix.url_scopes()
     per_path: dict[int, list] = {}
-    for row in rows:
-        similar = ix.removal(row[0], name)
+    own = ((row[0], ix.removal(row[0], name)) for row in rows)
+    for url, similar in (*own, *derived):
         if similar is not None:
-            scopes = url_scopes[row[0]]
+            scopes = url_scopes[url]
             acc = per_path.get(id(scopes))
             if acc is None:
                 acc = per_path[id(scopes)] = [scopes, 0, 0]
@@ -192,7 +200,10 @@ def mine_scoped_param_rules(urllist: URLList, params: DustParams, index: URLInde
             sup, dis = ev.tally[s]
             out.append(ParamRule(name, "remove", None, sup, dis, "likely", _ev(len(rows), sup, dis), s))
         gone = refuted[("parameter", "remove", name, None)] = failing_scopes(ev.tally, params)
-        out += query_scoped_removes(ix, name, rows, removed, params, holding_scopes, failing_scopes, gone)
+        derived = replace_removals(ix, name, MAX_ITEMS)
+        narrowed = _derived_removes(ix, name, rows, derived, removed, params, out) if derived else []
+        out += query_scoped_removes(ix, name, rows, removed + narrowed, params, holding_scopes, failing_scopes,
+                                    gone, derived)
         rev, default = _replace_evidence(ix, name, rows)
         for s in failing_scopes(rev.tally, params):
             refuted.setdefault(("parameter", "replace", name, default[s]), []).append(s)
@@ -204,6 +215,24 @@ def mine_scoped_param_rules(urllist: URLList, params: DustParams, index: URLInde
             out.append(ParamRule(name, "replace", default[s], sup, dis, "likely", _ev(len(rows), sup, dis), scope))
     out.sort(key=lambda r: (-r.support, r.name, r.scope, r.action != "remove"))
     return out
+
+
+def _derived_removes(ix: URLIndex, name: str, rows: list[Occurrence], derived: list[tuple[str, bool]],
+                     removed: list[str], params: DustParams, out: list[ParamRule]) -> list[str]:
+    """Remove rules that hold only with the replace groups' evidence (module docstring), outside
+    the scopes where the thesis' own evidence holds already, narrowed to their supporting paths;
+    appended to ``out``; returns their scopes."""
+    ev = _remove_evidence(ix, name, rows, derived)
+    scopes: list[str] = []
+    for s in holding_scopes(ev.tally, params):
+        scope = ev.narrowed(s)
+        if any(_within(scope, r) for r in removed) or scope in scopes:
+            continue
+        sup, dis = ev.tally[scope]
+        scopes.append(scope)
+        out.append(ParamRule(name, "remove", None, sup, dis, "likely",
+                             {**_ev(len(rows), sup, dis), "from_replace_groups": True}, scope))
+    return scopes
 
 
 def _ev(urls: int, sup: int, dis: int) -> dict:

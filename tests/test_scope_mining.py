@@ -36,8 +36,19 @@ def test_a_no_op_parameter_of_one_special_page_gets_a_query_scope():
     assert rules[0].evidence["scope_key"] == "title=Special:UserLogin"
 
 
-def test_where_a_path_scope_holds_no_query_scope_is_added():
+def test_where_a_path_scope_holds_the_query_scope_is_added_when_its_evidence_shows_one_selector():
+    """Issue 23: the global rule holds, but every supporting URL has title=Special:UserLogin (one
+    fixed selector value): the query-scoped rule is listed too (only it can be decided on one page)."""
     rules = mine_scoped_param_rules(wiki(recent=3), DustParams())
+    assert [r.text for r in rules] == ["remove returnto=*", "remove returnto=* where title=Special:UserLogin"]
+
+
+def test_where_the_supporting_urls_share_no_selector_no_query_scope_is_added():
+    ul = wiki(recent=3)
+    for i in range(30):  # the login page under another title too: the evidence fixes no title
+        ul.add(f"{H}Special:Login2&returnto=Page_{i}", 200, 4000 + i % 3)
+    ul.add(H + "Special:Login2", 200, 4000)
+    rules = mine_scoped_param_rules(ul, DustParams())
     assert [r.text for r in rules] == ["remove returnto=*"]
 
 

@@ -81,7 +81,10 @@ def test_replace_evidence_under_one_report_narrows_the_scope():
     rows = [(f"http://h/report/1?sort={v}&p={i}", 5000 + 100 * i) for i in range(3) for v in ("a", "b", "c")]
     rows += [(f"http://h/other/x{i}", 300 + 50 * i) for i in range(5)]
     rules = mine_scoped_param_rules(build(rows), P)
-    assert [(r.name, r.action, r.scope) for r in rules if r.name == "sort"] == [("sort", "replace", "/report/1")]
+    # issue 23: the sort-less URL is in no log line, so the replace groups are remove evidence too
+    # (thesis §5.3), and the remove rule read off them is narrowed as the replace rule is
+    assert [(r.name, r.action, r.scope) for r in rules if r.name == "sort"] == [
+        ("sort", "remove", "/report/1"), ("sort", "replace", "/report/1")]
 
 
 def test_meaningful_sub_scope_below_ms_does_not_block():
@@ -127,8 +130,12 @@ def test_replace_rules_per_scope_with_each_scope_value():
             rows.append((f"http://h{sec}/q{i}?lang={common}", 9000 + i))  # makes `common` the most frequent
     rows += sid_rows("/z", pages=4, meaningful=True, base=7000, name="lang")
     rules = mine_scoped_param_rules(build(rows), P)
-    assert summary(rules) == [("lang", "replace", "en", "/x"), ("lang", "replace", "fr", "/y")]
+    # issue 23: the lang-less URLs are in no log line: the replace groups are remove evidence too
+    # (thesis §5.3), narrowed per scope as the replace rules; the validator decides each
+    assert summary(rules) == [("lang", "remove", None, "/x"), ("lang", "remove", None, "/y"),
+                              ("lang", "replace", "en", "/x"), ("lang", "replace", "fr", "/y")]
     assert all(r.support == 6 and r.disqualified == 0 for r in rules)
+    rules = [r for r in rules if r.action == "replace"]
     assert canonical("http://h/x/p7?lang=de", rules) == "http://h/x/p7?lang=en"
     assert canonical("http://h/y/p7?lang=de", rules) == "http://h/y/p7?lang=fr"
     assert canonical("http://h/z/p7?lang=de", rules) == "http://h/z/p7?lang=de"
