@@ -108,8 +108,12 @@ def screenshot(html: Path, png: Path, width: int = 1300) -> None:
         d.quit()
 
 
-def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int) -> dict:
-    """Per crawl: pages downloaded, distinct pages, the plain crawl's distinct pages missed."""
+def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int, keys: dict | None = None) -> dict:
+    """Per crawl: pages downloaded, distinct pages, the plain crawl's distinct pages missed; with
+    ``keys`` (crawl name: its request key, bench/quality/lostrules.py), those crawls' *missed* split
+    into ``lost_by_rules`` and ``not_reached`` (within the budget)."""
+    from lostrules import fetches, lost_by_rules  # bench/quality/lostrules.py
+
     from dustbuster.core.truth import Signature, cluster
 
     pages = [(name, r) for name, d in docs.items() for r in d["responses"] if r["status"] == 200]
@@ -131,6 +135,14 @@ def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int) -> dict:
     for name, row in rows.items():
         plain = rows["scrapy" if name.startswith("scrapy") else "crawlee"]
         row["saved"] = plain["downloads"] - row["downloads"]
+    seen = fetches((r, c) for (_, r), c in zip(pages, ids))
+    for name, key in (keys or {}).items():
+        plain = "scrapy" if name.startswith("scrapy") else "crawlee"
+        lost = lost_by_rules(seen, distinct[plain], key)
+        missed = distinct[plain] - distinct[name]
+        rows[name] |= {"lost_by_rules": len(lost), "not_reached": len(missed - lost),
+                       "lost_reached": len(lost - missed),
+                       "lost_examples": sorted(first[plain, c] for c in lost)[:6]}
     return {"seeds": n_seeds, "rules": n_rules, "distinct_all": len(set(ids)), "crawls": rows}
 
 

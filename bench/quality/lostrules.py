@@ -1,0 +1,90 @@
+"""Pages lost by the rules (issue 28): a budget-free count, computed offline from the crawls' JSON.
+
+A crawl with a fixed download budget that skips duplicates spends the budget elsewhere, so it reaches
+another set of pages than the plain crawl: *missed* (contents the plain crawl reached that this crawl
+never did) mixes that budget effect with pages the rules hide.  This module separates the two.
+
+Definitions (beyond the papers: DUST, Bar-Yossef/Keidar/Schonfeld WWW 2007, counts false merges on
+URL pairs of a log, Sec. 6; here the unit is a content a crawler can or cannot reach):
+
+* A *content* is a content cluster of dustbuster.core.truth over the 200 pages of all the crawls (as
+  crawls.numbers computes them).  A URL *shows* a content when some crawl got that content at it,
+  as the first URL requested or as the URL a redirect ended at; a URL may show several contents
+  (a page that changed between crawls): it shows each of them.
+* ``key(url)`` is the crawl's request key: its fingerprinter applied to a request of that URL
+  (:func:`rules_key`: dustbuster.scrapy.DustRequestFingerprinter on the rule set, the code path the
+  crawl used; :func:`hand_key`: the hand canonicalizer's HandFingerprinter of crawl_scrapy.py).
+* A key is *taken from* content C when some URL with that key shows a content and never showed C:
+  a crawler with the rules may fetch that URL first and drop every other URL of the key.
+* A fetch *reaches* C safely when the first URL requested (u) showed C, key(u) is not taken from C,
+  and, after a redirect to w, either key(w) equals key(u) (the fingerprinter gives a redirect that
+  continues its own fetch a key of its own) or key(w) is not taken from C either.
+* **Lost by the rules**: the contents the plain crawl reached that no fetch seen in any crawl reaches
+  safely.  One URL of C merged wrongly and another safe: C is not lost.  The count is independent
+  of the budget and of the crawl's order: a content a crawl happened to reach although every way
+  to it is merged with another content still counts (another order loses it).
+* **Not reached within the budget**: the contents of *missed* that are not lost by the rules.
+
+Non-200 responses (404s) have no content in the truth: they take no key and reach nothing.  Only the
+first and last URL of a redirect chain are recorded by crawl_scrapy.py; the intermediate ones are
+not judged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+Key = Callable[[str], bytes]
+
+
+def rules_key(rules: Path) -> Key:
+    """The key of the ``scrapy + our rules`` crawl: DustRequestFingerprinter on ``rules``."""
+    import scrapy
+
+    from dustbuster.rulesource import LiveRules
+    from dustbuster.scrapy import DustRequestFingerprinter
+
+    fp = DustRequestFingerprinter(LiveRules(str(rules)))
+    return lambda url: fp.fingerprint(scrapy.Request(url))
+
+
+def hand_key(app: str) -> Key:
+    """The key of the ``scrapy + hand canonicalizer`` crawl: crawl_scrapy.HandFingerprinter."""
+    import scrapy
+    from crawl_scrapy import HandFingerprinter  # bench/quality/crawl_scrapy.py
+
+    fp = HandFingerprinter(app)
+    return lambda url: fp.fingerprint(scrapy.Request(url))
+
+
+def fetches(pages: Iterable[tuple[dict, int]]) -> list[tuple[str, str, int]]:
+    """``(first URL, final URL, content)`` of each 200 page (response record, content cluster)."""
+    return [(r["url"], r.get("response_url") or r["url"], c) for r, c in pages]
+
+
+def shown(seen: list[tuple[str, str, int]]) -> dict[str, set[int]]:
+    """Every URL and the contents it showed."""
+    out: dict[str, set[int]] = defaultdict(set)
+    for first, final, c in seen:
+        out[first].add(c)
+        out[final].add(c)
+    return out
+
+
+def lost_by_rules(seen: list[tuple[str, str, int]], reached: set[int], key: Key) -> set[int]:
+    """The contents of ``reached`` (the plain crawl's) that no fetch of ``seen`` reaches safely
+    under ``key`` (see the module's docstring)."""
+    urls = shown(seen)
+    keys = {u: key(u) for u in urls}
+    by_key: dict[bytes, list[set[int]]] = defaultdict(list)
+    for u, contents in urls.items():
+        by_key[keys[u]].append(contents)
+
+    def free(k: bytes, c: int) -> bool:
+        return all(c in contents for contents in by_key[k])
+
+    safe = {c for first, final, c in seen
+            if free(keys[first], c) and (keys[final] == keys[first] or free(keys[final], c))}
+    return reached - safe
