@@ -5,6 +5,7 @@ docs/crawls.md.
 
   .venv/bin/python bench/quality/crawls.py --apps docs          # Sphinx under Apache
   .venv/bin/python bench/quality/crawls.py --apps docs,trac
+  .venv/bin/python bench/quality/crawls.py --recount bench/out/quality/mediawiki   # crawl-efficiency numbers again
 
 Per app: the app is set up and served as `make quality` does (bench/quality/run.py: its three
 traffic runs), its rules are `dustbuster validate` of the train and validate logs; the crawls start
@@ -111,7 +112,9 @@ def screenshot(html: Path, png: Path, width: int = 1300) -> None:
 def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int, keys: dict | None = None) -> dict:
     """Per crawl: pages downloaded, distinct pages, the plain crawl's distinct pages missed; with
     ``keys`` (crawl name: its request key, bench/quality/lostrules.py), those crawls' *missed* split
-    into ``lost_by_rules`` and ``not_reached`` (within the budget)."""
+    into ``lost_by_rules`` and ``not_reached`` (within the budget); ``changed``: of those not reached,
+    the contents whose URL in the plain crawl this crawl fetched too and found another content at
+    (a page that changed between the crawls: recent changes, feeds)."""
     from lostrules import fetches, lost_by_rules  # bench/quality/lostrules.py
 
     from dustbuster.core.truth import Signature, cluster
@@ -139,10 +142,13 @@ def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int, keys: dict | None
     for name, key in (keys or {}).items():
         plain = "scrapy" if name.startswith("scrapy") else "crawlee"
         lost = lost_by_rules(seen, distinct[plain], key)
-        missed = distinct[plain] - distinct[name]
-        rows[name] |= {"lost_by_rules": len(lost), "not_reached": len(missed - lost),
-                       "lost_reached": len(lost - missed),
-                       "lost_examples": sorted(first[plain, c] for c in lost)[:6]}
+        budget = distinct[plain] - distinct[name] - lost
+        fetched = {r["url"] for r in docs[name]["responses"]}
+        changed = {c for (n, r), c in zip(pages, ids) if n == plain and c in budget and r["url"] in fetched}
+        rows[name] |= {"lost_by_rules": len(lost), "not_reached": len(budget), "changed": len(changed),
+                       "lost_reached": len(lost & distinct[name]),
+                       "lost_examples": sorted(first[plain, c] for c in lost)[:6],
+                       "not_reached_examples": sorted(first[plain, c] for c in budget - changed)[:6]}
     return {"seeds": n_seeds, "rules": n_rules, "distinct_all": len(set(ids)), "crawls": rows}
 
 
@@ -204,7 +210,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--doc", default=str(ROOT / "docs" / "crawls.md"), help="'' writes none")
     ap.add_argument("--screenshots", default="", help="a folder for screenshots of the reports (docs/img)")
     ap.add_argument("--doc-only", action="store_true", help="run nothing: the numbers and the doc again from --out")
+    ap.add_argument("--recount", nargs="+", metavar="OUTDIR/APP", default=[],
+                    help="run nothing: the crawl-efficiency numbers of `make quality`'s app folders (result.json, "
+                         "rules.json, crawl-scrapy*.json) counted again, lost by the rules included; prints the "
+                         "table of docs/quality.md and the numbers as JSON")
+    ap.add_argument("--write", action="store_true", help="with --recount: store the numbers in each result.json "
+                    "(then bench/quality/report.py writes docs/quality.md from them)")
     a = ap.parse_args(argv)
+    if a.recount:
+        return recount_folders([Path(f) for f in a.recount], a.write)
     out, results = Path(a.out).resolve(), []
     if a.doc_only:
         return doc_only(out, a.apps.split(","), Path(a.doc), a.max)
@@ -240,6 +254,23 @@ def doc_only(out: Path, apps: list[str], doc: Path, most: int) -> int:
         (out / name / "result.json").write_text(json.dumps(res, indent=1))
         results.append(res)
     write_doc(results, doc)
+    return 0
+
+
+def recount_folders(folders: list[Path], write: bool) -> int:
+    """--recount: crawleff.recount of each folder, printed (and stored with ``write``)."""
+    from crawleff import crawl_table, recount  # bench/quality/crawleff.py
+
+    for folder in folders:
+        if not (folder / "result.json").is_file():
+            raise SystemExit(f"{folder}: no result.json (give an app folder of a quality run, OUTDIR/APP)")
+        crawl = recount(folder)
+        print(f"## {folder}\n\n{crawl_table({'crawl': crawl})}")
+        print(json.dumps({n: {k: r.get(k) for k in ("distinct", "missed", "lost_by_rules", "not_reached", "lost_reached")}
+                          for n, r in crawl["crawls"].items()}, indent=1))
+        if write:
+            res = json.loads((folder / "result.json").read_text()) | {"crawl": crawl}
+            (folder / "result.json").write_text(json.dumps(res, indent=1))
     return 0
 
 
