@@ -11,9 +11,10 @@ site's root through its real server, cookies off, the same download budget (CLOS
 Distinct contents: the content clusters of dustbuster.core.truth (the same-content test of
 `dustbuster truth`) over the pages of the three crawls; *per download* = distinct contents over
 responses downloaded.  The plain crawl's contents this crawl never reached are split in two
-(bench/quality/lostrules.py): *lost by the rules*, the contents no URL seen can reach under the
-crawl's request key (the rules merge every URL of them with another content), and *not reached
-within the budget*, the rest: the budget was spent on other pages.
+(bench/quality/lostrules.py): *lost by the rules*, those of them no URL seen in any crawl reaches
+under the crawl's request key (the rules merge every URL of them with another content), and *not
+reached within the budget*, the rest: the budget was spent on other pages (or the page changed
+between the crawls).
 """
 
 from __future__ import annotations
@@ -126,9 +127,9 @@ def lost_notes(crawls: dict[str, dict]) -> list[str]:
         if r.get("lost_examples"):
             out += ["", f"Contents *{n}* loses by its rules (their URL in the plain crawl): "
                     + ", ".join(f"`{u}`" for u in r["lost_examples"][:4]) + "."]
-        if r.get("lost_reached"):
-            out += ["", f"Of those, {r['lost_reached']} *{n}* reached in this crawl by its order (every URL of them "
-                    "is merged with another content; another order loses them)."]
+        if r.get("at_risk_reached"):
+            out += ["", f"*{n}* reached {r['at_risk_reached']} contents by the order of its crawl although every URL "
+                    "of them is merged with another content (another order loses them; not in the table)."]
         if r.get("changed"):
             out += ["", f"Of the {r['not_reached']} contents *{n}* did not reach within the budget, {r['changed']} are "
                     "pages it fetched at the plain crawl's URL and found changed (another content there: lists of "

@@ -115,7 +115,7 @@ def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int, keys: dict | None
     into ``lost_by_rules`` and ``not_reached`` (within the budget); ``changed``: of those not reached,
     the contents whose URL in the plain crawl this crawl fetched too and found another content at
     (a page that changed between the crawls: recent changes, feeds)."""
-    from lostrules import fetches, lost_by_rules  # bench/quality/lostrules.py
+    from lostrules import at_risk, fetches  # bench/quality/lostrules.py
 
     from dustbuster.core.truth import Signature, cluster
 
@@ -141,12 +141,13 @@ def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int, keys: dict | None
     seen = fetches((r, c) for (_, r), c in zip(pages, ids))
     for name, key in (keys or {}).items():
         plain = "scrapy" if name.startswith("scrapy") else "crawlee"
-        lost = lost_by_rules(seen, distinct[plain], key)
+        risky = at_risk(seen, distinct[plain], key)
+        lost = risky - distinct[name]
         budget = distinct[plain] - distinct[name] - lost
         fetched = {r["url"] for r in docs[name]["responses"]}
         changed = {c for (n, r), c in zip(pages, ids) if n == plain and c in budget and r["url"] in fetched}
         rows[name] |= {"lost_by_rules": len(lost), "not_reached": len(budget), "changed": len(changed),
-                       "lost_reached": len(lost & distinct[name]),
+                       "at_risk_reached": len(risky & distinct[name]),
                        "lost_examples": sorted(first[plain, c] for c in lost)[:6],
                        "not_reached_examples": sorted(first[plain, c] for c in budget - changed)[:6]}
     return {"seeds": n_seeds, "rules": n_rules, "distinct_all": len(set(ids)), "crawls": rows}
@@ -266,7 +267,8 @@ def recount_folders(folders: list[Path], write: bool) -> int:
             raise SystemExit(f"{folder}: no result.json (give an app folder of a quality run, OUTDIR/APP)")
         crawl = recount(folder)
         print(f"## {folder}\n\n{crawl_table({'crawl': crawl})}")
-        print(json.dumps({n: {k: r.get(k) for k in ("distinct", "missed", "lost_by_rules", "not_reached", "lost_reached")}
+        print(json.dumps({n: {k: r.get(k) for k in ("distinct", "missed", "lost_by_rules", "not_reached", "changed",
+                                                          "at_risk_reached")}
                           for n, r in crawl["crawls"].items()}, indent=1))
         if write:
             res = json.loads((folder / "result.json").read_text()) | {"crawl": crawl}

@@ -19,11 +19,15 @@ URL pairs of a log, Sec. 6; here the unit is a content a crawler can or cannot r
 * A fetch *reaches* C safely when the first URL requested (u) showed C, key(u) is not taken from C,
   and, after a redirect to w, either key(w) equals key(u) (the fingerprinter gives a redirect that
   continues its own fetch a key of its own) or key(w) is not taken from C either.
-* **Lost by the rules**: the contents the plain crawl reached that no fetch seen in any crawl reaches
-  safely.  One URL of C merged wrongly and another safe: C is not lost.  The count is independent
-  of the budget and of the crawl's order: a content a crawl happened to reach although every way
-  to it is merged with another content still counts (another order loses it).
-* **Not reached within the budget**: the contents of *missed* that are not lost by the rules.
+* A content is *at risk* under the key when the plain crawl reached it and no fetch seen in any
+  crawl reaches it safely: every URL of it is merged with another content.  One URL of C merged
+  wrongly and another safe: C is not at risk.  This is independent of the budget and of the order.
+* **Lost by the rules**: the contents at risk that this crawl never reached: it fetched another
+  content under each of their keys (or the budget ran out first; one of the contents of a wrong
+  merge is lost in any order).  A content at risk that this crawl reached all the same (its URL came
+  first) is not lost here but counted apart (``at_risk_reached``): another order loses it.
+* **Not reached within the budget**: the contents the plain crawl reached and this crawl did not
+  (*missed*), less those lost by the rules.
 
 Non-200 responses (404s) have no content in the truth: they take no key and reach nothing.  Only the
 first and last URL of a redirect chain are recorded by crawl_scrapy.py; the intermediate ones are
@@ -73,7 +77,7 @@ def shown(seen: list[tuple[str, str, int]]) -> dict[str, set[int]]:
     return out
 
 
-def lost_by_rules(seen: list[tuple[str, str, int]], reached: set[int], key: Key) -> set[int]:
+def at_risk(seen: list[tuple[str, str, int]], reached: set[int], key: Key) -> set[int]:
     """The contents of ``reached`` (the plain crawl's) that no fetch of ``seen`` reaches safely
     under ``key`` (see the module's docstring)."""
     urls = shown(seen)
