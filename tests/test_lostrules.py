@@ -138,3 +138,14 @@ def test_recount_of_a_run_folder_and_old_results(tmp_path, capsys):
     new = json.loads((app / "result.json").read_text())["crawl"]
     assert new["budget"] == 10 and new["crawls"][OURS]["lost_by_rules"] == 1
     assert new["crawls"]["scrapy + hand canonicalizer"]["lost_by_rules"] == 0
+
+
+def test_crawls_doc_shows_the_lost_in_brackets(tmp_path):
+    from crawls import write_doc
+
+    plain = crawl(fetch("/p?id=1", 1), fetch("/p?id=2", 2))
+    res = {"app": "forum", "kind": "made up", "max": 10} | numbers(
+        {"scrapy": plain, "scrapy key-only": crawl(fetch("/p?id=1", 1))}, 1, 1, {"scrapy key-only": by_query_dropped})
+    write_doc([res], tmp_path / "crawls.md")
+    doc = (tmp_path / "crawls.md").read_text()
+    assert "| missed (lost by the rules) |" in doc and "| scrapy key-only | 1 | 1 | 1 | 1 (1) | 1 |" in doc

@@ -153,6 +153,16 @@ def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int, keys: dict | None
     return {"seeds": n_seeds, "rules": n_rules, "distinct_all": len(set(ids)), "crawls": rows}
 
 
+def rule_keys(rules: Path) -> dict:
+    """The request key of each crawl of CRAWLS that has the rules: the canonical URL's fingerprint
+    (key-only and Crawlee's keys: the canonical URL; rewrite: the canonical URL requested), for
+    lostrules.at_risk."""
+    from lostrules import rules_key  # bench/quality/lostrules.py
+
+    key = rules_key(rules)
+    return {name: key for name in ("scrapy key-only", "scrapy rewrite", "crawlee keys")}
+
+
 def write_doc(results: list[dict], path: Path) -> None:
     out = ["# Crawls with and without the rules (issue 26)", "",
            "Written by `bench/quality/crawls.py` (do not edit by hand).  Real crawlers, real servers on loopback:",
@@ -161,17 +171,22 @@ def write_doc(results: list[dict], path: Path) -> None:
            "distinct URLs of its test log and follows every link of the site.  *downloads*: responses downloaded",
            "(redirects included); *distinct pages*: content clusters (`dustbuster.core.truth`, resemblance ≥ 0.9)",
            "over the pages of all the crawls; *missed*: distinct pages the same crawler without rules downloaded",
-           "and this crawl did not; *saved*: downloads fewer than the same crawler without rules.", "",
+           "and this crawl did not; in brackets, those of them *lost by the rules* (bench/quality/lostrules.py):",
+           "no URL of them seen in any crawl escapes a merge with another content under the rules (the rest were",
+           "not reached within the budget, or changed between the crawls); *saved*: downloads fewer than the same",
+           "crawler without rules.", "",
            "Crawl efficiency with a fixed download budget, breadth-first from the root, per app and beside the hand-written",
            "canonicalizer of each app (the ceiling; MediaWiki and WordPress included): `make quality`'s crawl stage,",
            "[quality.md](quality.md) (bench/quality/crawleff.py).", ""]
     for res in results:
         out += [f"## {res['app']}: {res['kind']}", "",
                 f"{res['seeds']} seed URLs, {res['rules']} validated rules, {res['distinct_all']} distinct pages in all.", "",
-                "| crawl | downloads | pages handled | distinct pages | missed | saved | requests Scrapy's filter dropped | seconds |",
+                "| crawl | downloads | pages handled | distinct pages | missed (lost by the rules) | saved "
+                "| requests Scrapy's filter dropped | seconds |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for name, r in res["crawls"].items():
-            out.append(f"| {name} | {r['downloads']} | {r['pages']} | {r['distinct']} | {r['missed']} | {r['saved']} | "
+            lost = f" ({r['lost_by_rules']})" if "lost_by_rules" in r else ""
+            out.append(f"| {name} | {r['downloads']} | {r['pages']} | {r['distinct']} | {r['missed']}{lost} | {r['saved']} | "
                        f"{'' if r['filtered'] is None else r['filtered']} | {r['seconds']} |")
         out.append("")
         capped = [name for name, r in res["crawls"].items() if r["pages"] >= res.get("max", 1e18)]
@@ -234,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             app.stop()
         n_rules = sum(r.get("status") == "valid" for r in json.loads(rules.read_text())["rules"])
-        res = {"app": name, "kind": kind, "max": a.max} | numbers(docs, len(seeds.read_text().split()), n_rules)
+        res = {"app": name, "kind": kind, "max": a.max} | numbers(docs, len(seeds.read_text().split()), n_rules,
+                                                                  rule_keys(rules))
         res["report"] = {k: report[k] for k in ("urls", "canonical", "duplicates", "duplicate_share")} | {
             "truth": report.get("truth")}
         (out / name / "result.json").write_text(json.dumps(res, indent=1))
@@ -251,7 +267,7 @@ def doc_only(out: Path, apps: list[str], doc: Path, most: int) -> int:
         res = json.loads((out / name / "result.json").read_text()) | {"max": most}
         docs = {c: json.loads((out / name / f"crawl-{c.replace(' ', '-')}.json").read_text()) | {
             "seconds": res["crawls"][c]["seconds"]} for c in CRAWLS}
-        res |= numbers(docs, res["seeds"], res["rules"])
+        res |= numbers(docs, res["seeds"], res["rules"], rule_keys(out / name / "rules.json"))
         (out / name / "result.json").write_text(json.dumps(res, indent=1))
         results.append(res)
     write_doc(results, doc)
