@@ -99,9 +99,14 @@ def test_a_redirect_is_judged_by_both_of_its_urls():
     assert count(plain, crawl(fetch("/p?id=1", 1)), key=lambda u: u.split("&")[0].encode())["lost_by_rules"] == 0
 
 
-def test_error_pages_take_no_key():
+def test_an_error_page_merged_with_a_page_hides_it():
     plain = crawl(fetch("/p?id=1", 1), fetch("/p?id=2", 2, status=404))
-    assert count(plain, crawl(fetch("/p?id=1", 1)))["lost_by_rules"] == 0
+    assert count(plain, crawl(fetch("/p?id=1", 1)))["lost_by_rules"] == 0  # this crawl reached it first
+    row = count(plain, crawl(fetch("/p?id=2", 2, status=404)))
+    assert (row["lost_by_rules"], row["not_reached"]) == (1, 0)
+    # a URL that answered 404 to one crawl and the page to another (a page restored) hides nothing
+    plain = crawl(fetch("/p?id=1", 1), fetch("/", 0))
+    assert count(plain, crawl(fetch("/p?id=1", 1, status=404), fetch("/", 0)))["lost_by_rules"] == 0
 
 
 def test_the_key_is_the_fingerprinter_of_the_rules(tmp_path):
@@ -149,3 +154,11 @@ def test_crawls_doc_shows_the_lost_in_brackets(tmp_path):
     write_doc([res], tmp_path / "crawls.md")
     doc = (tmp_path / "crawls.md").read_text()
     assert "| missed (lost by the rules) |" in doc and "| scrapy key-only | 1 | 1 | 1 | 1 (1) | 1 |" in doc
+
+
+def test_recount_refuses_a_folder_without_a_run(tmp_path):
+    with pytest.raises(SystemExit, match="no result.json"):
+        crawls_main(["--recount", str(tmp_path)])
+    (tmp_path / "result.json").write_text(json.dumps({"app": "mediawiki"}))
+    with pytest.raises(SystemExit, match="no crawl numbers"):
+        crawls_main(["--recount", str(tmp_path)])

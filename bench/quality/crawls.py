@@ -115,7 +115,7 @@ def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int, keys: dict | None
     into ``lost_by_rules`` and ``not_reached`` (within the budget); ``changed``: of those not reached,
     the contents whose URL in the plain crawl this crawl fetched too and found another content at
     (a page that changed between the crawls: recent changes, feeds)."""
-    from lostrules import at_risk, fetches  # bench/quality/lostrules.py
+    from lostrules import at_risk, errors, fetches  # bench/quality/lostrules.py
 
     from dustbuster.core.truth import Signature, cluster
 
@@ -138,8 +138,8 @@ def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int, keys: dict | None
     for name, row in rows.items():
         plain = rows["scrapy" if name.startswith("scrapy") else "crawlee"]
         row["saved"] = plain["downloads"] - row["downloads"]
-    seen = fetches((r, c) for (_, r), c in zip(pages, ids))
-    for name, key in (keys or {}).items():
+    seen = fetches((r, c) for (_, r), c in zip(pages, ids)) + errors(docs.values())
+    for name, key in ((n, k) for n, k in (keys or {}).items() if n in docs):
         plain = "scrapy" if name.startswith("scrapy") else "crawlee"
         risky = at_risk(seen, distinct[plain], key)
         lost = risky - distinct[name]
@@ -278,10 +278,15 @@ def recount_folders(folders: list[Path], write: bool) -> int:
     """--recount: crawleff.recount of each folder, printed (and stored with ``write``)."""
     from crawleff import crawl_table, recount  # bench/quality/crawleff.py
 
+    from dustbuster.core.errors import DustError
+
     for folder in folders:
         if not (folder / "result.json").is_file():
             raise SystemExit(f"{folder}: no result.json (give an app folder of a quality run, OUTDIR/APP)")
-        crawl = recount(folder)
+        try:
+            crawl = recount(folder)
+        except (DustError, KeyError, ValueError) as exc:  # a bad rules file, a crawl JSON of another shape
+            raise SystemExit(f"{folder}: cannot recount: {exc!r}") from None
         print(f"## {folder}\n\n{crawl_table({'crawl': crawl})}")
         print(json.dumps({n: {k: r.get(k) for k in ("distinct", "missed", "lost_by_rules", "not_reached", "changed",
                                                           "at_risk_reached")}

@@ -1,4 +1,5 @@
-"""Pages lost by the rules (issue 28): a budget-free count, computed offline from the crawls' JSON.
+"""Pages lost by the rules (issue 28): what the rules hide, apart from the budget, computed offline
+from the crawls' JSON.
 
 A crawl with a fixed download budget that skips duplicates spends the budget elsewhere, so it reaches
 another set of pages than the plain crawl: *missed* (contents the plain crawl reached that this crawl
@@ -29,9 +30,10 @@ URL pairs of a log, Sec. 6; here the unit is a content a crawler can or cannot r
 * **Not reached within the budget**: the contents the plain crawl reached and this crawl did not
   (*missed*), less those lost by the rules.
 
-Non-200 responses (404s) have no content in the truth: they take no key and reach nothing.  Only the
-first and last URL of a redirect chain are recorded by crawl_scrapy.py; the intermediate ones are
-not judged.
+A non-200 response (a 404) has no content in the truth and reaches nothing, but it takes its key
+from every content its URL never showed (a crawler that fetches it first sees no page): its
+"content" is its status.  Only the first and last URL of a redirect chain are recorded by
+crawl_scrapy.py; the intermediate ones are not judged.
 """
 
 from __future__ import annotations
@@ -66,6 +68,12 @@ def hand_key(app: str) -> Key:
 def fetches(pages: Iterable[tuple[dict, int]]) -> list[tuple[str, str, int]]:
     """``(first URL, final URL, content)`` of each 200 page (response record, content cluster)."""
     return [(r["url"], r.get("response_url") or r["url"], c) for r, c in pages]
+
+
+def errors(docs: Iterable[dict]) -> list[tuple[str, str, int]]:
+    """``(first URL, final URL, -status)`` of each non-200 response of the crawls: they take keys."""
+    return [(r["url"], r.get("response_url") or r["url"], -int(r["status"]))
+            for d in docs for r in d["responses"] if r["status"] != 200]
 
 
 def shown(seen: list[tuple[str, str, int]]) -> dict[str, set[int]]:

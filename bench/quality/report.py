@@ -204,8 +204,9 @@ responses downloaded, the same download budget for the three crawls; **of the ce
 download over the hand canonicalizer's.  The plain crawl's contents a crawl never reached are split
 in two (bench/quality/lostrules.py): **lost by the rules** = those that no URL seen in any of the
 three crawls reaches under the crawl's request key — every URL showing them (first URL and redirect
-target) is merged with a URL that showed another content, so the crawler may fetch that one
-instead; one URL merged wrongly and another safe is not lost; the same for the hand canonicalizer
+target) is merged with a URL that showed another content or an error (404), so the crawler may
+fetch that one instead, and the crawl did not reach them; one URL merged wrongly and another safe
+is not lost; the same for the hand canonicalizer
 with its function as the key (0 expected: the ceiling merges no different pages); **not reached
 within the budget** = the rest: the crawl spent its budget on other pages (a crawl that skips
 duplicates reaches further, so another set), or the page changed between the crawls (recent
