@@ -132,8 +132,7 @@ def lost_notes(crawls: dict[str, dict]) -> list[str]:
                     "of them is merged with another content (another order loses them; not in the table)."]
         if r.get("changed"):
             out += ["", f"Of the {r['not_reached']} contents *{n}* did not reach within the budget, {r['changed']} are "
-                    "pages it fetched at the plain crawl's URL and found changed (another content there: lists of "
-                    "recent changes, feeds)."]
+                    "pages it fetched at the plain crawl's URL and found changed (another content there)."]
     examples = [(n, r.get("not_reached_examples", r["missed_examples"])) for n, r in crawls.items()]
     for n, exs in [(n, exs) for n, exs in examples if exs][:2]:
         out += ["", f"Contents *{n}* did not reach (their URL in the plain crawl): "
