@@ -97,3 +97,7 @@ def test_crawls_ran_within_their_budget(run):
         assert 0 < row["pages"] <= c["budget"] + 8 and row["downloads"] >= row["pages"]
         assert 0 < row["distinct"] <= row["pages"]
     assert c["crawls"]["scrapy"]["missed"] == 0
+    for name in ("scrapy + our rules", "scrapy + hand canonicalizer"):  # bench/quality/lostrules.py
+        row = c["crawls"][name]
+        assert row["lost_by_rules"] + row["not_reached"] == row["missed"]
+    assert c["crawls"]["scrapy + hand canonicalizer"]["lost_by_rules"] == 0  # the ceiling merges no different pages

@@ -5,6 +5,7 @@ docs/crawls.md.
 
   .venv/bin/python bench/quality/crawls.py --apps docs          # Sphinx under Apache
   .venv/bin/python bench/quality/crawls.py --apps docs,trac
+  .venv/bin/python bench/quality/crawls.py --recount bench/out/quality/mediawiki   # crawl-efficiency numbers again
 
 Per app: the app is set up and served as `make quality` does (bench/quality/run.py: its three
 traffic runs), its rules are `dustbuster validate` of the train and validate logs; the crawls start
@@ -108,8 +109,14 @@ def screenshot(html: Path, png: Path, width: int = 1300) -> None:
         d.quit()
 
 
-def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int) -> dict:
-    """Per crawl: pages downloaded, distinct pages, the plain crawl's distinct pages missed."""
+def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int, keys: dict | None = None) -> dict:
+    """Per crawl: pages downloaded, distinct pages, the plain crawl's distinct pages missed; with
+    ``keys`` (crawl name: its request key, bench/quality/lostrules.py), those crawls' *missed* split
+    into ``lost_by_rules`` and ``not_reached`` (within the budget); ``changed``: of those not reached,
+    the contents whose URL in the plain crawl this crawl fetched too and found another content at
+    (a page that changed between the crawls: recent changes, feeds)."""
+    from lostrules import at_risk, errors, fetches  # bench/quality/lostrules.py
+
     from dustbuster.core.truth import Signature, cluster
 
     pages = [(name, r) for name, d in docs.items() for r in d["responses"] if r["status"] == 200]
@@ -131,7 +138,29 @@ def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int) -> dict:
     for name, row in rows.items():
         plain = rows["scrapy" if name.startswith("scrapy") else "crawlee"]
         row["saved"] = plain["downloads"] - row["downloads"]
+    seen = fetches((r, c) for (_, r), c in zip(pages, ids)) + errors(docs.values())
+    for name, key in ((n, k) for n, k in (keys or {}).items() if n in docs):
+        plain = "scrapy" if name.startswith("scrapy") else "crawlee"
+        risky = at_risk(seen, distinct[plain], key)
+        lost = risky - distinct[name]
+        budget = distinct[plain] - distinct[name] - lost
+        fetched = {r["url"] for r in docs[name]["responses"]}
+        changed = {c for (n, r), c in zip(pages, ids) if n == plain and c in budget and r["url"] in fetched}
+        rows[name] |= {"lost_by_rules": len(lost), "not_reached": len(budget), "changed": len(changed),
+                       "at_risk_reached": len(risky & distinct[name]),
+                       "lost_examples": sorted(first[plain, c] for c in lost)[:6],
+                       "not_reached_examples": sorted(first[plain, c] for c in budget - changed)[:6]}
     return {"seeds": n_seeds, "rules": n_rules, "distinct_all": len(set(ids)), "crawls": rows}
+
+
+def rule_keys(rules: Path) -> dict:
+    """The request key of each crawl of CRAWLS that has the rules: the canonical URL's fingerprint
+    (key-only and Crawlee's keys: the canonical URL; rewrite: the canonical URL requested), for
+    lostrules.at_risk."""
+    from lostrules import rules_key  # bench/quality/lostrules.py
+
+    key = rules_key(rules)
+    return {name: key for name in ("scrapy key-only", "scrapy rewrite", "crawlee keys")}
 
 
 def write_doc(results: list[dict], path: Path) -> None:
@@ -142,17 +171,22 @@ def write_doc(results: list[dict], path: Path) -> None:
            "distinct URLs of its test log and follows every link of the site.  *downloads*: responses downloaded",
            "(redirects included); *distinct pages*: content clusters (`dustbuster.core.truth`, resemblance ≥ 0.9)",
            "over the pages of all the crawls; *missed*: distinct pages the same crawler without rules downloaded",
-           "and this crawl did not; *saved*: downloads fewer than the same crawler without rules.", "",
+           "and this crawl did not; in brackets, those of them *lost by the rules* (bench/quality/lostrules.py):",
+           "no URL of them seen in any crawl escapes a merge with another content under the rules (the rest were",
+           "not reached within the budget, or changed between the crawls); *saved*: downloads fewer than the same",
+           "crawler without rules.", "",
            "Crawl efficiency with a fixed download budget, breadth-first from the root, per app and beside the hand-written",
            "canonicalizer of each app (the ceiling; MediaWiki and WordPress included): `make quality`'s crawl stage,",
            "[quality.md](quality.md) (bench/quality/crawleff.py).", ""]
     for res in results:
         out += [f"## {res['app']}: {res['kind']}", "",
                 f"{res['seeds']} seed URLs, {res['rules']} validated rules, {res['distinct_all']} distinct pages in all.", "",
-                "| crawl | downloads | pages handled | distinct pages | missed | saved | requests Scrapy's filter dropped | seconds |",
+                "| crawl | downloads | pages handled | distinct pages | missed (lost by the rules) | saved "
+                "| requests Scrapy's filter dropped | seconds |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for name, r in res["crawls"].items():
-            out.append(f"| {name} | {r['downloads']} | {r['pages']} | {r['distinct']} | {r['missed']} | {r['saved']} | "
+            lost = f" ({r['lost_by_rules']})" if "lost_by_rules" in r else ""
+            out.append(f"| {name} | {r['downloads']} | {r['pages']} | {r['distinct']} | {r['missed']}{lost} | {r['saved']} | "
                        f"{'' if r['filtered'] is None else r['filtered']} | {r['seconds']} |")
         out.append("")
         capped = [name for name, r in res["crawls"].items() if r["pages"] >= res.get("max", 1e18)]
@@ -192,7 +226,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--doc", default=str(ROOT / "docs" / "crawls.md"), help="'' writes none")
     ap.add_argument("--screenshots", default="", help="a folder for screenshots of the reports (docs/img)")
     ap.add_argument("--doc-only", action="store_true", help="run nothing: the numbers and the doc again from --out")
+    ap.add_argument("--recount", nargs="+", metavar="OUTDIR/APP", default=[],
+                    help="run nothing: the crawl-efficiency numbers of `make quality`'s app folders (result.json, "
+                         "rules.json, crawl-scrapy*.json) counted again, lost by the rules included; prints the "
+                         "table of docs/quality.md and the numbers as JSON")
+    ap.add_argument("--write", action="store_true", help="with --recount: store the numbers in each result.json "
+                    "(then bench/quality/report.py writes docs/quality.md from them)")
     a = ap.parse_args(argv)
+    if a.recount:
+        return recount_folders([Path(f) for f in a.recount], a.write)
     out, results = Path(a.out).resolve(), []
     if a.doc_only:
         return doc_only(out, a.apps.split(","), Path(a.doc), a.max)
@@ -207,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             app.stop()
         n_rules = sum(r.get("status") == "valid" for r in json.loads(rules.read_text())["rules"])
-        res = {"app": name, "kind": kind, "max": a.max} | numbers(docs, len(seeds.read_text().split()), n_rules)
+        res = {"app": name, "kind": kind, "max": a.max} | numbers(docs, len(seeds.read_text().split()), n_rules,
+                                                                  rule_keys(rules))
         res["report"] = {k: report[k] for k in ("urls", "canonical", "duplicates", "duplicate_share")} | {
             "truth": report.get("truth")}
         (out / name / "result.json").write_text(json.dumps(res, indent=1))
@@ -224,10 +267,33 @@ def doc_only(out: Path, apps: list[str], doc: Path, most: int) -> int:
         res = json.loads((out / name / "result.json").read_text()) | {"max": most}
         docs = {c: json.loads((out / name / f"crawl-{c.replace(' ', '-')}.json").read_text()) | {
             "seconds": res["crawls"][c]["seconds"]} for c in CRAWLS}
-        res |= numbers(docs, res["seeds"], res["rules"])
+        res |= numbers(docs, res["seeds"], res["rules"], rule_keys(out / name / "rules.json"))
         (out / name / "result.json").write_text(json.dumps(res, indent=1))
         results.append(res)
     write_doc(results, doc)
+    return 0
+
+
+def recount_folders(folders: list[Path], write: bool) -> int:
+    """--recount: crawleff.recount of each folder, printed (and stored with ``write``)."""
+    from crawleff import crawl_table, recount  # bench/quality/crawleff.py
+
+    from dustbuster.core.errors import DustError
+
+    for folder in folders:
+        if not (folder / "result.json").is_file():
+            raise SystemExit(f"{folder}: no result.json (give an app folder of a quality run, OUTDIR/APP)")
+        try:
+            crawl = recount(folder)
+        except (DustError, KeyError, ValueError) as exc:  # a bad rules file, a crawl JSON of another shape
+            raise SystemExit(f"{folder}: cannot recount: {exc!r}") from None
+        print(f"## {folder}\n\n{crawl_table({'crawl': crawl})}")
+        print(json.dumps({n: {k: r.get(k) for k in ("distinct", "missed", "lost_by_rules", "not_reached", "changed",
+                                                          "at_risk_reached")}
+                          for n, r in crawl["crawls"].items()}, indent=1))
+        if write:
+            res = json.loads((folder / "result.json").read_text()) | {"crawl": crawl}
+            (folder / "result.json").write_text(json.dumps(res, indent=1))
     return 0
 
 
