@@ -89,6 +89,8 @@ def test_heritrix_export_rewrites_exactly_as_canonizer(rules, us):
     for u in us:
         if "\x02" in u or "\x03" in u or "\n" in u or not few_items(u, rules) or odd_head(u, rules):
             continue
+        if not c.canonize(u).converged:  # a growing set: refused by admission before any export
+            continue  # (tests/test_export.py test_a_growing_rule_set_is_refused_before_any_export)
         assert heritrix_apply(beans, u) == c(u), (u, [r.text for r in rules])
 
 
@@ -100,6 +102,8 @@ def test_stormcrawler_export_rewrites_exactly_as_canonizer(rules, us):
     for u in us:
         if "\x02" in u or "\x03" in u or "\n" in u or odd_head(u, rules):
             continue
+        if not c.canonize(u).converged:  # a growing set: refused by admission before any export
+            continue  # (tests/test_export.py test_a_growing_rule_set_is_refused_before_any_export)
         assert storm_apply(doc, u) == c(u), (u, [r.text for r in rules])
 
 
