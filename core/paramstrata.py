@@ -22,7 +22,7 @@ on ``hl`` alone while the few URLs with ``rev=<old revision>`` â€” other pages â
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Callable, Sequence
 from urllib.parse import parse_qsl
 
@@ -108,7 +108,9 @@ class ParamStrata:
                     member[f"{name}: changed pages"].append(u)
         if len(member) == 1 and not any(k.endswith("changed pages") for k in member):
             member.clear()  # one parameter changed: Figure 3's draw is its sample
-        self.members = dict(member)
+        self.members, self.changed = dict(member), changed
+        self.tested: Counter = Counter()  #: positives by parameter name (core/narrow.py)
+        self.positive_urls: list[str] = []
         self.of: dict[str, list[str]] = defaultdict(list)
         for s, us in self.members.items():
             for u in us:
@@ -147,6 +149,9 @@ class ParamStrata:
             self.strata[s].failures[reason or "failed"] += 1
 
     def compared(self, u: str, positive: bool) -> None:
+        if positive:
+            self.tested.update({s.split(" ", 2)[1] for s in self.changed.get(u, ())})
+            self.positive_urls.append(u)
         for s in self.of.get(u, ()):
             if positive:
                 self.strata[s].positives += 1

@@ -46,6 +46,7 @@ from .sketch import Sketch, similar
 from .evidence import min_distinct_pages, ttl_factor
 from .fetched import POSITIVE, Fetch, Fetched, RoundFetcher, compare_pages, signal as _signal, transient
 from .paramstrata import evidence_strata
+from .narrow import applicable, narrow_verdict, restored
 from .urlreach import URLReach, round_reach
 from .onepage import OnePage, one_page_of
 
@@ -66,13 +67,14 @@ class Verdict:
     identities: list[dict] = field(default_factory=list)  #: the first pairs' identity evidence (core/identity.py)
     parameters: list[dict] = field(default_factory=list)  #: evidence by parameter stratum (core/paramstrata.py)
     one_page: dict = field(default_factory=dict)  #: a one-page family's evidence (core/onepage.py), when the rule has one
+    untested: list[dict] = field(default_factory=list)  #: parameters no positive tested (core/narrow.py)
 
     def evidence(self) -> dict:
         return {"positives": self.positives, "negatives": self.negatives, "skipped": self.skipped,
                 "fetches": self.fetches, "applicable": self.applicable, "reason": self.reason,
                 "distinct_pages": self.distinct_pages, "families": self.families,
                 "samples": [list(s) for s in self.samples[:5]], "identities": self.identities,
-                "parameters": self.parameters, **({"one_page": self.one_page} if self.one_page else {})}
+                "parameters": self.parameters, "untested": self.untested, **({"one_page": self.one_page} if self.one_page else {})}
 
 
 async def validate_rule(
@@ -127,8 +129,8 @@ async def validate_rewrite(
     Issue 28: with ``one_page`` (core/onepage.py) the "equal today" guard may be met by one page's evidence."""
     p = params or DustParams()
     need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
-    cands = sample_order([u for u in _applicable(test_urls, rewrite, changed) if not fetch.is_error(u)],
-                         rewrite, fetch, seed)
+    appl = applicable(test_urls, rewrite, changed)  # the URLs that left the test list too (core/narrow.py)
+    cands = sample_order([u for u in appl if not fetch.is_error(u)], rewrite, fetch, seed)
     v_ = Verdict(rule, None, applicable=len(cands))  # type: ignore[arg-type]
     if (min_distinct > 1 and one_page is None and len(cands) >= min_samples
             and len({rewrite(u) for u in cands}) < min_distinct):
@@ -159,6 +161,7 @@ async def validate_rewrite(
             one_page.positive(u, fu, fv, outcome)
     v_.fetches = fetch.fetches - start
     _conclude(v_, p, strata, len(pages), bool(cands), min_samples, min_distinct, one_page)
+    narrow_verdict(v_, appl, rewrite, strata.par.tested, strata.par.positive_urls, min(need_pos, min_samples))
     return v_
 
 
@@ -192,11 +195,6 @@ def _compare(fetch: RoundFetcher, v_: Verdict, fu: Fetched, fv: Fetched, uv: tup
     if len(v_.identities) < 3 and fu.identity is not None and fv.identity is not None:
         v_.identities.append({"u": fu.identity.to_json(False), "v": fv.identity.to_json(False), "outcome": outcome})
     return outcome
-
-
-def _applicable(test_urls: Sequence[str], rewrite: Callable[[str], str], changed: Sequence[str] | None) -> list[str]:
-    """The test URLs (each once, in order) that ``rewrite`` changes: ``changed`` when given."""
-    return [u for u in dict.fromkeys(test_urls) if rewrite(u) != u] if changed is None else list(changed)
 
 
 def _count(v_: Verdict, sample: tuple[str, str, str], fu: Fetched, pages: list[Sketch], threshold: float,
@@ -276,8 +274,8 @@ class _Decider:
         cache = self.cache
         hit = cache.get(rule.text) if cache is not None else None
         if hit is not None and ("distinct_pages" not in hit or hit.get("valid") and ("families" not in hit
-                                                                               or "identities" not in hit)):
-            hit = None  # decided before pages (issue 12), families (issue 27) or identities (issue 23): again
+                                                                               or "identities" not in hit or "untested" not in hit)):
+            hit = None  # decided before pages (issue 12), families (27), identities or untested parameters (23): again
         if hit is not None:
             return _cached_verdict(rule, hit)
         why = self_feeding(rule)
@@ -296,13 +294,14 @@ class _Decider:
 
 def _cached_verdict(rule: Rule, hit: dict) -> Verdict:
     """The verdict of a rule decided before, as the cache holds it (reason ``cached``, no fetch)."""
-    return Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
+    return restored(Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
                    hit.get("skipped", 0), 0, hit.get("applicable", 0), "cached",
                    [tuple(x) for x in hit.get("samples") or [] if isinstance(x, (list, tuple)) and len(x) == 3],
                    hit.get("distinct_pages", 0), [f for f in hit.get("families") or [] if isinstance(f, dict)],
                    [x for x in hit.get("identities") or [] if isinstance(x, dict)],
                    [x for x in hit.get("parameters") or [] if isinstance(x, dict)],
-                   hit["one_page"] if isinstance(hit.get("one_page"), dict) else {})
+                   hit["one_page"] if isinstance(hit.get("one_page"), dict) else {},
+                   [x for x in hit.get("untested") or [] if isinstance(x, dict)]))
 
 
 async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair | SubstringRule], seed: int, valid: list[Rule],
@@ -391,7 +390,7 @@ async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, 
         verdicts.append(v)
         if v.valid:
             source = {"source": rule.evidence["source"]} if "source" in (rule.evidence or {}) else {}
-            valid.append(dataclasses.replace(rule, status="valid", evidence=source | v.evidence()))
+            valid.append(dataclasses.replace(v.rule, status="valid", evidence=source | v.evidence()))  # narrowed, maybe
 
 
 __all__ = ["POSITIVE", "Coverage", "Fetch", "Fetched", "compare_pages", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule",

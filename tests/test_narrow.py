@@ -1,0 +1,147 @@
+"""Issue 23: a whole-query rule must not drop a parameter it never tested (core/narrow.py).
+
+The loopback site: under /wiki campaign parameters do not matter, while ``target=`` on
+/wiki/Links selects another page — whose listing, for every target the log holds, is empty and
+looks like the site's error page (the "empty listings" trap).  The published rule keeps target."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+
+from aiohttp import web
+
+from dustbuster.core.narrow import narrow_verdict, narrowed, restored, untested
+from dustbuster.core.rules import SubstringRule
+from dustbuster.core.scopedrules import QueryRule
+from dustbuster.core.validate import Verdict
+from dustbuster.fetch.client import FetchPolicy
+from dustbuster.sitevalidation import validate_site
+from dustbuster.stream.settings import Settings
+
+HOST = "keep.test"
+EMPTY = ("<html><head><title>Nothing found</title></head><body><h1>Nothing found</h1><p>No pages match "
+         "this request on the keep test wiki. Try another search, browse the index of all pages, or go back "
+         "to the main page and follow a link from there. Pages listed here change as the wiki grows.</p>"
+         "</body></html>")
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+         "quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber basil cedar dune ember").split()
+
+
+def _page(k: int) -> str:
+    rnd = random.Random(k)
+    text = " ".join(rnd.choice(WORDS) for _ in range(120))
+    return f"<html><head><title>Page {WORDS[k % len(WORDS)]} {k}</title></head><body><p>{text}</p></body></html>"
+
+
+async def _wiki(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if name == "Links":  # the backlinks of a page: empty for every target in the log
+        target = request.query.get("target", "")
+        if target == "Page_1":
+            return web.Response(text=_page(10_000), content_type="text/html")
+        return web.Response(text=EMPTY if target else _page(20_000), content_type="text/html")
+    if name.startswith("Page_") and name[5:].isdigit():
+        return web.Response(text=_page(int(name[5:])), content_type="text/html")
+    return web.Response(text=EMPTY, content_type="text/html")
+
+
+async def _missing(request: web.Request) -> web.Response:
+    return web.Response(text=EMPTY, content_type="text/html")
+
+
+async def _start() -> tuple[web.AppRunner, int]:
+    app = web.Application()
+    app.router.add_get("/wiki/{name}", _wiki)
+    app.router.add_get("/{tail:.*}", _missing)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+
+def _log(port: int) -> list[str]:
+    base = f"http://{HOST}:{port}/wiki/"
+    urls = [f"{base}Page_{k}" for k in range(2, 40)]
+    urls += [f"{base}Page_{k}?utm_source=feed{k % 3}&ref=r{k}" for k in range(2, 40)]
+    urls += [f"{base}Page_{k}?utm_medium=mail" for k in range(2, 40, 2)]
+    urls += [f"{base}Links?target=Page_{k}&namespace={k % 4}" for k in range(50, 56)]
+    return urls
+
+
+async def _round():
+    runner, port = await _start()
+    policy = FetchPolicy(origins=frozenset({f"http://{HOST}:{port}"}), allow_private=True,
+                         resolve={HOST: "127.0.0.1"}, robots=False, rate_per_s=0, per_host_concurrency=8)
+    try:
+        return await validate_site([], [QueryRule("/wiki", "drop")], _log(port), policy, Settings())
+    finally:
+        await runner.cleanup()
+
+
+def test_published_query_rule_keeps_the_parameter_it_never_tested():
+    sv = asyncio.run(_round())
+    assert sv is not None
+    (v,) = [v for v in sv.result.verdicts if v.rule.type == "query"]
+    assert v.valid, (v.valid, v.reason, v.positives, v.negatives, v.parameters)
+    assert {x["parameter"] for x in v.untested} >= {"target"} and all(x["kept"] for x in v.untested)
+    published = [r for r in sv.rules if r.type == "query"]
+    assert len(published) == 1 and "target" in published[0].keep, [r.text for r in sv.rules]
+    assert not {"utm_source", "ref", "utm_medium"} & set(published[0].keep)
+    assert published[0].evidence["untested"] == v.untested
+    # the published rule no longer merges two targets; campaign parameters still go
+    rule = published[0]
+    assert rule.rewrite("http://h/wiki/Links?target=A&utm_source=x") == "http://h/wiki/Links?target=A"
+    assert rule.rewrite("http://h/wiki/Page_3?utm_source=x&ref=y") == "http://h/wiki/Page_3"
+
+
+def _verdict(rule, positives: int) -> Verdict:
+    return Verdict(rule, True, positives=positives, reason="confirmed")
+
+
+def test_narrowing_keeps_untested_names_and_the_evidence():
+    rule = QueryRule("/w", "drop")
+    appl = ["http://h/w/a?utm=1", "http://h/w/b?utm=2", "http://h/w/l?target=x&utm=3", "http://h/w/l?target=y"]
+    tested = Counter({"utm": 2})
+    assert untested(appl, rule.rewrite, tested) == {"target": 2}
+    v = _verdict(rule, 2)
+    narrow_verdict(v, appl, rule.rewrite, tested, appl[:2], 2)
+    assert v.valid and v.rule.keep == ("target",) and v.positives == 2 and v.reason == "confirmed"
+    assert v.rule.text == "drop the query but target under /w"
+    assert v.untested == [{"parameter": "target", "urls": 2, "kept": True}]
+    # each positive's rewrite is the same under the narrowed rule
+    assert all(v.rule.rewrite(u) == rule.rewrite(u) for u in appl[:2])
+    # a cached verdict (the original rule text as key) gives the narrowed rule back
+    again = restored(Verdict(rule, True, untested=v.untested))
+    assert again.rule == v.rule
+
+
+def test_a_positive_carrying_a_kept_name_is_recounted():
+    rule = QueryRule("/w", "drop")
+    appl = ["http://h/w/a?utm=1", "http://h/w/l?target=x&utm=3"]
+    v = _verdict(rule, 2)  # a positive on target=x but "target" counted untested: recount, require the rest
+    narrow_verdict(v, appl, rule.rewrite, Counter({"utm": 2}), appl, 2)
+    assert v.valid is None and v.reason == "untested_parameter" and v.positives == 1
+    v = _verdict(rule, 2)
+    narrow_verdict(v, appl, rule.rewrite, Counter({"utm": 2}), appl, 1)
+    assert v.valid and v.rule.keep == ("target",) and v.positives == 1
+
+
+def test_a_rule_that_cannot_keep_a_parameter_is_undecided():
+    rule = SubstringRule("?", "?x=1&")
+    assert narrowed(rule, ["target"]) is None
+    appl = ["http://h/p?target=a", "http://h/p?utm=1"]
+    rewrite = lambda u: u.split("?")[0]  # noqa: E731  drops every parameter
+    v = _verdict(rule, 5)
+    narrow_verdict(v, appl, rewrite, Counter({"utm": 5}), [appl[1]] * 5, 3)
+    assert v.valid is None and v.reason == "untested_parameter" and v.untested[0]["kept"] is False
+
+
+def test_nothing_changes_when_every_parameter_was_tested():
+    rule = QueryRule("/w", "drop", keep=("title",))
+    appl = ["http://h/w/a?title=A&utm=1"]
+    v = _verdict(rule, 3)
+    narrow_verdict(v, appl, rule.rewrite, Counter({"utm": 3}), appl, 3)
+    assert v.valid and v.rule is rule and v.untested == []
