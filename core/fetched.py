@@ -34,6 +34,7 @@ class RoundFetcher:
         self.outcomes: dict[str, int] = {}
         self.declared: dict[str, str] = {}  #: u → the URL its page redirects to or declares canonical (issue 23)
         self.signals: dict[str, int] = {}  #: what the identity signals decided this round, by name
+        self.logged_errors: tuple[str, ...] = ()  #: URLs logged only with status >= 400 (core/narrow.py)
 
     async def __call__(self, url: str) -> Fetched:
         got = self.cache.get(url)

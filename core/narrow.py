@@ -74,14 +74,17 @@ def narrowed(rule: Any, names: Sequence[str]) -> Any | None:
     return dataclasses.replace(rule, keep=tuple(dict.fromkeys((*rule.keep, *names))))
 
 
-def narrow_verdict(v_: Any, appl: Sequence[str], rewrite: Callable[[str], str], tested: Counter,
-                   positive_urls: Sequence[str], need: float) -> None:
+def narrow_verdict(v_: Any, appl: Sequence[str], rewrite: Callable[[str], str], par: Any, need: float,
+                   logged_errors: Sequence[str] = ()) -> None:
     """A valid verdict whose rule changes an untested parameter: its rule narrowed, or undecided
-    (module docstring).  ``tested``: positives by parameter name; ``positive_urls``: the u of each
-    positive; ``need``: the positives a decision requires."""
+    (module docstring).  ``par``: the :class:`~dustbuster.core.paramstrata.ParamStrata` (``tested``:
+    positives by parameter name, ``positive_urls``: the u of each positive); ``need``: the positives a
+    decision requires; ``logged_errors``: URLs logged only with status >= 400 (never in the test list)."""
     if not v_.valid or v_.rule is None:
         return
-    names = untested(appl, rewrite, tested)
+    seen = set(appl)
+    appl = [*appl, *(u for u in dict.fromkeys(logged_errors) if u not in seen and rewrite(u) != u)]
+    names, positive_urls = untested(appl, rewrite, par.tested), par.positive_urls
     if not names:
         return
     rule = narrowed(v_.rule, list(names))

@@ -18,11 +18,12 @@ Semantics of a record (docs/semantics.md has the table and the reasons):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from .params import DustParams
 
 #: statuses whose body is not the document: no size / digest observation.
+MAX_ERROR_URLS = 20_000  #: URLs logged with status >= 400 that a URL list keeps (URLList.errors)
 NO_BODY_STATUSES = frozenset({301, 302, 303, 304, 305, 307, 308})
 
 
@@ -130,6 +131,16 @@ class URLList:
     #: not in ``infos``: nothing was observed of them, so they take no part in Figure 1 nor in any
     #: LikelySimilar comparison; they are test URLs for the validator (:meth:`test_urls`)
     listed: dict[str, None] = field(default_factory=dict)
+    #: URLs the log holds only with status >= 400 (§5.1 drops them from the list; first MAX_ERROR_URLS):
+    #: the validator counts the parameters a rule would change on them (core/narrow.py, issue 23)
+    errors: dict[str, None] = field(default_factory=dict)
+
+    def note_errors(self, urls: Iterable[str]) -> None:
+        """URLs logged with status >= 400, kept apart (bounded by MAX_ERROR_URLS)."""
+        for u in urls:
+            if len(self.errors) >= MAX_ERROR_URLS:
+                return
+            self.errors[u] = None
 
     def add(
         self,

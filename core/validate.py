@@ -161,7 +161,7 @@ async def validate_rewrite(
             one_page.positive(u, fu, fv, outcome)
     v_.fetches = fetch.fetches - start
     _conclude(v_, p, strata, len(pages), bool(cands), min_samples, min_distinct, one_page)
-    narrow_verdict(v_, appl, rewrite, strata.par.tested, strata.par.positive_urls, min(need_pos, min_samples))
+    narrow_verdict(v_, appl, rewrite, strata.par, min(need_pos, min_samples), fetch.logged_errors)
     return v_
 
 

@@ -10,7 +10,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from dustbuster.core.detect import Pair
 from dustbuster.core.errors import ConfigError
@@ -99,12 +99,13 @@ class SiteValidation:
 
 async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: list[str], policy: FetchPolicy,
                         settings: Settings, cache=None, previous: list[Rule] = (), on_verdict=None,
-                        track=None, extra: list[Rule] = ()) -> SiteValidation | None:
+                        track=None, extra: list[Rule] = (), logged_errors: Sequence[str] = ()) -> SiteValidation | None:
     """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept (only a
     refutation removes a rule), then the set-level checks (dustbuster.core.setcheck).  None when the site does
     not answer at all (an outage decides nothing).  The validator agent and ``dustbuster validate``
     both run this.  ``extra``: candidates from elsewhere (``validate --candidates``), decided last and
-    never at the mined rules' expense (:func:`with_extras`).  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
+    never at the mined rules' expense (:func:`with_extras`).  ``logged_errors``: URLs logged only with
+    status >= 400; a rule's parameters changed there and never tested are kept (core/narrow.py).  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
     t0 = time.perf_counter()
     threshold = settings.params.sketch_threshold
     async with Fetcher(policy) as fetcher:
@@ -118,6 +119,7 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
             return None
         soft = SoftErrorAware(fetcher.fetch, threshold, test_urls, counts=fetcher.counts)
         rf = RoundFetcher(soft)
+        rf.logged_errors = tuple(logged_errors)
         res = await validate(pairs, params, test_urls, rf, settings.params, threshold=threshold,
                              cache=cache, on_verdict=on_verdict, extra=extra)
         declared = await declared_round(res, rf, test_urls, settings.params, threshold, cache, on_verdict)

@@ -225,6 +225,7 @@ def aggregate(ul: URLList, scan_: Scan, extra: list[tuple[int, object]] = ()) ->
     dropped, records = int(cnt[drop & fast].sum()), int(cnt[~drop & fast].sum())
     keep = ~drop
     if not keep.all():
+        ul.note_errors(itertools.compress(urls, drop.tolist()))  # for the validator (core/narrow.py)
         urls = list(itertools.compress(urls, keep.tolist()))
         cnt, st, sz = cnt[keep], st[keep], sz[keep]
     pos = None

@@ -21,7 +21,7 @@ from typing import IO, Callable, Iterable, Iterator
 
 from dustbuster.core.errors import ERROR_DETAIL_CHARS, MAX_LINE_CHARS, REJECT_EXCERPT_CHARS, ConfigError, ParseError
 from dustbuster.core.strictjson import has_surrogate
-from dustbuster.core.urllist import URLList
+from dustbuster.core.urllist import MAX_ERROR_URLS, URLList
 
 from .formats import FORMATS, HOSTLESS, PARSERS, header_of, is_header_line, set_columns, sniff
 from .record import Context, Limits, LogRecord, Skip
@@ -49,6 +49,7 @@ class ReadStats:
     skipped: Counter = field(default_factory=Counter)
     rejected: Counter = field(default_factory=Counter)
     formats: dict[str, str] = field(default_factory=dict)
+    error_urls: dict[str, None] = field(default_factory=dict)  #: URLs dropped for status >= 400 (bounded)
 
     def to_dict(self) -> dict:
         return {
@@ -255,6 +256,8 @@ def parse_each(items: Iterable, chosen: str | None, ctx: Context, stats: ReadSta
             continue
         if rec.status is not None and rec.status >= 400:
             stats.dropped_status += 1
+            if len(stats.error_urls) < MAX_ERROR_URLS:
+                stats.error_urls[rec.url] = None
             continue
         stats.records += 1
         yield rec
@@ -290,6 +293,7 @@ def read_urllist(sources: Iterable[str | Path], fmt: str = "auto", site: str | N
         ul = URLList()
         for rec in iter_records(sources, fmt, site, scheme, stats=stats, **kw):
             add_record(ul, rec)
+    ul.note_errors(stats.error_urls)  # the line loop's (the bulk path notes its own in aggregate)
     log.info("read %s lines: %s records, %s unique URLs", stats.lines, stats.records, len(ul))
     return ul, stats
 

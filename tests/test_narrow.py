@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
+from types import SimpleNamespace
 
 from aiohttp import web
 
@@ -97,6 +98,10 @@ def test_published_query_rule_keeps_the_parameter_it_never_tested():
     assert rule.rewrite("http://h/wiki/Page_3?utm_source=x&ref=y") == "http://h/wiki/Page_3"
 
 
+def _par(tested: Counter, positive_urls: list[str]) -> SimpleNamespace:
+    return SimpleNamespace(tested=tested, positive_urls=positive_urls)
+
+
 def _verdict(rule, positives: int) -> Verdict:
     return Verdict(rule, True, positives=positives, reason="confirmed")
 
@@ -107,7 +112,7 @@ def test_narrowing_keeps_untested_names_and_the_evidence():
     tested = Counter({"utm": 2})
     assert untested(appl, rule.rewrite, tested) == {"target": 2}
     v = _verdict(rule, 2)
-    narrow_verdict(v, appl, rule.rewrite, tested, appl[:2], 2)
+    narrow_verdict(v, appl, rule.rewrite, _par(tested, appl[:2]), 2)
     assert v.valid and v.rule.keep == ("target",) and v.positives == 2 and v.reason == "confirmed"
     assert v.rule.text == "drop the query but target under /w"
     assert v.untested == [{"parameter": "target", "urls": 2, "kept": True}]
@@ -122,10 +127,10 @@ def test_a_positive_carrying_a_kept_name_is_recounted():
     rule = QueryRule("/w", "drop")
     appl = ["http://h/w/a?utm=1", "http://h/w/l?target=x&utm=3"]
     v = _verdict(rule, 2)  # a positive on target=x but "target" counted untested: recount, require the rest
-    narrow_verdict(v, appl, rule.rewrite, Counter({"utm": 2}), appl, 2)
+    narrow_verdict(v, appl, rule.rewrite, _par(Counter({"utm": 2}), appl), 2)
     assert v.valid is None and v.reason == "untested_parameter" and v.positives == 1
     v = _verdict(rule, 2)
-    narrow_verdict(v, appl, rule.rewrite, Counter({"utm": 2}), appl, 1)
+    narrow_verdict(v, appl, rule.rewrite, _par(Counter({"utm": 2}), appl), 1)
     assert v.valid and v.rule.keep == ("target",) and v.positives == 1
 
 
@@ -135,7 +140,7 @@ def test_a_rule_that_cannot_keep_a_parameter_is_undecided():
     appl = ["http://h/p?target=a", "http://h/p?utm=1"]
     rewrite = lambda u: u.split("?")[0]  # noqa: E731  drops every parameter
     v = _verdict(rule, 5)
-    narrow_verdict(v, appl, rewrite, Counter({"utm": 5}), [appl[1]] * 5, 3)
+    narrow_verdict(v, appl, rewrite, _par(Counter({"utm": 5}), [appl[1]] * 5), 3)
     assert v.valid is None and v.reason == "untested_parameter" and v.untested[0]["kept"] is False
 
 
@@ -143,5 +148,26 @@ def test_nothing_changes_when_every_parameter_was_tested():
     rule = QueryRule("/w", "drop", keep=("title",))
     appl = ["http://h/w/a?title=A&utm=1"]
     v = _verdict(rule, 3)
-    narrow_verdict(v, appl, rule.rewrite, Counter({"utm": 3}), appl, 3)
+    narrow_verdict(v, appl, rule.rewrite, _par(Counter({"utm": 3}), appl), 3)
     assert v.valid and v.rule is rule and v.untested == []
+
+
+def test_urls_logged_with_an_error_status_count_too():
+    rule = QueryRule("/w", "drop")
+    appl = ["http://h/w/a?utm=1"]
+    v = _verdict(rule, 3)  # target= only in a URL the log holds with 404: it never was a test URL
+    narrow_verdict(v, appl, rule.rewrite, _par(Counter({"utm": 3}), appl), 3,
+                   ["http://h/w/l?target=x", "http://h/other?target=y", "http://h/w/l"])
+    assert v.valid and v.rule.keep == ("target",) and v.untested == [{"parameter": "target", "urls": 1, "kept": True}]
+
+
+def test_the_log_reader_keeps_the_urls_logged_with_an_error_status(tmp_path):
+    from dustbuster.logs.reader import read_urllist
+
+    log = tmp_path / "access.log"
+    line = '127.0.0.1 - - [27/Nov/2026:02:21:46 +0000] "GET {} HTTP/1.1" {} 100 "-" "ua"\n'
+    log.write_text(line.format("/wiki/A?utm=1", 200) + line.format("/wiki/L?target=x", 404) * 2)
+    for bulk in (True, False):
+        ul, stats = read_urllist([log], site="h.test", bulk=bulk)
+        assert list(ul.errors) == ["http://h.test/wiki/L?target=x"], bulk
+        assert "http://h.test/wiki/L?target=x" not in ul.test_urls() and stats.dropped_status == 2

@@ -78,7 +78,8 @@ def run(a: argparse.Namespace) -> int:
     extra = extra_candidates(a.candidates)
     bar = _VerdictBar(len(pairs) + len(prules) + len(extra), show)
     try:
-        sv = asyncio.run(validate_site(pairs, prules, ul.test_urls(), policy, settings, on_verdict=bar, extra=extra))
+        sv = asyncio.run(validate_site(pairs, prules, ul.test_urls(), policy, settings, on_verdict=bar, extra=extra,
+                                       logged_errors=list(ul.errors)))
     finally:
         bar.close()
     if sv is None:
