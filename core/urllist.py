@@ -131,9 +131,9 @@ class URLList:
     #: not in ``infos``: nothing was observed of them, so they take no part in Figure 1 nor in any
     #: LikelySimilar comparison; they are test URLs for the validator (:meth:`test_urls`)
     listed: dict[str, None] = field(default_factory=dict)
-    #: URLs the log holds only with status >= 400 (§5.1 drops them from the list; first MAX_ERROR_URLS):
+    #: URLs the log holds with status >= 400 (§5.1 drops those lines; the first MAX_ERROR_URLS):
     #: the validator counts the parameters a rule would change on them (core/narrow.py, issue 23)
-    errors: dict[str, None] = field(default_factory=dict)
+    errors: dict[str, None] = field(default_factory=dict, compare=False)
 
     def note_errors(self, urls: Iterable[str]) -> None:
         """URLs logged with status >= 400, kept apart (bounded by MAX_ERROR_URLS)."""

@@ -49,7 +49,13 @@ class ReadStats:
     skipped: Counter = field(default_factory=Counter)
     rejected: Counter = field(default_factory=Counter)
     formats: dict[str, str] = field(default_factory=dict)
-    error_urls: dict[str, None] = field(default_factory=dict)  #: URLs dropped for status >= 400 (bounded)
+    error_urls: dict[str, None] = field(default_factory=dict, compare=False)  #: URLs dropped for status >= 400 (bounded)
+
+    def drop_status(self, url: str) -> None:
+        """A record of status >= 400 (§5.1 drops it): counted, its URL kept (the first MAX_ERROR_URLS)."""
+        self.dropped_status += 1
+        if len(self.error_urls) < MAX_ERROR_URLS:
+            self.error_urls[url] = None
 
     def to_dict(self) -> dict:
         return {
@@ -255,9 +261,7 @@ def parse_each(items: Iterable, chosen: str | None, ctx: Context, stats: ReadSta
             _reject(stats, reject, lineno, (err.reason, err.detail, line))
             continue
         if rec.status is not None and rec.status >= 400:
-            stats.dropped_status += 1
-            if len(stats.error_urls) < MAX_ERROR_URLS:
-                stats.error_urls[rec.url] = None
+            stats.drop_status(rec.url)
             continue
         stats.records += 1
         yield rec
