@@ -201,3 +201,39 @@ def test_a_long_page_is_identified_off_the_event_loop():
     assert got.ok and got.identity is not None and OFF_LOOP_BODY < 100_000
     assert got.identity.title == "A long page" and got.identity.canonical.endswith("/page")
     assert got.sketch is not None and got.sketch.words > 10_000
+
+
+def test_no_cookies_a_page_does_not_depend_on_what_was_fetched_before():
+    """A site that keeps a visitor's preference in a session cookie (Trac's timeline daysback): the
+    fetcher sends no cookie back, so the same URL gives the same page whatever came before it."""
+    async def prefs(req):
+        resp = web.Response(text="<html><title>set</title><body>ok</body></html>", content_type="text/html")
+        resp.set_cookie("session", "days=90")
+        return resp
+
+    async def listing(req):
+        long = req.cookies.get("session") == "days=90"
+        body = " ".join(f"event{i}" for i in range(900 if long else 30))
+        return web.Response(text=f"<html><title>Timeline</title><body>{body}</body></html>", content_type="text/html")
+
+    async def go():
+        a = web.Application()
+        a.router.add_get("/prefs", prefs)
+        a.router.add_get("/timeline", listing)
+        runner = web.AppRunner(a)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        base = f"http://site.test:{runner.addresses[0][1]}"
+        policy = FetchPolicy(origins=frozenset({base}), allow_private=True, resolve={"site.test": "127.0.0.1"},
+                             robots=False, rate_per_s=1000)
+        async with Fetcher(policy) as f:
+            before = await f.fetch(base + "/timeline")
+            await f.fetch(base + "/prefs")
+            after = await f.fetch(base + "/timeline")
+        await runner.cleanup()
+        return before, after
+
+    before, after = run(go())
+    assert before.ok and after.ok
+    assert before.sketch == after.sketch  # without the fix: 30 words, then 900
