@@ -33,19 +33,26 @@ def _urllist(site: SimSite, port: int, lines: int) -> URLList:
     return ul
 
 
-async def _round(lines: int = 4000):
+async def validation_round(urllist_of=_urllist, lines: int = 4000):
+    """One validation round over loopback on the simulated wiki: the log read by ``urllist_of(site,
+    port, lines)``, its returnto/page parameter rules mined and validated with PAGE; (mined, sv, urls)."""
     site = SimSite(wiki=True)
     runner, port = await start(site)
     origins = frozenset(f"http://{h}:{port}" for h in SITE_HOSTS)
     policy = FetchPolicy(origins=origins, allow_private=True, resolve={h: "127.0.0.1" for h in SITE_HOSTS},
                          robots=False, rate_per_s=0, per_host_concurrency=8)
-    ul = _urllist(site, port, lines)
+    ul = urllist_of(site, port, lines)
     mined = [r for r in mine(ul).param_rules() if r.name in ("returnto", "page")]
     urls = [u for u in dict.fromkeys(ul.urls()) if "/index.php" in u]
     try:
         sv = await validate_site([], [*mined, PAGE], urls, policy, Settings())
     finally:
         await runner.cleanup()
+    return mined, sv, urls
+
+
+async def _round(lines: int = 4000):
+    mined, sv, _ = await validation_round(_urllist, lines)
     return mined, sv
 
 

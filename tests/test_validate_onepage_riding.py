@@ -11,17 +11,12 @@ import asyncio
 
 import pytest
 
-from dustbuster.core import ParamRule, mine
 from dustbuster.core.urllist import URLList
-from dustbuster.fetch.client import FetchPolicy
-from dustbuster.sim.forum import SITE_HOSTS
-from dustbuster.sim.site import SimSite, start
-from dustbuster.sim.wiki import LISTING, LOGIN, RECENT
-from dustbuster.sitevalidation import validate_site
-from dustbuster.stream.settings import Settings
+from dustbuster.sim.site import SimSite
+from dustbuster.sim.wiki import LOGIN, RECENT
+from tests.test_validate_onepage import PAGE, validation_round
 
 RETURNTO = f"remove returnto=* where title={LOGIN}"
-PAGE = ParamRule("page", "remove", scope=f"?title={LISTING}")
 RIDERS = ("", "&utm_source=feed", "&returntoquery=oldid%3D{k}", "")
 
 
@@ -41,19 +36,7 @@ def _urllist(site: SimSite, port: int, lines: int) -> URLList:
 
 
 async def _round(lines: int = 4000):
-    site = SimSite(wiki=True)
-    runner, port = await start(site)
-    origins = frozenset(f"http://{h}:{port}" for h in SITE_HOSTS)
-    policy = FetchPolicy(origins=origins, allow_private=True, resolve={h: "127.0.0.1" for h in SITE_HOSTS},
-                         robots=False, rate_per_s=0, per_host_concurrency=8)
-    ul = _urllist(site, port, lines)
-    mined = [r for r in mine(ul).param_rules() if r.name in ("returnto", "page")]
-    urls = [u for u in dict.fromkeys(ul.urls()) if "/index.php" in u]
-    try:
-        sv = await validate_site([], [*mined, PAGE], urls, policy, Settings())
-    finally:
-        await runner.cleanup()
-    return mined, sv, urls
+    return await validation_round(_urllist, lines)
 
 
 @pytest.fixture(scope="module")
