@@ -6,7 +6,11 @@ message: decode (junk → rejects topic), canonicalize each URL (normalization, 
 rules), look the canonical URLs' signatures up in the partition's seen set, send one
 ``CanonicalURL`` per URL and wait for the broker, write the new signatures to the seen changelog,
 then commit them locally with the message's offset (state/seen.py; the store contract of
-state/store.py).  A seen-changelog write that fails is tried again until the broker takes it, as
+state/store.py).  The message's URLs also go on to the raw topic as a URL list per site (format
+``urls``, ``source`` "frontier"; ``DUST_FRONTIER_LISTS``, on by default), acknowledged before the
+commit: the ingest agent keeps them as listed URLs of their site (core/incremental.py), the URLs a
+crawler meets as a source of validation samples (issue 28 item 5).  A crash before the commit sends
+them again, which lists nothing twice (only the line counters see it).  A seen-changelog write that fails is tried again until the broker takes it, as
 the ingest agent's URL changelog writes are (stream/changelog.py ``write_until_acked``).  A crash
 between the sends and the commit re-sends the same answers; a committed message is never redone.
 A partition whose local set is behind (it moved from another worker) is rebuilt from the seen
@@ -22,7 +26,7 @@ from dustbuster.core.rulebook import SiteCanonized
 from dustbuster.core.errors import ERROR_DETAIL_CHARS, ParseError
 from dustbuster.state.seen import SeenStore, seen_batch, signature
 from dustbuster.stream.changelog import SeenChangelog, write_until_acked
-from dustbuster.stream.records import CanonicalURL, decode_frontier
+from dustbuster.stream.records import CanonicalURL, RawBatch, decode_frontier, encode
 from dustbuster.stream.rulesview import TopicFollower
 
 from .context import WorkerContext, stop_at_shutdown
@@ -96,6 +100,8 @@ async def canonize_message(ctx: WorkerContext, changelog: SeenChangelog, msg, va
         await send_reject(ctx, msg, reason, "frontier URL", u, site)
     results = [r for u in urls if (r := await canonize_one(ctx, msg, u, site)) is not None]
     new = await send_canonical(ctx, store, results, site)
+    if ctx.settings.frontier_lists:
+        await send_url_lists(ctx, results, site)
     await write_until_acked(lambda: changelog.write(msg.partition, new, msg.offset),
                             f"seen changelog write for partition {msg.partition} (offset {msg.offset})")
     store.commit(seen_batch(msg.topic, msg.offset, new))
@@ -111,6 +117,23 @@ async def canonize_one(ctx: WorkerContext, msg, url: str, site: str | None) -> S
         log.exception("canonicalizing %r failed", url[:ERROR_DETAIL_CHARS])
         await send_reject(ctx, msg, "canonicalize_failed", f"{type(exc).__name__}: {str(exc)[:ERROR_DETAIL_CHARS]}", url, site)
         return None
+
+
+async def send_url_lists(ctx: WorkerContext, results: list[SiteCanonized], site: str | None, source: str = "frontier") -> int:
+    """The URLs of ``results`` as one URL list per site on the raw topic (key = site), acknowledged
+    by the broker; returns the URLs sent.  A URL without a site (no key, no host) is not sent."""
+    by_site: dict[str, list[str]] = {}
+    for r in results:
+        s = r.site or site
+        if s:
+            by_site.setdefault(s, []).append(r.url)
+    futs = [await ctx.topics.raw.send(key=s.encode(), value=encode(RawBatch(site=s, lines=urls, format="urls", source=source)))
+            for s, urls in by_site.items()]
+    if futs:
+        await asyncio.gather(*futs)
+    n = sum(len(u) for u in by_site.values())
+    ctx.metrics.listed_sent.labels(source).inc(n)
+    return n
 
 
 async def send_canonical(ctx: WorkerContext, store: SeenStore, results: list[SiteCanonized], site: str | None) -> list[bytes]:

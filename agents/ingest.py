@@ -123,7 +123,7 @@ async def ingest_messages(ctx: WorkerContext, changelog: Changelog, events: list
             await reject_message(ctx, msg, exc, ev.value)
             messages.append(Message(msg.offset, None, [], {}))
             continue
-        messages.append(Message(msg.offset, p.site, p.records, p.counts))
+        messages.append(Message(msg.offset, p.site, p.records, p.counts, p.listed or [], p.errors or []))
         rejects += [(msg, reason, detail, line, p.site) for reason, detail, line in p.rejects]
         ctx.metrics.lines_in.inc(p.counts.get("lines", p.lines))
     if not messages:
@@ -149,7 +149,7 @@ async def write_changelog(changelog: Changelog, partition: int, offset: int, rec
 def parse_inline(ctx: WorkerContext, value) -> Parsed:
     """:func:`decode` as a :class:`Parsed` (raises what it raises)."""
     batch, res = decode(ctx, value)
-    return Parsed(batch.site, res.records, res.rejects, res.counts, len(batch.lines))
+    return Parsed(batch.site, res.records, res.rejects, res.counts, len(batch.lines), listed=res.listed, errors=res.errors)
 
 
 def decode(ctx: WorkerContext, value) -> tuple[RawBatch, "BatchResult"]:

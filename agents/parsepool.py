@@ -36,6 +36,8 @@ class Parsed:
     counts: dict | None = None
     lines: int = 0
     error: tuple[str, str, bool] | None = None
+    listed: list | None = None  #: a URL-list batch's URLs (BatchResult.listed)
+    errors: list | None = None  #: the URLs of lines of status >= 400 (BatchResult.errors)
 
 
 def parse_message(value: bytes, max_lines: int, max_line_bytes: int) -> Parsed:
@@ -48,7 +50,7 @@ def parse_message(value: bytes, max_lines: int, max_line_bytes: int) -> Parsed:
         return Parsed(error=(exc.reason, exc.detail, True))
     except Exception as exc:  # noqa: BLE001 - a decoder bug: the message's reject, never a dead pool
         return Parsed(error=("decoder_error", f"{type(exc).__name__}: {str(exc)[:ERROR_DETAIL_CHARS]}", False))
-    return Parsed(batch.site, res.records, res.rejects, res.counts, len(batch.lines))
+    return Parsed(batch.site, res.records, res.rejects, res.counts, len(batch.lines), listed=res.listed, errors=res.errors)
 
 
 def _parse_many(values: list[bytes], max_lines: int, max_line_bytes: int) -> list[Parsed]:

@@ -182,7 +182,8 @@ async def validation_round(site: str, cand, settings: Settings, verdicts: Verdic
              len(pairs) + len(params), len(cand.test_urls))
     progress = RoundProgress(site, len(pairs) + len(params))
     sv = await validate_site(pairs, params, list(cand.test_urls), policy, settings,
-                             _SiteCache(verdicts, site, settings.verdict_ttl_s), _previous_rules(prev), progress, track)
+                             _SiteCache(verdicts, site, settings.verdict_ttl_s), _previous_rules(prev), progress, track,
+                             logged_errors=list(cand.error_urls))
     rules, stats = [], {}
     if sv is not None:  # None: an outage, which decide_version keeps as it is
         count_verdicts(metrics, sv)

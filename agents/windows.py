@@ -90,7 +90,8 @@ async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes
     doc["stats"]["window_seconds"] = round(time.perf_counter() - t0, 3)
     doc["stats"]["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     doc["stats"]["partition"] = part.partition
-    doc = fit_candidate_set({"site": site, "window": wid, "test_urls": getattr(result, "test_urls", [])} | doc,
+    doc = fit_candidate_set({"site": site, "window": wid, "test_urls": getattr(result, "test_urls", []),
+                             "error_urls": getattr(result, "error_urls", [])} | doc,
                             ctx.settings.max_message_bytes)
     if doc is None:
         ctx.metrics.send_failures.labels("candidates", "too_large").inc()
@@ -100,7 +101,8 @@ async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes
         log.warning("%s: window %s trimmed to fit %s bytes: %s", site, wid, ctx.settings.max_message_bytes,
                     doc["stats"]["trimmed"])
     await ctx.topics.candidates.send(key=site.encode(), value=encode(CandidateSet(
-        site=site, window=wid, rules=doc["rules"], stats=doc["stats"], params=doc["params"], test_urls=doc["test_urls"])))
+        site=site, window=wid, rules=doc["rules"], stats=doc["stats"], params=doc["params"], test_urls=doc["test_urls"],
+        error_urls=doc["error_urls"])))
     await ctx.stores.run(part.clear_dirty, site, token)
     ctx.metrics.candidate_sets.inc()
     ctx.metrics.candidates.inc(len(doc["rules"]))

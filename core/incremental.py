@@ -22,15 +22,35 @@ is ours, not the papers': they mine a URL list offline.
 A record of a new URL beyond ``max_urls`` is counted in ``over_cap`` and otherwise ignored; a
 record never changes an earlier URL's id.  Writes are buffered and applied atomically by
 ``commit()``, together with caller metadata (input offsets), so a crash never leaves half a batch.
-Keys (bytes), per site ``S``: ``U S \\0 url`` → (id, record);  ``N S`` → next URL id.
+Keys (bytes), per site ``S``: ``U S \\0 url`` → (id, record);  ``N S`` → next URL id;
+``M S`` / ``E S`` → how many listed / error URLs the site holds.
+
+**URLs beside the log** (issue 28 item 5, issue 23; beyond the papers).  A URL of a URL list (a
+crawler's frontier, a link on a page the validator fetched: :meth:`SiteSupports.list_only`) and a URL
+the log holds only with status >= 400 (:meth:`SiteSupports.note_error`) are records too, with no
+observation and a negative id (:data:`LISTED_ID`, :data:`ERROR_ID`): the same record bytes in the
+store and the changelog, so a rebuild brings them back.  They are not in the URL list's ``infos`` (no
+Figure 1 envelope, no LikelySimilar comparison) but in its ``listed`` and ``errors``, exactly as
+``dustbuster mine --urls`` reads a URL list (core/urllist.py).  A log line of such a URL (status <
+400) makes it a log URL with the next id; a log URL never becomes listed, an error URL never listed
+again.  Each kind has its own cap (listed: ``max_urls``, errors: :data:`MAX_ERROR_URLS`), so neither
+crowds out the log's URLs; what a cap refuses is counted in ``side_over_cap``.
 """
 
 from __future__ import annotations
 
 from .kv import KV
 from .params import DustParams
-from .urllist import URLInfo, URLList
+from .urllist import MAX_ERROR_URLS, URLInfo, URLList
 from .urlrecord import dec_info, enc_info
+
+
+#: the id of a URL known only from a URL list (URLList.listed)
+LISTED_ID = -1
+#: the id of a URL the log holds only with status >= 400 (URLList.errors)
+ERROR_ID = -2
+#: the count key's letter of each kind beside the log
+SIDE_KEYS = {LISTED_ID: b"M", ERROR_ID: b"E"}
 
 
 def _evidence(info: URLInfo) -> tuple:
@@ -55,6 +75,10 @@ class SiteSupports:
         s = site.encode()
         self._u, self._n = b"U" + s + b"\0", b"N" + s + b"\0"
         self.record_prefix = self._u  #: the keys of the site's URL records start with it
+        self._side_keys = {kind: letter + s + b"\0" for kind, letter in SIDE_KEYS.items()}
+        self._side: dict[int, int] = {}  #: listed / error URLs held, by kind (read when first needed)
+        #: URLs of each kind beside the log refused by its cap (a counter)
+        self.side_over_cap = {kind: 0 for kind in SIDE_KEYS}
         #: decoded records: this message's (read or made) and, up to ``max_records``, earlier ones
         #: (a line of a known URL then costs no read and no decoding); may be shared by the sites of
         #: one store (keys carry the site); holds uncommitted changes until the commit
@@ -96,10 +120,12 @@ class SiteSupports:
         """One record (status >= 400 must be dropped by the caller, as in the batch reader)."""
         key = self._u + url.encode("utf-8", "surrogatepass")
         got = self._record(key)
-        if got is None:
+        if got is None or got[0] < 0:  # new to the log (perhaps listed, or logged with an error)
             if self.max_urls and self.url_count() >= self.max_urls:
                 self.over_cap += 1
                 return
+            if got is not None:
+                self._side[got[0]] = self.side_count(got[0]) - 1
             info = URLInfo()
             info.observe(status, size, digest, sketch, when)
             self._add_new(key, info)
@@ -111,12 +137,51 @@ class SiteSupports:
                 self.changed = True
         self.touched[url] = info
 
-    def load(self, url: str, info: URLInfo) -> None:
-        """Put a URL with a known record (rebuilding from the changelog).  Not subject to
-        ``max_urls``: the changelog holds only URLs that were admitted."""
+    def side_count(self, kind: int) -> int:
+        """Listed (:data:`LISTED_ID`) or error (:data:`ERROR_ID`) URLs the site holds."""
+        n = self._side.get(kind)
+        if n is None:
+            raw = self.kv.get(self._side_keys[kind])
+            n = self._side[kind] = int.from_bytes(raw, "big") if raw else 0
+        return n
+
+    def list_only(self, url: str, when: int | None = None) -> None:
+        """A URL of a URL list, unless the site holds it already (module docstring)."""
+        self._beside(url, LISTED_ID, self.max_urls, when)
+
+    def note_error(self, url: str, when: int | None = None) -> None:
+        """A URL logged with status >= 400, unless the log holds it (module docstring)."""
+        self._beside(url, ERROR_ID, MAX_ERROR_URLS, when)
+
+    def _beside(self, url: str, kind: int, cap: int, when: int | None) -> None:
         key = self._u + url.encode("utf-8", "surrogatepass")
         got = self._record(key)
-        if got is None:
+        if got is not None and not (kind == ERROR_ID and got[0] == LISTED_ID):
+            return  # a log URL stays one; an error URL is not listed again
+        if cap and self.side_count(kind) >= cap:
+            self.side_over_cap[kind] += 1
+            return
+        if got is not None:
+            self._side[got[0]] = self.side_count(got[0]) - 1
+        info = URLInfo(first_seen=when, last_seen=when)
+        self._records[key] = (kind, info)
+        self._side[kind] = self.side_count(kind) + 1
+        self.touched[url] = info
+        self.changed = True
+
+    def load(self, url: str, info: URLInfo, uid: int = 0) -> None:
+        """Put a URL with a known record (rebuilding from the changelog; ``uid``: its id there,
+        negative for a URL beside the log).  Not subject to the caps: the changelog holds only URLs
+        that were admitted."""
+        key = self._u + url.encode("utf-8", "surrogatepass")
+        got = self._record(key)
+        if got is not None and got[0] < 0 <= uid:  # (a changelog image holds one record per URL)
+            self._side[got[0]] = self.side_count(got[0]) - 1
+            got = None
+        if uid < 0 and got is None:
+            self._records[key] = (uid, info)
+            self._side[uid] = self.side_count(uid) + 1
+        elif got is None:
             self._add_new(key, info)
         else:
             self._records[key] = (got[0], info)
@@ -141,6 +206,8 @@ class SiteSupports:
                 out[key] = self._handed[key] = enc_info(records[key][0], info)
         if self._next is not None:
             out[self._n] = self._next.to_bytes(8, "big")
+        for kind, n in self._side.items():
+            out[self._side_keys[kind]] = n.to_bytes(8, "big")
         self._handed_change = self._handed_change or self.changed
         self.changed = False
         self.touched = {}
@@ -165,6 +232,7 @@ class SiteSupports:
         records (all of a shared cache) are read again from the store."""
         self._records.clear()
         self.touched, self._next, self.changed, self._handed_change = {}, None, False, False
+        self._side = {}
         self._handed = {}
 
     def commit(self, meta: dict[bytes, bytes] | None = None) -> None:
@@ -180,8 +248,8 @@ class SiteSupports:
             uid, info = dec_info(v)
             rows.append((uid, k[n:].decode("utf-8", "surrogatepass"), info))
         rows.sort(key=lambda r: r[0])
-        for _, url, info in rows:
-            ul.infos[url] = info
+        for uid, url, info in rows:
+            _place(ul, uid, url, info)
         return ul
 
     def current_urllist(self) -> URLList:
@@ -203,8 +271,8 @@ class SiteSupports:
                     infos[url] = info
                 else:
                     fresh.append((uid, url, info))
-            for _, url, info in sorted(fresh, key=lambda r: r[0]):
-                infos[url] = info
+            for uid, url, info in sorted(fresh, key=lambda r: r[0]):
+                _place(self._list, uid, url, info)
             self._backlog = {}
         return self._list
 
@@ -217,3 +285,17 @@ class SiteSupports:
         """Drop the kept list (the partition's memory budget, state/partitions.py): the next
         :meth:`current_urllist` reads the store again."""
         self._list, self._backlog = None, {}
+
+
+def _place(ul: URLList, uid: int, url: str, info: URLInfo) -> None:
+    """A stored record into a URL list: a log URL (appended: callers go in id order), or one beside
+    the log (listed, or an error URL; no longer listed once it is either of the others)."""
+    if uid == LISTED_ID:
+        ul.listed[url] = None
+        return
+    ul.listed.pop(url, None)
+    if uid == ERROR_ID:
+        ul.errors[url] = None
+    else:
+        ul.errors.pop(url, None)
+        ul.infos[url] = info

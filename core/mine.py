@@ -37,6 +37,7 @@ class MineResult:
     stats: dict = field(default_factory=dict)
     eliminated_by: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     test_urls: list[str] = field(default_factory=list)  #: streaming: recent URLs for validation
+    error_urls: list[str] = field(default_factory=list)  #: streaming: URLs logged only with status >= 400
     #: language "extended": parameter rules per path scope (core/scoped.py; replace the thesis'
     #: global ones in param_rules()), then query, case and pattern rules (docs/rules.md)
     scoped_params: list[ParamRule] | None = None

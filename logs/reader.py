@@ -308,6 +308,12 @@ class BatchResult:
     rejects: list[tuple[str, str, str]]  # (reason, detail, line)
     counts: dict[str, int]
     fmt: str | None
+    #: the URLs of a URL-list batch (format ``urls``: a crawler's frontier, the links of fetched
+    #: pages; issue 28 item 5): listed apart, never records (core/incremental.py ``list_only``)
+    listed: list[str] = field(default_factory=list)
+    #: the URLs of the batch's lines of status >= 400 (§5.1 drops the lines; kept for the
+    #: validator, core/narrow.py; the line loop's only: ``bulk`` batches keep none)
+    errors: list[str] = field(default_factory=list)
 
 
 def _shown(value: object) -> str:
@@ -351,19 +357,15 @@ def _unusable(line: str, max_line_bytes: int) -> tuple[str, str, str] | None:
     return None
 
 
-#: the reject reason of a raw-topic batch that is a URL list (no log lines; issue 28 item 5 reads
-#: URL lists in the batch commands only)
-URL_LIST_NOT_STREAMED = "url_list_not_streamed"
-
-
 def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "http", limits: Limits | None = None,
                 max_line_bytes: int = MAX_LINE_CHARS, header: str = "", bulk: bool = False) -> BatchResult:
     """Parse one batch of a site's lines (the streaming ingest): records for status < 400,
     every other line counted; rejects returned with their reason for the dead-letter topic.
     Raises nothing: whatever a line holds, it is a record, a skip or a reject.
 
-    The counts are the per-partition counters (lines, records, dropped_status, skipped, rejected):
-    they have no ``blank``, so a blank line counts as skipped here.  ``bulk``: the common formats
+    The counts are the per-partition counters (lines, records, dropped_status, skipped, rejected;
+    ``listed`` too for a URL-list batch, whose URLs are no records): they have no ``blank``, so a
+    blank line counts as skipped here.  ``bulk``: the common formats
     scanned at once (:func:`dustbuster.logs.bulkread.batch_records`; the same result; off by
     default: on batches of 500 lines it measured no faster, the per-batch sniff dominating)."""
     ctx = Context(site, scheme if scheme in ("http", "https") else "http", limits or Limits())
@@ -374,9 +376,8 @@ def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "h
     def reject(lineno: int, reason: str, detail: str, line: str) -> None:
         rejects.append((reason, detail, line))
 
-    url_list = chosen == "urls"
-    if url_list:  # a URL list is no log: never sizeless log records (Figure 1); see `mine --urls`
-        chosen = None
+    if chosen == "urls":  # a URL list is no log: its URLs are listed, never sizeless records (Figure 1)
+        return _url_list_batch(lines, ctx, stats, reject, max_line_bytes, rejects)
     records = None
     if bulk and chosen is not None:
         from .bulkread import batch_records  # it builds on this module
@@ -385,10 +386,15 @@ def parse_lines(lines: list[str], site: str, fmt: str = "auto", scheme: str = "h
     if records is None:
         records = [(rec.url, rec.status, rec.size, rec.digest, rec.sketch)
                    for rec in parse_each(lines, chosen, ctx, stats, reject, max_line_chars=max_line_bytes)]
-    if url_list:  # say why, rather than "no known log format matches" for a format the sender named
-        rejects = [(URL_LIST_NOT_STREAMED if r == "unknown_format" else r,
-                    "a URL list is not taken on the raw topic: `dustbuster mine --urls` reads one" if r == "unknown_format"
-                    else d, line) for r, d, line in rejects]
     counts = {"lines": stats.lines, "records": stats.records, "dropped_status": stats.dropped_status,
               "skipped": sum(stats.skipped.values()) + stats.blank, "rejected": sum(stats.rejected.values())}
-    return BatchResult(records, rejects, counts, chosen)
+    return BatchResult(records, rejects, counts, chosen, errors=list(stats.error_urls))
+
+
+def _url_list_batch(lines: list[str], ctx: Context, stats: ReadStats, reject: Callable, max_line_bytes: int,
+                    rejects: list) -> BatchResult:
+    """A URL-list batch (issue 28 item 5): its URLs listed, counted as ``listed`` (not records)."""
+    listed = [rec.url for rec in parse_each(lines, "urls", ctx, stats, reject, max_line_chars=max_line_bytes)]
+    counts = {"lines": stats.lines, "records": 0, "listed": len(listed), "dropped_status": 0,
+              "skipped": sum(stats.skipped.values()) + stats.blank, "rejected": sum(stats.rejected.values())}
+    return BatchResult([], rejects, counts, "urls", listed=listed)

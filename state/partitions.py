@@ -24,6 +24,7 @@ import asyncio
 import dataclasses
 import functools
 import heapq
+import itertools
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -47,6 +48,11 @@ log = logging.getLogger(__name__)
 
 COUNTERS = ("lines", "records", "dropped_status", "skipped", "rejected", "over_cap")
 TEST_URLS = 3000  #: most recently seen URLs sent with each candidate set, for validation
+#: of them, at most this many are listed URLs (a crawler's frontier, fetched pages' links: issue 28
+#: item 5), the most recently listed; the log's URLs take the rest
+LISTED_TEST_URLS = TEST_URLS // 3
+#: URLs logged only with status >= 400 sent with each candidate set (core/narrow.py, issue 23)
+ERROR_URLS = 1000
 REBUILD_LOG_EVERY = 10_000  #: a rebuild logs its progress every this many URLs
 #: records a rebuild writes at once (one RocksDB write holds the GIL throughout)
 REBUILD_COMMIT_EVERY = 20_000
@@ -71,6 +77,8 @@ class Message:
     site: str | None
     records: list[tuple]
     counts: dict[str, int]
+    listed: list[str] = field(default_factory=list)  #: URLs of a URL list (SiteSupports.list_only)
+    errors: list[str] = field(default_factory=list)  #: URLs logged with status >= 400 (SiteSupports.note_error)
 
 
 @dataclass
@@ -150,11 +158,15 @@ class PartitionState(OffsetStore):
         sup = self.site(m.site)
         if sup not in st.sites:
             st.sites.append(sup)
-        added, over = sup.added, sup.over_cap
+        added, over, side_over = sup.added, sup.over_cap, sum(sup.side_over_cap.values())
         observe, now = sup.observe, int(t_start)
         for rec in m.records:
             observe(*rec, when=now)
-        added, over = sup.added - added, sup.over_cap - over
+        for url in m.errors:
+            sup.note_error(url, when=now)
+        for url in m.listed:
+            sup.list_only(url, when=now)
+        added, over, side_over = sup.added - added, sup.over_cap - over, sum(sup.side_over_cap.values()) - side_over
         st.new_urls += added
         st.over_cap += over
         if over and m.site not in self._capped:
@@ -167,6 +179,8 @@ class PartitionState(OffsetStore):
             total[k] = total.get(k, 0) + v
         if over:
             total["over_cap"] = total.get("over_cap", 0) + over
+        if side_over:  # listed or error URLs refused by their caps (core/incremental.py)
+            total["side_over_cap"] = total.get("side_over_cap", 0) + side_over
         # wall-clock span of this site's ingest (for throughput figures)
         total["ingest_first"] = total.get("ingest_first") or round(t_start, 3)
         total["ingest_last"] = round(time.time(), 3)
@@ -232,7 +246,7 @@ class PartitionState(OffsetStore):
             sup = self.site(site)
             # in first-seen order (the records' ids), so the URL list is the original one
             for k, (url, obj) in enumerate(sorted(urls.items(), key=_first_seen), 1):
-                sup.load(url, info_from_json(obj))
+                sup.load(url, info_from_json(obj), _record_id(obj))
                 n += 1
                 if k % REBUILD_COMMIT_EVERY == 0:
                     sup.commit()  # (a rebuild is not atomic anyway: it starts from nothing)
@@ -282,7 +296,7 @@ class PartitionState(OffsetStore):
         else:
             result = mine(ul, self.params)
             t1 = time.perf_counter()
-            result.unsafe = unsafe_flags(result, ul)  # as ``dustbuster mine`` flags them
+            result.unsafe = unsafe_flags(result, ul.test_urls())  # as ``dustbuster mine`` flags them
             result.stats["unsafe_seconds"] = round(time.perf_counter() - t1, 3)
             self._mined[site] = (sup.generation, result)
             result = dataclasses.replace(result, stats=dict(result.stats))
@@ -290,9 +304,7 @@ class PartitionState(OffsetStore):
         result.stats.update(self.counters(site))
         result.stats["unsafe_flagged"] = len(result.unsafe)  # the set carries mine's flags (cli/candidates.py)
         result.stats["urllist_seconds"] = round(t_list, 3)
-        # the most recently seen first, ties in first-seen order (as a stable sort, reversed)
-        recent = heapq.nlargest(TEST_URLS, ul.infos.items(), key=_last_seen)
-        result.test_urls = [u for u, _ in recent]
+        result.test_urls, result.error_urls = window_test_urls(ul)
         return result
 
     def clear_dirty(self, site: str, token: bytes) -> None:
@@ -307,6 +319,21 @@ class PartitionState(OffsetStore):
 
 def _last_seen(item: tuple[str, URLInfo]) -> int:
     return item[1].last_seen or 0
+
+
+def window_test_urls(ul) -> tuple[list[str], list[str]]:
+    """The test URLs a window sends (the log's most recently seen first, ties in first-seen order,
+    then up to :data:`LISTED_TEST_URLS` listed URLs, from the end of the list: the newest when the
+    list was kept between windows, else the last in key order) and its error URLs."""
+    listed = list(itertools.islice(reversed(ul.listed), LISTED_TEST_URLS)) if ul.listed else []
+    recent = heapq.nlargest(TEST_URLS - len(listed), ul.infos.items(), key=_last_seen)
+    return [u for u, _ in recent] + listed, list(itertools.islice(ul.errors, ERROR_URLS))
+
+
+def _record_id(obj: dict) -> int:
+    """A changelog record's id (0 for a record written before ids: a log URL's)."""
+    uid = obj.get("i")
+    return uid if isinstance(uid, int) else 0
 
 
 def _first_seen(item: tuple[str, dict]) -> int:

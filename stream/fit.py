@@ -6,7 +6,8 @@ the record passes the producer's ``max_request_size`` and the broker's ``message
 (1,000,000 and 1,048,588 bytes by default) and the send fails.  Before any send,
 :func:`fit_candidate_set` therefore measures the encoded record and, when it is over the budget,
 
-1. keeps only the newest test URLs that fit (the list is newest first; the validator samples them),
+1. keeps only the head of the error URLs (side information for core/narrow.py), then of the test
+   URLs, that fits (the test list is the log's newest first, then listed URLs; the validator samples them),
 2. and only if the rules alone are still too big, drops the lowest-ranked rules (within a type
    the list is in rank order: support, then Figure 4's order) a tenth at a time, the types beyond
    the papers first, then parameter rules, substring rules last,
@@ -55,8 +56,11 @@ def fit_candidate_set(doc: dict[str, Any], max_message_bytes: int) -> dict[str, 
     if before <= limit:
         return doc
     out = dict(doc)
+    errors = list(doc.get("error_urls") or [])  # side information: cut first
+    if "error_urls" in doc:
+        out["error_urls"] = _newest_that_fit(errors, before - limit)
     urls = list(doc.get("test_urls") or [])
-    out["test_urls"] = _newest_that_fit(urls, before - limit)
+    out["test_urls"] = _newest_that_fit(urls, encoded_size(out) - limit)
     dropped_rules = 0
     out["rules"] = list(doc.get("rules") or [])
     while encoded_size(out) > limit:
@@ -68,6 +72,8 @@ def fit_candidate_set(doc: dict[str, Any], max_message_bytes: int) -> dict[str, 
     out["stats"] = dict(doc.get("stats") or {})
     out["stats"]["trimmed"] = {"test_urls": len(urls) - len(out["test_urls"]), "rules": dropped_rules,
                                "bytes_before": before, "bytes_after": 0}
+    if errors:
+        out["stats"]["trimmed"]["error_urls"] = len(errors) - len(out.get("error_urls", []))
     trimmed = out["stats"]["trimmed"]
     while trimmed["bytes_after"] != (size := encoded_size(out)):  # the figure counts its own digits
         trimmed["bytes_after"] = size

@@ -41,6 +41,8 @@ class CandidateSet(faust.Record, namespace="dustbuster.candidates.v1", serialize
     stats: Any
     params: Any
     test_urls: List[str] = []  #: recent URLs of the site, for validation (Figure 3's test list)
+    #: URLs the site's log holds only with status >= 400, for the validator's narrowing (core/narrow.py)
+    error_urls: List[str] = []
 
 
 class RuleSet(faust.Record, namespace="dustbuster.ruleset.v1", serializer="json"):
@@ -258,16 +260,17 @@ def candidates_from_json(obj: Any) -> CandidateSet:
     if not isinstance(window, int) or isinstance(window, bool):
         raise ParseError("bad_record", "'window' must be an integer")
     lists = [obj.get(key, []) for key in LEGACY_LISTS]
-    tests = obj.get("test_urls", [])
+    tests, errors = obj.get("test_urls", []), obj.get("error_urls", [])
     if not all(isinstance(x, list) for x in lists):
         raise ParseError("bad_record", "'rules', 'param_rules' and 'general_rules' must be lists")
     rules = [r for x in lists for r in x]
     if not all(isinstance(r, dict) for r in rules):
         raise ParseError("bad_record", "every rule must be a JSON object")
-    if not isinstance(tests, list):
-        raise ParseError("bad_record", "'test_urls' must be a list of strings")
+    if not isinstance(tests, list) or not isinstance(errors, list):
+        raise ParseError("bad_record", "'test_urls' and 'error_urls' must be lists of strings")
     return CandidateSet(site=site.lower(), window=window, rules=rules, stats=obj.get("stats"), params=obj.get("params"),
-                        test_urls=[u for u in tests if isinstance(u, str) and url_problem(u) is None])
+                        test_urls=[u for u in tests if isinstance(u, str) and url_problem(u) is None],
+                        error_urls=[u for u in errors if isinstance(u, str) and url_problem(u) is None])
 
 
 def encode(record: faust.Record) -> bytes:

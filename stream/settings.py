@@ -76,6 +76,9 @@ class Settings:
     validate: bool = True
     canonize: bool = True
     normalize: bool = True
+    #: the frontier's URLs go on to the raw topic as a URL list (listed URLs of their site, issue 28
+    #: item 5): ``DUST_FRONTIER_LISTS``
+    frontier_lists: bool = True
     api_port: int = 8870
     api_host: str = "127.0.0.1"
     api_token: str = ""

@@ -13,8 +13,9 @@ from tests.conftest import ROOT
 from tests.ruledocs import by_list
 
 
-def feed(env: dict, path: Path | str, site: str, stdin: bytes | None = None, batch_lines: int = 200) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-m", "dustbuster", "feed", str(path), "--site", site, "-q",
+def feed(env: dict, path: Path | str, site: str, stdin: bytes | None = None, batch_lines: int = 200,
+         fmt: str = "auto") -> subprocess.CompletedProcess:
+    r = subprocess.run([sys.executable, "-m", "dustbuster", "feed", str(path), "--site", site, "-q", "--format", fmt,
                         "--batch-lines", str(batch_lines)], cwd=ROOT, env=env, input=stdin, capture_output=True, timeout=120)
     assert r.returncode == 0, r.stderr.decode()
     return r

@@ -138,6 +138,11 @@ def test_frontier_canonical_seen_and_live_rule_update(kafka, tmp_path):
         m = body.decode()
         assert 'dust_canonizations_total{source="frontier"} 8.0' in m and "dust_duplicates_skipped_total 2.0" in m
         assert "dust_rule_sets 1.0" in m and 'dust_rejects_total{reason="bad_encoding"} 1.0' in m
+        # the frontier's URLs went on to the raw topic as URL lists of their site (issue 28 item 5)
+        lists = [json.loads(m.value) for m in read_topic(kafka, env["DUST_TOPIC_PREFIX"] + "-raw")]
+        assert all(b["format"] == "urls" and b["source"] == "frontier" and b["site"] == SITE for b in lists)
+        assert [u for b in lists for u in b["lines"]] == [o["url"] for o in out]
+        assert 'dust_listed_urls_sent_total{source="frontier"} 8.0' in m
 
         # crawler-side commands read the same topic
         run = lambda *a, stdin="": subprocess.run([sys.executable, "-m", "dustbuster", *a], cwd=ROOT, env=env, input=stdin,

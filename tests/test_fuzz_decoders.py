@@ -268,7 +268,7 @@ class Fuzzer:
         res = self.call("parse_lines", parse_lines, (), lines, lines, SITE, fmt)
         if res is not None:
             c = res.counts
-            if c["records"] + c["dropped_status"] + c["skipped"] + c["rejected"] != len(lines):
+            if c["records"] + c.get("listed", 0) + c["dropped_status"] + c["skipped"] + c["rejected"] != len(lines):
                 self.report.escape("parse_lines", AssertionError(f"counts {c} for {len(lines)} lines"), lines[:3])
             for reason, _, _ in res.rejects:
                 self.report.rejected[reason] += 1

@@ -87,6 +87,56 @@ def test_kill9_midway_loses_nothing_and_counts_nothing_twice(kafka, tmp_path):
         w.stop()
 
 
+def test_url_lists_are_listed_across_a_kill9_and_a_rebuild(kafka, tmp_path):
+    """Issue 28 item 5: a crawler's URL list sent to the raw topic (``dustbuster feed --format urls``)
+    joins the site's URL list as listed URLs: the rules stay those of the log (no Figure 1 evidence of
+    their own), the window's test URLs carry listed ones, and a kill -9 midway then a fresh worker
+    rebuilt from the changelog count each line once and keep every listed URL."""
+    from dustbuster.sim.forum import generate
+    from dustbuster.state.partitions import LISTED_TEST_URLS
+
+    site = "www.forum.co.il"
+    env = stream_env(kafka, partitions=1)
+    log, frontier, more = tmp_path / "forum.log", tmp_path / "frontier.txt", tmp_path / "more.log"
+    log.write_text("\n".join(generate(5000, seed=21)) + "\n")
+    later, _ = read_urllist_of(tmp_path, generate(5000, seed=22))
+    known, _ = read_urllist_of(tmp_path, log.read_text().splitlines())
+    listed = [u for u in later if u not in known][:1500]
+    frontier.write_text("# a crawler's frontier\n" + "\n".join(listed) + "\n")
+    more.write_text("\n".join(generate(50, seed=23)) + "\n")
+    total = 5000 + len(listed) + 1
+    w = Worker(env, tmp_path / "w", tmp_path / "w.log").start()
+    feed(env, log, site)
+    feed(env, frontier, site, fmt="urls")
+    w.kill9()  # while it works on them, or just after: no timing is assumed
+    w = Worker(env, tmp_path / "w", tmp_path / "w2.log").start()  # same state dir: a restart
+    try:
+        got = latest_candidates(env, {site: total}, workers=[w])[site]
+    finally:
+        w.stop()
+    want = mine_json(log, site)
+    assert compact(got) == compact(want)  # listed URLs bring no candidate of their own
+    assert got["stats"]["listed"] == len(listed) and got["stats"]["records"] == want["stats"]["read"]["records"]
+    sent = [u for u in got["test_urls"] if u not in known]
+    assert len(sent) == min(len(listed), LISTED_TEST_URLS) and set(sent) <= set(listed)
+    fresh = Worker(env, tmp_path / "fresh", tmp_path / "fresh.log").start()  # no local state: a rebuild
+    try:
+        feed(env, more, site)
+        again = latest_candidates(env, {site: total + 50}, workers=[fresh])[site]
+    finally:
+        fresh.stop()
+    assert again["stats"]["listed"] == len(listed) and "rebuilt" in fresh.log.read_text(errors="replace")
+    assert len([u for u in again["test_urls"] if u in set(listed)]) >= min(len(listed), LISTED_TEST_URLS)
+
+
+def read_urllist_of(tmp_path, lines):
+    from dustbuster.logs.reader import read_urllist
+
+    p = tmp_path / "tmp-read.log"
+    p.write_text("\n".join(lines) + "\n")
+    return read_urllist([p], "auto", "www.forum.co.il")
+
+
 def test_junk_on_the_topic_goes_to_rejects(kafka, tmp_path):
     import asyncio
 

@@ -131,14 +131,3 @@ def test_validate_samples_the_listed_urls_too(tmp_path):
     finally:
         sim.terminate()
         sim.wait(10)
-
-
-def test_a_url_list_on_the_raw_topic_is_rejected_with_its_reason():
-    """A batch of bare URLs sent as format 'urls' is not taken by the streaming ingest yet: each line
-    is a counted reject whose reason says so, not 'no known log format matches' (review finding)."""
-    from dustbuster.logs.reader import URL_LIST_NOT_STREAMED, parse_lines
-
-    res = parse_lines(["http://w.org/a?x=1", "http://w.org/b"], "w.org", "urls")
-    assert res.records == [] and res.counts["rejected"] == 2
-    assert {r for r, _, _ in res.rejects} == {URL_LIST_NOT_STREAMED}
-    assert all("--urls" in d for _, d, _ in res.rejects)

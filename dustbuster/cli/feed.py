@@ -23,7 +23,9 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     f.add_argument("logs", nargs="+", metavar="LOG", help="log files, sent one after the other (gzip and bzip2 "
                    "read by their first bytes, as dustbuster mine reads them; - for stdin)")
     f.add_argument("--site", required=True, help="the site (host) the lines belong to; the message key")
-    f.add_argument("--format", default="auto", help="log format hint for the workers (default auto)")
+    f.add_argument("--format", default="auto", help="log format hint for the workers (default auto); urls: a URL list "
+                   "(a crawler's frontier, one URL or path a line), kept as listed URLs of the site: validation samples, "
+                   "never Figure 1 evidence")
     f.add_argument("--scheme", default="http", choices=("http", "https"),
                    help="scheme of URLs from lines that carry none (common/combined; default %(default)s)")
     f.add_argument("--batch-lines", type=int, default=500, help="lines per message (default %(default)s)")
