@@ -21,6 +21,7 @@ from dustbuster.stream.rulesview import OFF_LOOP_BYTES
 from dustbuster.stream.settings import Settings
 
 from .context import WorkerContext
+from .listedlinks import send_links
 
 log = logging.getLogger(__name__)
 
@@ -97,12 +98,16 @@ async def run_round(ctx: WorkerContext, site: str, cand) -> None:
         sr = ctx.book.sites.get(site)
         return sr.version if sr is not None else None
 
+    async def links(site: str, urls: tuple[str, ...], test_urls) -> None:
+        """The links of the round's fetched pages to the raw topic as listed URLs (agents/listedlinks.py)."""
+        await send_links(ctx.topics.raw, site, urls, test_urls, ctx.settings, ctx.metrics)
+
     rounds = ctx.dashboard.rounds if ctx.dashboard is not None else None
     track = rounds.begin(site, cand) if rounds is not None else None
     result: object = RuntimeError("round failed")
     try:
         result = await validation_round(site, cand, ctx.settings, ctx.verdicts, publish, ctx.metrics, held_version,
-                                        track, ctx.told_unconfigured)
+                                        track, ctx.told_unconfigured, links if ctx.settings.validator_links else None)
     finally:
         if track is not None:
             rounds.end(track, result)
@@ -164,11 +169,13 @@ def _previous_rules(prev: dict | None) -> list[Rule]:
 
 
 async def validation_round(site: str, cand, settings: Settings, verdicts: VerdictStore, publish,
-                           metrics=None, held_version=None, track=None, told: set[str] | None = None):
+                           metrics=None, held_version=None, track=None, told: set[str] | None = None, links=None):
     """One validation round of a site's candidate set; ``publish(site, RuleSet | None)`` sends a
     new version (or a tombstone) when the list of valid rules changed.  Returns what was sent
     (a RuleSet, None for a tombstone) or ``"unchanged"`` / ``"unconfigured"``.  ``told``: the
-    sites already said to be unconfigured (the worker context's set; said once per site)."""
+    sites already said to be unconfigured (the worker context's set; said once per site).
+    ``links(site, links, test_urls)``, when given, gets the links of the pages the round fetched
+    (issue 28 item 5; agents/listedlinks.py), after the decision is sent."""
     pairs, params = candidate_rules(site, cand)
     policy = site_policy(settings, site)
     if policy is None:
@@ -193,7 +200,10 @@ async def validation_round(site: str, cand, settings: Settings, verdicts: Verdic
         stats = sv.stats(len(pairs) + len(params)) | {"window": cand.window}
     decision = decide_version(Published.from_json(prev), None if sv is None else [r["display"] for r in rules],
                               held_version(site) if held_version else None, now_ms=int(time.time() * 1000))
-    return await send_decision(site, decision, rules, stats, verdicts, publish, metrics, settings.signing_key)
+    sent = await send_decision(site, decision, rules, stats, verdicts, publish, metrics, settings.signing_key)
+    if links is not None and sv is not None:
+        await links(site, sv.links, list(cand.test_urls))
+    return sent
 
 
 def signed_record(rs: RuleSet, key) -> RuleSet:
