@@ -133,9 +133,17 @@ def link_header_canonical(value: str) -> list[str]:
 
 def resolve_canonical(hrefs: list[str] | tuple[str, ...], base: str) -> str:
     """One absolute canonical URL from the declared hrefs, or "" when none or several different."""
-    urls = {urldefrag(urljoin(base, h))[0] for h in hrefs if h}
+    urls = {_joined(base, h) for h in hrefs if h}
     urls = {u for u in urls if u.startswith(("http://", "https://"))}
     return urls.pop() if len(urls) == 1 else ""
+
+
+def _joined(base: str, href: str) -> str:
+    """``href`` resolved against ``base``, fragment dropped; "" when urljoin refuses it (``A://[``)."""
+    try:
+        return urldefrag(urljoin(base, href))[0]
+    except ValueError:
+        return ""
 
 
 def normalize_title(title: str) -> str:

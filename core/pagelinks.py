@@ -42,6 +42,10 @@ _NOT_A_PAGE = ("#", "javascript:", "mailto:", "tel:", "data:", "about:", "blob:"
 #: characters no link we keep may hold: C0 controls, space, DEL, lone surrogates, U+FFFD (bytes
 #: that were not UTF-8: the URL's real bytes are lost)
 _BAD = re.compile("[\x00-\x20\x7f\ud800-\udfff\ufffd]")
+#: an href holding these is left out before it is escaped: it lost its bytes (not UTF-8), is no text,
+#: holds a control character other than the tab and line ends browsers strip (NUL reads as U+FFFD
+#: there), or a backslash (browsers read it as "/" in http(s) URLs, urljoin does not: ``/\\other.host``)
+_LOST = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffd\\\\]")
 
 
 def origin(url: str) -> str:
@@ -53,9 +57,30 @@ def origin(url: str) -> str:
     return f"{scheme}://{host}" if host else ""
 
 
+def _other_host(href: str, own: str) -> bool:
+    """``href`` is plainly absolute (``http://``, ``https://``, ``//``) and names another authority
+    than ``own`` (``scheme://host[:port]``, normalized): skipped before the costly resolving.  An
+    authority written otherwise (upper case, the default port) is left to :func:`same_origin_links`."""
+    head = href[:8].lower()
+    if head.startswith("//"):
+        rest = href[2:]
+    elif head.startswith(("http://", "https://")):
+        rest = href.split("//", 1)[1]
+    else:
+        return False
+    end = len(rest)
+    for sep in "/?#":
+        i = rest.find(sep, 0, end)
+        if i >= 0:
+            end = i
+    auth = rest[:end].lower()
+    host = own.split("://", 1)[1]
+    return auth != host and auth.split(":", 1)[0] != host.split(":", 1)[0]
+
+
 def _absolute(href: str, base: str) -> str:
     """``href`` resolved against ``base`` and normalized, or "" when it is not an http(s) URL we keep."""
-    if len(href) > MAX_URL:
+    if len(href) > MAX_URL or _LOST.search(href):
         return ""
     try:
         url = normalize(urljoin(base, href))
@@ -71,7 +96,7 @@ def page_base(final_url: str, base_href: str = "") -> str:
     the final URL) when that is http(s), else the final URL."""
     if base_href:
         b = _absolute(base_href.strip(), final_url)
-        if b:
+        if origin(b):
             return b
     return final_url
 
@@ -93,6 +118,8 @@ def same_origin_links(hrefs: Iterable[str], final_url: str, base_href: str = "")
         if not href or href in seen or href.lower().startswith(_NOT_A_PAGE):
             continue
         seen.add(href)
+        if _other_host(href, own):
+            continue
         url = _absolute(href, base)
         if url and origin(url) == own:
             out[url] = None
