@@ -10,6 +10,12 @@ Figure 1 evidence of their own, but parameter and scope rules and validation sam
 Counted in ``dust_listed_urls_sent_total{source}``; a send that fails is a counted, logged skip
 (``dust_send_failures_total{topic="raw"}``), never a failed round.  ``DUST_VALIDATOR_LINKS=false``
 switches it off.
+
+A link is sent once per site and worker process (:class:`LinkSender` remembers what the broker took,
+at most :data:`REMEMBERED` links a site, then it starts over): a raw batch changes the site, its
+next window makes a candidate set, whose round fetches pages again — were the same links sent
+again, every window would bring the next round; with nothing new, a round sends nothing and the
+loop stops.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ log = logging.getLogger(__name__)
 
 #: the ``source`` of the raw batches (and the metric's label)
 SOURCE = "validator-links"
+#: links remembered as sent, per site (then the site's memory starts over: each is sent once more)
+REMEMBERED = 200_000
 
 
 def new_links(links: Iterable[str], test_urls: Sequence[str]) -> list[str]:
@@ -60,10 +68,30 @@ def raw_batches(site: str, urls: list[str], max_lines: int, max_message_bytes: i
             for i, run in enumerate(chunks(urls, max(1, max_lines), room))]
 
 
+class LinkSender:
+    """The validator's sender of links (the module docstring), with its memory of what was sent:
+    ``await sender(site, links, test_urls)`` is the ``links`` callback of
+    :func:`dustbuster.agents.validator.validation_round`."""
+
+    def __init__(self, topic, settings, metrics=None) -> None:
+        self.topic, self.settings, self.metrics = topic, settings, metrics
+        self.sent: dict[str, set[int]] = {}  #: site → hashes (this process's ``hash``) of the links sent
+
+    async def __call__(self, site: str, links: Iterable[str], test_urls: Sequence[str]) -> int:
+        memory = self.sent.setdefault(site, set())
+        fresh = [u for u in links if hash(u) not in memory]
+        if len(memory) + len(fresh) > REMEMBERED:
+            log.info("%s: %s links remembered as sent: starting over", site, len(memory))
+            memory.clear()
+        return await send_links(self.topic, site, fresh, test_urls, self.settings, self.metrics,
+                                lambda urls: memory.update(map(hash, urls)))
+
+
 async def send_links(topic, site: str, links: Iterable[str], test_urls: Sequence[str], settings,
-                     metrics=None) -> int:
+                     metrics=None, on_sent=None) -> int:
     """Send the round's new links of ``site`` to ``topic`` (the raw topic) and wait for the broker;
-    how many URLs were sent.  A failed send is counted and logged, and its URLs are not counted."""
+    how many URLs were sent.  A failed send is counted and logged, and its URLs are not counted.
+    ``on_sent(urls)`` is called with each batch's URLs the broker took."""
     urls = new_links(links, test_urls)
     sent = 0
     for batch in raw_batches(site, urls, settings.max_lines_per_message, settings.max_message_bytes):
@@ -80,10 +108,12 @@ async def send_links(topic, site: str, links: Iterable[str], test_urls: Sequence
                       str(exc)[:200])
             continue
         sent += len(batch.lines)
+        if on_sent is not None:
+            on_sent(batch.lines)
     if metrics is not None and sent:
         metrics.listed_urls_sent.labels(SOURCE).inc(sent)
     log.info("%s: %s links of fetched pages sent as listed URLs", site, sent)
     return sent
 
 
-__all__ = ["SOURCE", "chunks", "new_links", "raw_batches", "send_links"]
+__all__ = ["REMEMBERED", "SOURCE", "LinkSender", "chunks", "new_links", "raw_batches", "send_links"]

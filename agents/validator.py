@@ -21,7 +21,7 @@ from dustbuster.stream.rulesview import OFF_LOOP_BYTES
 from dustbuster.stream.settings import Settings
 
 from .context import WorkerContext
-from .listedlinks import send_links
+from .listedlinks import LinkSender
 
 log = logging.getLogger(__name__)
 
@@ -45,13 +45,15 @@ def register(ctx: WorkerContext) -> None:
         log.warning("DUST_SIGN_KEY_FILE is not set: rule sets are published unsigned, and consumers with "
                     "DUST_TRUSTED_KEYS will refuse them")
 
+    links = LinkSender(ctx.topics.raw, ctx.settings, ctx.metrics) if ctx.settings.validator_links else None
+
     @ctx.app.timer(max(ctx.settings.verdict_ttl_s / 4, ctx.settings.window_s), name="dust-revalidate")
     async def revalidate() -> None:
         """Rules are re-validated on a schedule even when a site sends no new candidates: the
         verdicts past their TTL are fetched again, and a rule that stopped holding is dropped."""
         for site, raw in ctx.verdicts.all_candidates():
             try:
-                await run_round(ctx, site, candidates_from_json(raw))  # old stored sets too
+                await run_round(ctx, site, candidates_from_json(raw), links)  # old stored sets too
             except Exception:
                 log.exception("re-validation of %s failed", site)
 
@@ -63,7 +65,7 @@ def register(ctx: WorkerContext) -> None:
             if cand is None:
                 continue
             try:
-                await run_round(ctx, cand.site, cand)
+                await run_round(ctx, cand.site, cand, links)
             except Exception:  # a bad round must not stop the agent; the next window retries
                 log.exception("validation round of %s failed", cand.site)
 
@@ -83,8 +85,9 @@ async def decode_candidate_message(ctx: WorkerContext, value: bytes | None) -> C
         return None
 
 
-async def run_round(ctx: WorkerContext, site: str, cand) -> None:
-    """One round in the worker: its rule sets go to the rules topic, its progress to the dashboard."""
+async def run_round(ctx: WorkerContext, site: str, cand, links: LinkSender | None = None) -> None:
+    """One round in the worker: its rule sets go to the rules topic, its progress to the dashboard,
+    the links of its fetched pages to ``links`` (the raw topic; None: DUST_VALIDATOR_LINKS=false)."""
     async def publish(site: str, value: RuleSet | None) -> None:
         size = 0 if value is None else len(encode(value))
         if size > budget(ctx.settings.max_message_bytes):  # never a send that raises (stream/fit.py)
@@ -98,16 +101,12 @@ async def run_round(ctx: WorkerContext, site: str, cand) -> None:
         sr = ctx.book.sites.get(site)
         return sr.version if sr is not None else None
 
-    async def links(site: str, urls: tuple[str, ...], test_urls) -> None:
-        """The links of the round's fetched pages to the raw topic as listed URLs (agents/listedlinks.py)."""
-        await send_links(ctx.topics.raw, site, urls, test_urls, ctx.settings, ctx.metrics)
-
     rounds = ctx.dashboard.rounds if ctx.dashboard is not None else None
     track = rounds.begin(site, cand) if rounds is not None else None
     result: object = RuntimeError("round failed")
     try:
         result = await validation_round(site, cand, ctx.settings, ctx.verdicts, publish, ctx.metrics, held_version,
-                                        track, ctx.told_unconfigured, links if ctx.settings.validator_links else None)
+                                        track, ctx.told_unconfigured, links)
     finally:
         if track is not None:
             rounds.end(track, result)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from dustbuster.agents.listedlinks import SOURCE, chunks, new_links, raw_batches, send_links
+from dustbuster.agents import listedlinks
+from dustbuster.agents.listedlinks import SOURCE, LinkSender, chunks, new_links, raw_batches, send_links
 from dustbuster.agents.metrics import Metrics
 from dustbuster.agents.validator import validation_round
 from dustbuster.core.fetched import MAX_ROUND_LINKS, Fetched, RoundFetcher
@@ -75,13 +76,13 @@ def test_chunks_and_batches_keep_both_limits():
 
 
 class FakeTopic:
-    def __init__(self, fail_every: int = 0) -> None:
+    def __init__(self, fail_at: set[int] = frozenset()) -> None:
         self.sent: list[tuple[bytes, bytes]] = []
-        self.fail_every, self.n = fail_every, 0
+        self.fail_at, self.n = fail_at, 0  #: the sends that fail, counted from 1
 
     async def send(self, key, value):
         self.n += 1
-        if self.fail_every and self.n % self.fail_every == 0:
+        if self.n in self.fail_at:
             raise RuntimeError("broker away")
         self.sent.append((key, value))
         fut = asyncio.get_running_loop().create_future()
@@ -102,9 +103,27 @@ def test_send_links_sends_raw_batches_counts_and_survives_a_failed_send():
     assert {(d.format, d.source, d.site) for d in decoded} == {("urls", SOURCE, "h")}
     assert b'dust_listed_urls_sent_total{source="validator-links"} 4.0' in metrics.exposition()
 
-    failing = FakeTopic(fail_every=2)
+    failing = FakeTopic(fail_at={2})
     assert asyncio.run(send_links(failing, "h", links, [], settings, metrics)) == 3  # the second batch lost
     assert b'dust_send_failures_total{reason="RuntimeError",topic="raw"} 1.0' in metrics.exposition()
+
+
+def test_link_sender_sends_a_link_once_per_site(monkeypatch):
+    """A round whose links were all sent before sends nothing (no raw message: no new window, no
+    new round); a link whose batch the broker refused is sent at the next round."""
+    settings = Settings(max_lines_per_message=2)
+    topic = FakeTopic(fail_at={3})  # the third send fails
+    sender = LinkSender(topic, settings, Metrics())
+    links = [f"http://h/{i}" for i in range(6)]
+    assert asyncio.run(sender("h", links, [])) == 4  # batches 1, 2 sent; 3 (h/4, h/5) refused
+    assert asyncio.run(sender("h", links, [])) == 2  # only the refused ones again
+    assert asyncio.run(sender("h", links + ["http://h/new"], [])) == 1
+    assert asyncio.run(sender("other", links[:1], [])) == 1  # per site
+    sent = [u for _, v in topic.sent for u in decode_raw(v, 10, 65536).lines]
+    assert sorted(sent) == sorted(links + ["http://h/new", "http://h/0"])
+    monkeypatch.setattr(listedlinks, "REMEMBERED", 8)
+    assert asyncio.run(sender("h", [f"http://h/x{i}" for i in range(3)], [])) == 3  # 7 + 3 > 8: starts over
+    assert len(sender.sent["h"]) == 3
 
 
 def test_settings_switch():
@@ -136,11 +155,12 @@ def test_a_validation_round_sends_the_links_of_its_pages(tmp_path):
         async def publish(site, value):
             pass
 
-        async def links(site, urls, test_urls):
-            await send_links(topic, site, urls, test_urls, settings, metrics)
-
+        links = LinkSender(topic, settings, metrics)
         try:
             await validation_round("forum.test", cand, settings, store, publish, metrics, links=links)
+            again = len(topic.sent)
+            await validation_round("forum.test", cand, settings, store, publish, metrics, links=links)
+            assert len(topic.sent) == again  # the same links: nothing sent the second time
         finally:
             await runner.cleanup()
             store.close()
