@@ -10,6 +10,7 @@ import logging
 import time
 
 from dustbuster.core.errors import ParseError, RuleError, StreamError
+from dustbuster.core.fetched import MAX_ROUND_LINKS
 from dustbuster.core.rules import Rule, SubstringRule, rule_from_json
 from dustbuster.core.signing import sign_document
 from dustbuster.core.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, decide_version
@@ -201,6 +202,9 @@ async def validation_round(site: str, cand, settings: Settings, verdicts: Verdic
                               held_version(site) if held_version else None, now_ms=int(time.time() * 1000))
     sent = await send_decision(site, decision, rules, stats, verdicts, publish, metrics, settings.signing_key)
     if links is not None and sv is not None:
+        if sv.links_over_cap:
+            log.info("%s: %s links of fetched pages left out (a round keeps %s)", site, sv.links_over_cap,
+                     MAX_ROUND_LINKS)
         await links(site, sv.links, list(cand.test_urls))
     return sent
 
