@@ -10,6 +10,7 @@ The counters and gauges a dashboard of the worker shows:
 | dust_validations_total | verdict (valid, invalid, undecided) | rule verdicts of validation rounds |
 | dust_fetches_total | outcome (ok, timeout, status_404, soft_error, refused_*...) | validator fetches |
 | dust_rules_published_total | | rule-set versions (and tombstones) published |
+| dust_listed_urls_sent_total | source (validator-links) | URLs sent to the raw topic as listed URLs of their site (the links of the validator's fetched pages; agents/listedlinks.py) |
 | dust_rule_set_updates_total / dust_rule_sets | | rule sets applied by this worker / sites it holds |
 | dust_canonizations_total | source (frontier, api) | URLs canonicalized |
 | dust_duplicates_skipped_total | | frontier URLs whose canonical URL was already seen |
@@ -45,6 +46,8 @@ class Metrics:
         self.validations = Counter("dust_validations", "Rule verdicts", ["verdict"], registry=r)
         self.fetches = Counter("dust_fetches", "Validator fetches by outcome", ["outcome"], registry=r)
         self.rules_published = Counter("dust_rules_published", "Rule-set versions and tombstones published", registry=r)
+        self.listed_urls_sent = Counter("dust_listed_urls_sent", "URLs sent to the raw topic as listed URLs, by source",
+                                        ["source"], registry=r)
         self.rule_set_updates = Counter("dust_rule_set_updates", "Rule sets applied by this worker", registry=r)
         self.rule_sets = Gauge("dust_rule_sets", "Sites with a current rule set in this worker", registry=r)
         self.canonizations = Counter("dust_canonizations", "URLs canonicalized", ["source"], registry=r)

@@ -10,6 +10,7 @@ import logging
 import time
 
 from dustbuster.core.errors import ParseError, RuleError, StreamError
+from dustbuster.core.fetched import MAX_ROUND_LINKS
 from dustbuster.core.rules import Rule, SubstringRule, rule_from_json
 from dustbuster.core.signing import sign_document
 from dustbuster.core.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, decide_version
@@ -21,6 +22,7 @@ from dustbuster.stream.rulesview import OFF_LOOP_BYTES
 from dustbuster.stream.settings import Settings
 
 from .context import WorkerContext
+from .listedlinks import LinkSender
 
 log = logging.getLogger(__name__)
 
@@ -44,13 +46,15 @@ def register(ctx: WorkerContext) -> None:
         log.warning("DUST_SIGN_KEY_FILE is not set: rule sets are published unsigned, and consumers with "
                     "DUST_TRUSTED_KEYS will refuse them")
 
+    links = LinkSender(ctx.topics.raw, ctx.settings, ctx.metrics) if ctx.settings.validator_links else None
+
     @ctx.app.timer(max(ctx.settings.verdict_ttl_s / 4, ctx.settings.window_s), name="dust-revalidate")
     async def revalidate() -> None:
         """Rules are re-validated on a schedule even when a site sends no new candidates: the
         verdicts past their TTL are fetched again, and a rule that stopped holding is dropped."""
         for site, raw in ctx.verdicts.all_candidates():
             try:
-                await run_round(ctx, site, candidates_from_json(raw))  # old stored sets too
+                await run_round(ctx, site, candidates_from_json(raw), links)  # old stored sets too
             except Exception:
                 log.exception("re-validation of %s failed", site)
 
@@ -62,7 +66,7 @@ def register(ctx: WorkerContext) -> None:
             if cand is None:
                 continue
             try:
-                await run_round(ctx, cand.site, cand)
+                await run_round(ctx, cand.site, cand, links)
             except Exception:  # a bad round must not stop the agent; the next window retries
                 log.exception("validation round of %s failed", cand.site)
 
@@ -82,8 +86,9 @@ async def decode_candidate_message(ctx: WorkerContext, value: bytes | None) -> C
         return None
 
 
-async def run_round(ctx: WorkerContext, site: str, cand) -> None:
-    """One round in the worker: its rule sets go to the rules topic, its progress to the dashboard."""
+async def run_round(ctx: WorkerContext, site: str, cand, links: LinkSender | None = None) -> None:
+    """One round in the worker: its rule sets go to the rules topic, its progress to the dashboard,
+    the links of its fetched pages to ``links`` (the raw topic; None: DUST_VALIDATOR_LINKS=false)."""
     async def publish(site: str, value: RuleSet | None) -> None:
         size = 0 if value is None else len(encode(value))
         if size > budget(ctx.settings.max_message_bytes):  # never a send that raises (stream/fit.py)
@@ -102,7 +107,7 @@ async def run_round(ctx: WorkerContext, site: str, cand) -> None:
     result: object = RuntimeError("round failed")
     try:
         result = await validation_round(site, cand, ctx.settings, ctx.verdicts, publish, ctx.metrics, held_version,
-                                        track, ctx.told_unconfigured)
+                                        track, ctx.told_unconfigured, links)
     finally:
         if track is not None:
             rounds.end(track, result)
@@ -164,11 +169,13 @@ def _previous_rules(prev: dict | None) -> list[Rule]:
 
 
 async def validation_round(site: str, cand, settings: Settings, verdicts: VerdictStore, publish,
-                           metrics=None, held_version=None, track=None, told: set[str] | None = None):
+                           metrics=None, held_version=None, track=None, told: set[str] | None = None, links=None):
     """One validation round of a site's candidate set; ``publish(site, RuleSet | None)`` sends a
     new version (or a tombstone) when the list of valid rules changed.  Returns what was sent
     (a RuleSet, None for a tombstone) or ``"unchanged"`` / ``"unconfigured"``.  ``told``: the
-    sites already said to be unconfigured (the worker context's set; said once per site)."""
+    sites already said to be unconfigured (the worker context's set; said once per site).
+    ``links(site, links, test_urls)``, when given, gets the links of the pages the round fetched
+    (issue 28 item 5; agents/listedlinks.py), after the decision is sent."""
     pairs, params = candidate_rules(site, cand)
     policy = site_policy(settings, site)
     if policy is None:
@@ -194,7 +201,13 @@ async def validation_round(site: str, cand, settings: Settings, verdicts: Verdic
         stats = sv.stats(len(pairs) + len(params)) | {"window": cand.window}
     decision = decide_version(Published.from_json(prev), None if sv is None else [r["display"] for r in rules],
                               held_version(site) if held_version else None, now_ms=int(time.time() * 1000))
-    return await send_decision(site, decision, rules, stats, verdicts, publish, metrics, settings.signing_key)
+    sent = await send_decision(site, decision, rules, stats, verdicts, publish, metrics, settings.signing_key)
+    if links is not None and sv is not None:
+        if sv.links_over_cap:
+            log.info("%s: %s links of fetched pages left out (a round keeps %s)", site, sv.links_over_cap,
+                     MAX_ROUND_LINKS)
+        await links(site, sv.links, list(cand.test_urls))
+    return sent
 
 
 def signed_record(rs: RuleSet, key) -> RuleSet:

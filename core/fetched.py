@@ -4,7 +4,7 @@ with the page identity of issue 23: :mod:`dustbuster.core.identity`).  Split fro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Awaitable, Callable
 
 from .identity import PageIdentity
@@ -23,9 +23,18 @@ class Fetched:
 
 Fetch = Callable[[str], Awaitable[Fetched]]
 
+#: distinct links of fetched pages a round keeps (:attr:`RoundFetcher.links`; beyond the papers, issue 28 item 5)
+MAX_ROUND_LINKS = 20_000
+
 
 class RoundFetcher:
-    """One validation round's fetches: each URL at most once, counted by outcome."""
+    """One validation round's fetches: each URL at most once, counted by outcome.
+
+    Beyond the papers (issue 28 item 5): the same-origin links of every page fetched fine this
+    round (:attr:`PageIdentity.links <dustbuster.core.identity.PageIdentity.links>`) are gathered in
+    :attr:`links`, distinct, first seen first, at most :data:`MAX_ROUND_LINKS` (``links_over_cap``
+    counts the ones left out); a cached page keeps its identity without them, so a round of
+    thousands of pages holds at most that many links."""
 
     def __init__(self, fetch: Fetch) -> None:
         self._fetch = fetch
@@ -35,11 +44,33 @@ class RoundFetcher:
         self.declared: dict[str, str] = {}  #: u → the URL its page redirects to or declares canonical (issue 23)
         self.signals: dict[str, int] = {}  #: what the identity signals decided this round, by name
         self.logged_errors: tuple[str, ...] = ()  #: URLs logged only with status >= 400 (core/narrow.py)
+        self._links: dict[str, None] = {}
+        self.links_over_cap = 0  #: distinct-per-page links not kept: the round already held MAX_ROUND_LINKS
+
+    @property
+    def links(self) -> tuple[str, ...]:
+        """The links of the pages fetched this round, distinct, first seen first (class docstring)."""
+        return tuple(self._links)
+
+    def take_links(self, got: Fetched) -> Fetched:
+        """Add the links of ``got`` (a page fetched fine) to :attr:`links`; ``got`` without them."""
+        ident = got.identity
+        if ident is None or not ident.links:
+            return got
+        if got.ok:
+            for link in ident.links:
+                if link in self._links:
+                    continue
+                if len(self._links) >= MAX_ROUND_LINKS:
+                    self.links_over_cap += 1
+                else:
+                    self._links[link] = None
+        return replace(got, identity=replace(ident, links=()))
 
     async def __call__(self, url: str) -> Fetched:
         got = self.cache.get(url)
         if got is None:
-            got = await self._fetch(url)
+            got = self.take_links(await self._fetch(url))
             self.cache[url] = got
             self.fetches += 1
             key = "ok" if got.ok else (got.reason or "failed")
@@ -104,4 +135,4 @@ def signal(fetch: RoundFetcher, fu: Fetched, fv: Fetched, outcome: str, threshol
         fetch.count("v_soft_error")
 
 
-__all__ = ["POSITIVE", "TRANSIENT", "transient", "Fetch", "Fetched", "RoundFetcher", "compare_pages", "signal"]
+__all__ = ["MAX_ROUND_LINKS", "POSITIVE", "TRANSIENT", "transient", "Fetch", "Fetched", "RoundFetcher", "compare_pages", "signal"]

@@ -14,6 +14,9 @@ for the validator (:mod:`dustbuster.core.validate`) and ``dustbuster truth`` ali
   in ``<body>`` counts as well (what browsers and most crawlers accept);
 * ``title``: the text of the first ``<title>``, entities decoded;
 * ``robots``: the ``<meta name="robots">`` content, lower-cased (``noindex``, ``nofollow``, …);
+* ``links``: the page's same-origin ``<a href>`` / ``<area href>`` links, absolute and normalized, at
+  most 500, read from the same first :data:`HEAD_BYTES` bytes (:mod:`dustbuster.core.pagelinks`;
+  issue 28 item 5: they become listed URLs of the site); not compared, not in :meth:`PageIdentity.to_json`;
 * ``sketch``: the validator's content sketch (:mod:`dustbuster.core.sketch`) and ``words``, a
   16-min-hash sketch of the page's word 3-grams with digits masked (the soft-error signature,
   :mod:`dustbuster.core.softerror`: an error page templated with the URL's values keeps most of them).
@@ -33,10 +36,11 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urldefrag
 
+from .pagelinks import MAX_HREFS, same_origin_links
 from .sketch import Sketch, document_words, minhash, shingles
 
-#: bytes of a document searched for ``<title>``, canonical links and robots meta (heads are small;
-#: a link in a huge body past this is not seen)
+#: bytes of a document searched for ``<title>``, canonical links, robots meta, ``<base href>`` and the
+#: ``<a>``/``<area>`` links (heads are small; a link in a huge body past this is not seen)
 HEAD_BYTES = 262_144
 WORD_K = 16
 WORD_N = 3
@@ -46,7 +50,9 @@ _LINK_CANONICAL = re.compile(r'<\s*([^>]*)>\s*((?:;[^,]*)*)', re.S)
 
 
 class _Head(HTMLParser):
-    """Title, canonical links and robots meta of a document (anywhere in it)."""
+    """Title, canonical links, robots meta, first ``<base href>`` and the followable hrefs
+    (``<a>``, ``<area>``, not ``rel="nofollow"``; at most :data:`~dustbuster.core.pagelinks.MAX_HREFS`
+    distinct) of a document (anywhere in it)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -55,10 +61,17 @@ class _Head(HTMLParser):
         self._title_parts: list[str] = []
         self.canonicals: list[str] = []
         self.robots: list[str] = []
+        self.base: str | None = None
+        self.hrefs: dict[str, None] = {}
 
     def handle_starttag(self, tag, attrs):
         a = {k.lower(): (v or "") for k, v in attrs}
-        if tag == "title" and self.title is None:
+        if tag in ("a", "area") and a.get("href") and len(self.hrefs) < MAX_HREFS:
+            if "nofollow" not in a.get("rel", "").lower().split():
+                self.hrefs[a["href"]] = None
+        elif tag == "base" and self.base is None and a.get("href", "").strip():
+            self.base = a["href"]
+        elif tag == "title" and self.title is None:
             self._in_title = True
         elif tag == "link" and "canonical" in a.get("rel", "").lower().split() and a.get("href", "").strip():
             self.canonicals.append(a["href"].strip())
@@ -82,10 +95,18 @@ class HeadFacts:
     title: str = ""
     canonicals: tuple[str, ...] = ()
     robots: str = ""
+    base: str = ""  #: the first ``<base href>``, as written
+    hrefs: tuple[str, ...] = ()  #: followable ``<a>``/``<area>`` hrefs, as written, distinct, in order
+
+    @property
+    def nofollow(self) -> bool:
+        """The robots meta asks not to follow the page's links (``nofollow`` or ``none``)."""
+        return bool({"nofollow", "none"} & set(re.split(r"[,\s]+", self.robots)))
 
 
 def parse_head(body: bytes, content_type: str = "text/html") -> HeadFacts:
-    """The title, canonical hrefs (as written) and robots meta of an HTML document; empty for others."""
+    """The title, canonical hrefs (as written), robots meta, ``<base href>`` and followable hrefs of an
+    HTML document; empty for others."""
     ctype = (content_type or "").split(";")[0].strip().lower()
     if ctype not in ("text/html", "application/xhtml+xml", ""):
         return HeadFacts()
@@ -96,7 +117,8 @@ def parse_head(body: bytes, content_type: str = "text/html") -> HeadFacts:
     except Exception:  # html.parser is lenient; a failure leaves what was found so far
         pass
     title = p.title if p.title is not None else "".join(p._title_parts)
-    return HeadFacts(" ".join(title.split()), tuple(p.canonicals), ",".join(r for r in p.robots if r))
+    return HeadFacts(" ".join(title.split()), tuple(p.canonicals), ",".join(r for r in p.robots if r), p.base or "",
+                     tuple(p.hrefs))
 
 
 def link_header_canonical(value: str) -> list[str]:
@@ -111,9 +133,17 @@ def link_header_canonical(value: str) -> list[str]:
 
 def resolve_canonical(hrefs: list[str] | tuple[str, ...], base: str) -> str:
     """One absolute canonical URL from the declared hrefs, or "" when none or several different."""
-    urls = {urldefrag(urljoin(base, h))[0] for h in hrefs if h}
+    urls = {_joined(base, h) for h in hrefs if h}
     urls = {u for u in urls if u.startswith(("http://", "https://"))}
     return urls.pop() if len(urls) == 1 else ""
+
+
+def _joined(base: str, href: str) -> str:
+    """``href`` resolved against ``base``, fragment dropped; "" when urljoin refuses it (``A://[``)."""
+    try:
+        return urldefrag(urljoin(base, href))[0]
+    except ValueError:
+        return ""
 
 
 def normalize_title(title: str) -> str:
@@ -145,6 +175,7 @@ class PageIdentity:
     robots: str = ""
     sketch: Sketch | None = None
     words: Sketch | None = field(default=None, compare=False)
+    links: tuple[str, ...] = field(default=(), compare=False)  #: same-origin links (core/pagelinks.py)
 
     @property
     def redirected(self) -> bool:
@@ -186,8 +217,9 @@ def page_identity(url: str, final_url: str, chain: list[str] | tuple[str, ...], 
     facts = parse_head(body, content_type)
     header = link_header_canonical(link_header)
     canonical = resolve_canonical(header, final_url) if header else resolve_canonical(facts.canonicals, final_url)
+    links = () if facts.nofollow else same_origin_links(facts.hrefs, final_url or url, facts.base)
     return PageIdentity(url, status, final_url, tuple(chain), canonical, facts.title, facts.robots, page_sketch,
-                        word_sketch(body, content_type))
+                        word_sketch(body, content_type), links)
 
 
 __all__ = ["HeadFacts", "PageIdentity", "link_header_canonical", "normalize_title", "page_identity", "parse_head",

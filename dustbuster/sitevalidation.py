@@ -72,6 +72,10 @@ class SiteValidation:
     seconds: float
     probes: int = 0  #: soft-error probes fetched (dustbuster.fetch.softerrors)
     signals: dict = None  # type: ignore[assignment]  #: what the identity signals decided (issue 23)
+    #: the same-origin links of the pages fetched this round (RoundFetcher.links; issue 28 item 5): the
+    #: validator agent sends them as listed URLs of the site; not in :meth:`stats` (nor `validate`'s output)
+    links: tuple[str, ...] = ()
+    links_over_cap: int = 0  #: links left out: the round already held core.fetched.MAX_ROUND_LINKS
 
     @property
     def fetches(self) -> int:
@@ -120,6 +124,8 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
         soft = SoftErrorAware(fetcher.fetch, threshold, test_urls, counts=fetcher.counts)
         rf = RoundFetcher(soft)
         rf.logged_errors = tuple(logged_errors)
+        for f in fronts:  # the front pages' links too (a site's front page links to most of it)
+            rf.take_links(f)
         res = await validate(pairs, params, test_urls, rf, settings.params, threshold=threshold,
                              cache=cache, on_verdict=on_verdict, extra=extra)
         declared = await declared_round(res, rf, test_urls, settings.params, threshold, cache, on_verdict)
@@ -135,7 +141,8 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
     signals = dict(rf.signals) | soft.stats() | {"declared_pairs": len(rf.declared), "declared_candidates": len(declared)}
     for r, why in sc.dropped:
         log.debug("set-level check dropped %s: %s", r.text, why)
-    return SiteValidation(sc.rules, res, sc, counts, time.perf_counter() - t0, soft.probes, signals)
+    return SiteValidation(sc.rules, res, sc, counts, time.perf_counter() - t0, soft.probes, signals, rf.links,
+                          rf.links_over_cap)
 
 
 async def with_extras(base: SetCheck, extras: list[Rule], test_urls: list[str], rf: RoundFetcher, params,

@@ -23,7 +23,8 @@ Policy (every refusal and failure is counted by reason in ``Fetcher.counts``):
 
 Every page answered (2xx, or an error status with a body) comes with its identity evidence
 (:class:`dustbuster.core.identity.PageIdentity`: status, redirect chain, final URL, declared
-canonical from the document or the ``Link`` header, title, robots meta, sketch) in ``Fetched.identity``.
+canonical from the document or the ``Link`` header, title, robots meta, sketch, the page's same-origin
+links: dustbuster.core.pagelinks) in ``Fetched.identity``.
 """
 
 from __future__ import annotations

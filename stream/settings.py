@@ -17,6 +17,7 @@ other commands never read it).  It is read once: edits need a restart.
 | DUST_VERDICT_TTL_S | 86400 | a verdict is re-validated after this many seconds |
 | DUST_SKETCH_THRESHOLD | 1.0 | DustParams.sketch_threshold: fraction of the 4 min-hashes that must agree for "same page" (0.5 = "2 of 4"; thesis §6.3), in mining and validation alike; was DUST_SKETCH_MIN_EQUAL, now refused |
 | DUST_VALIDATE | true | run the validator agent in this worker |
+| DUST_VALIDATOR_LINKS | true | after each round, the validator sends the same-origin links of the pages it fetched to the raw topic as listed URLs of the site (`RawBatch` `format="urls"`, `source="validator-links"`; agents/listedlinks.py); false: it sends none |
 | DUST_CANONIZE | true | run the canonizer agent (frontier → canonical URLs) and follow the rules topic |
 | DUST_NORMALIZE | true | RFC 3986 normalization before the site rules (core/normalize.py) |
 | DUST_API_PORT | 8870 (0 = off) | the HTTP API (POST /canonicalize, /sites, /healthz, /metrics) |
@@ -74,6 +75,7 @@ class Settings:
     validator_sites: Path | None = None
     verdict_ttl_s: float = 86400.0
     validate: bool = True
+    validator_links: bool = True
     canonize: bool = True
     normalize: bool = True
     #: the frontier's URLs go on to the raw topic as a URL list (listed URLs of their site, issue 28
