@@ -132,7 +132,7 @@ async def send_url_lists(ctx: WorkerContext, results: list[SiteCanonized], site:
     if futs:
         await asyncio.gather(*futs)
     n = sum(len(u) for u in by_site.values())
-    ctx.metrics.listed_sent.labels(source).inc(n)
+    ctx.metrics.listed_urls_sent.labels(source).inc(n)
     return n
 
 

@@ -10,11 +10,10 @@ The counters and gauges a dashboard of the worker shows:
 | dust_validations_total | verdict (valid, invalid, undecided) | rule verdicts of validation rounds |
 | dust_fetches_total | outcome (ok, timeout, status_404, soft_error, refused_*...) | validator fetches |
 | dust_rules_published_total | | rule-set versions (and tombstones) published |
-| dust_listed_urls_sent_total | source (validator-links) | URLs sent to the raw topic as listed URLs of their site (the links of the validator's fetched pages; agents/listedlinks.py) |
+| dust_listed_urls_sent_total | source (frontier, validator-links) | URLs sent to the raw topic as listed URLs of their site (issue 28 item 5): the frontier's (agents/canonizer.py), the links of the validator's fetched pages (agents/listedlinks.py) |
 | dust_rule_set_updates_total / dust_rule_sets | | rule sets applied by this worker / sites it holds |
 | dust_canonizations_total | source (frontier, api) | URLs canonicalized |
 | dust_duplicates_skipped_total | | frontier URLs whose canonical URL was already seen |
-| dust_listed_urls_sent_total | source (frontier, validator-links) | URLs sent to the raw topic as URL lists (listed URLs of their site, issue 28) |
 | dust_rejects_total | reason | rejected messages and lines |
 | dust_rule_sets_rejected_total | reason | rules-topic records skipped (bad JSON, non-finite numbers, deep nesting, a rule set the rule book refuses...) |
 | dust_api_rejects_total | reason | API requests refused (bad_json, too_deep, bad_url_char, body_timeout, unauthorized, internal_error...) |
@@ -52,7 +51,6 @@ class Metrics:
         self.rule_sets = Gauge("dust_rule_sets", "Sites with a current rule set in this worker", registry=r)
         self.canonizations = Counter("dust_canonizations", "URLs canonicalized", ["source"], registry=r)
         self.duplicates_skipped = Counter("dust_duplicates_skipped", "Frontier URLs already seen", registry=r)
-        self.listed_sent = Counter("dust_listed_urls_sent", "URLs sent to the raw topic as URL lists", ["source"], registry=r)
         self.rejects = Counter("dust_rejects", "Rejected messages and lines", ["reason"], registry=r)
         self.rule_sets_rejected = Counter("dust_rule_sets_rejected", "Rules-topic records skipped, by reason",
                                           ["reason"], registry=r)

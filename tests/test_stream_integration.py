@@ -107,8 +107,9 @@ def test_url_lists_are_listed_across_a_kill9_and_a_rebuild(kafka, tmp_path):
     total = 5000 + len(listed) + 1
     w = Worker(env, tmp_path / "w", tmp_path / "w.log").start()
     feed(env, log, site)
+    latest_candidates(env, {site: 5000}, workers=[w])  # the log is applied (the worker is in its group)
     feed(env, frontier, site, fmt="urls")
-    w.kill9()  # while it works on them, or just after: no timing is assumed
+    w.kill9()  # while it works on the URL list, or just after: no timing is assumed
     w = Worker(env, tmp_path / "w", tmp_path / "w2.log").start()  # same state dir: a restart
     try:
         got = latest_candidates(env, {site: total}, workers=[w])[site]
