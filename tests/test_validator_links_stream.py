@@ -1,6 +1,7 @@
 """Issue 28 item 5 through the real broker: a worker's validator rounds on the simulated site send
 the links of the pages they fetched to the raw topic, as ``format: "urls"`` batches of the site
-(agents/listedlinks.py), counted in ``dust_listed_urls_sent_total``."""
+(agents/listedlinks.py), counted in ``dust_listed_urls_sent_total``; the ingest agent lists them, and a
+later window's test URLs carry them to the next round (the whole loop of item 5)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,9 @@ def test_a_round_sends_the_links_of_its_pages_to_the_raw_topic(kafka, tmp_path):
                 metrics = r.read().decode()
             batches = link_batches(env, w)  # read after the metrics: every batch they counted is here
             cands = [json.loads(m.value) for m in read_topic(kafka, env["DUST_TOPIC_PREFIX"] + "-candidates")]
+            # the ingest agent lists them: a later window's test URLs carry them to the next round
+            expected = {f"http://{h}:{port}/s{i}" for h in SITE_HOSTS for i in range(5)}
+            listed_in = wait_for_test_urls(env, w, expected)
         finally:
             w.stop()
     finally:
@@ -63,3 +67,17 @@ def test_a_round_sends_the_links_of_its_pages_to_the_raw_topic(kafka, tmp_path):
                if line.startswith('dust_listed_urls_sent_total{source="validator-links"}')]
     assert counted == [len(expected)]
     assert "links of fetched pages sent as listed URLs" in (tmp_path / "w.log").read_text()
+    assert listed_in["stats"]["listed"] >= len(expected)
+
+
+def wait_for_test_urls(env: dict, worker: Worker, urls: set[str], timeout: float = 180) -> dict:
+    """The first candidate set whose test URLs hold all of ``urls``, once there is one."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert worker.alive(), worker.log.read_text()[-3000:]
+        for m in read_topic(env["DUST_KAFKA_BOOTSTRAP"], env["DUST_TOPIC_PREFIX"] + "-candidates"):
+            d = json.loads(m.value)
+            if urls <= set(d.get("test_urls", [])):
+                return d
+        time.sleep(2)
+    raise AssertionError(f"no candidate set with the listed links: {worker.log.read_text()[-3000:]}")
