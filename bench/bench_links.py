@@ -7,20 +7,23 @@ repeated, 50 external); ``listing`` 200 KiB, 3,000 links (same-origin, query str
 256 KiB of 20,000 external links then one of the site (only MAX_HREFS = 5,000 distinct hrefs are
 resolved).  A body of 32 KiB and more is parsed in a thread by the fetcher (fetch/client.py).
 
-    .venv/bin/python bench/bench_links.py [--repeat 7]
+    .venv/bin/python bench/bench_links.py [--repeat 7] [--small] [--out bench/out/bench_links.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
+from pathlib import Path
 from unittest import mock
 
 from dustbuster.core import identity
 from dustbuster.core.identity import page_identity
 
 URL = "http://wiki.test/index.php?title=Main_Page"
+OUT = Path(__file__).resolve().parent / "out"
 
 
 def wiki() -> bytes:
@@ -58,14 +61,22 @@ def per_page(body: bytes, repeat: int, links: bool) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--small", action="store_true", help="one repeat (CI: it runs, nothing is asserted of a time)")
+    ap.add_argument("--out", type=Path, default=OUT / "bench_links.json", help="the JSON results")
     a = ap.parse_args()
+    repeat = 1 if a.small else a.repeat
     print("| page | bytes | links kept | page_identity ms | without links ms | links' share |")
     print("|---|---|---|---|---|---|")
+    rows = []
     for name, body in (("wiki", wiki()), ("listing", listing()), ("hostile", hostile())):
         kept = len(page_identity(URL, URL, [], 200, body, "text/html").links)
-        with_links, without = per_page(body, a.repeat, True), per_page(body, a.repeat, False)
+        with_links, without = per_page(body, repeat, True), per_page(body, repeat, False)
+        rows.append({"page": name, "bytes": len(body), "links": kept, "ms": round(with_links * 1e3, 3),
+                     "ms_without_links": round(without * 1e3, 3)})
         print(f"| {name} | {len(body):,} | {kept} | {with_links * 1e3:.2f} | {without * 1e3:.2f} | "
               f"{(with_links - without) / with_links:.0%} |")
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps({"repeat": repeat, "pages": rows}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ SMALL = {
     "bench_canon.py": (["--small"], True, ["w3lib"]),
     "bench_commands.py": (["--small"], True, []),
     "bench_cost.py": (["--small"], True, []),
+    "bench_links.py": (["--small"], True, []),
     "bench_learned.py": (["--small"], True, ["jax"]),
     "bench_mine.py": (["--small"], True, []),
     "bench_parse.py": (["--small"], True, []),
