@@ -305,6 +305,7 @@ class PartitionState(OffsetStore):
         result.stats["unsafe_flagged"] = len(result.unsafe)  # the set carries mine's flags (cli/candidates.py)
         result.stats["urllist_seconds"] = round(t_list, 3)
         result.test_urls, result.error_urls = window_test_urls(ul)
+        result.stats["listed_urls"], result.stats["error_urls"] = len(ul.listed), len(ul.errors)  # as `mine --urls`
         return result
 
     def clear_dirty(self, site: str, token: bytes) -> None:

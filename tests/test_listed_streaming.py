@@ -175,6 +175,7 @@ def test_a_window_sends_listed_and_error_urls_and_a_rebuild_keeps_them(tmp_path)
     assert len(res.test_urls) == 20 + LISTED_TEST_URLS and set(res.test_urls[20:]) <= set(listed)
     assert res.error_urls == ["http://s.org/gone"]
     assert part.counters("s.org")["listed"] == len(listed)
+    assert res.stats["listed_urls"] == len(listed) and res.stats["error_urls"] == 1
 
     again = PartitionState(tmp_path / "b", 0, DustParams())
     sites = {"s.org": {k.split("\0", 1)[1]: orjson.loads(v) for k, v in changelog.items() if "\0\0" not in k}}
@@ -227,3 +228,15 @@ def test_the_error_urls_of_a_candidate_set_reach_the_validators_narrowing(tmp_pa
     finally:
         store.close()
     assert got == "unchanged" and seen["logged_errors"] == ["http://forum.test/gone?rev=1"]
+
+
+def test_a_candidate_set_is_shown_with_its_time_and_listed_urls(capsys):
+    """``dustbuster candidates``: the window as a time a person reads (not a count of windows since
+    1970), and the listed URLs beside the log's unique URLs."""
+    from dustbuster.cli.candidates import _print_candidates
+
+    d = {"site": "s.org", "window": 598585285, "rules": [], "params": {}, "test_urls": [],
+         "stats": {"lines": 12, "urls": 3, "listed_urls": 7, "unsafe_flagged": 0, "ingest_last": 1795755873.2}}
+    _print_candidates("s.org", d, 10)
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("# s.org: window 598585285 (lines up to 2026-11-27 05:04:33 UTC), 12 lines, 3 unique URLs (+ 7 listed), ")

@@ -64,6 +64,16 @@ def _wait_for_sets(a: argparse.Namespace, settings) -> dict[str, dict]:
     return sets
 
 
+def _window_name(d: dict) -> str:
+    """The window as a person reads it: the time of its last line (its id is a count of windows
+    since 1970, which says nothing to a reader), with the id for the record."""
+    last = (d.get("stats") or {}).get("ingest_last")
+    if isinstance(last, (int, float)) and not isinstance(last, bool) and last > 0:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(last))
+        return f"window {d['window']} (lines up to {stamp})"
+    return f"window {d['window']}"
+
+
 def _print_candidates(site: str, d: dict, limit: int) -> None:
     """A candidate set for a person: likely rules (not validated), unsafe ones flagged."""
     from dustbuster.core.errors import RuleError
@@ -78,7 +88,8 @@ def _print_candidates(site: str, d: dict, limit: int) -> None:
     pairs = [r for r in every if r.get("type", "substring") == "substring"]
     params = [r for r in every if r.get("type") == "parameter"]
     general = [r for r in every if r.get("type", "substring") not in PAPER_TYPES]
-    print(f"# {site}: window {d['window']}, {st.get('lines')} lines, {st.get('urls')} unique URLs, "
+    listed = f" (+ {st['listed_urls']} listed)" if st.get("listed_urls") else ""  # the frontier, fetched links
+    print(f"# {site}: {_window_name(d)}, {st.get('lines')} lines, {st.get('urls')} unique URLs{listed}, "
           f"{len(pairs)} likely rules, {len(params)} parameter rules"
           + (f", {len(general)} query/case/pattern rules" if general else "") + " (candidates, not validated)")
     for r in pairs[: limit] + params + general:
