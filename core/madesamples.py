@@ -12,9 +12,8 @@ rule is about *every* URL in its scope, so the validator may test it on URLs the
   under a query-parameter scope (one page's rule: core/onepage.py decides those);
 * when its applicable test URLs are fewer than N (Figure 3's sample size) but at least
   :data:`MIN_LOGGED` (the miner's minimum support, thesis §6.2: a parameter logged once or twice is
-  no pattern to test yet), other test URLs in the
-  rule's scope that lack p get ``p=<a value logged for p>`` appended (the values taken in turn from
-  the URLs the rule changes); the bases are drawn in an order fixed by ``seed``, round-robin over
+  no pattern to test yet), other test URLs in the rule's scope that lack p get ``p=<a value logged
+  for p>`` appended (the values taken in turn from the URLs the rule changes); the bases are drawn in an order fixed by ``seed``, round-robin over
   URL families (core/families.py) so that they show several pages; at most N made URLs per rule,
   each one's rewrite being its base (else it is not made);
 * each made u is fetched and compared with R(u) = its base exactly like a logged u (soft errors,
