@@ -80,9 +80,9 @@ def spread(bases: list[str], scope: str, seed: int) -> list[str]:
 def make_samples(name: str, scope: str, rewrite: Callable[[str], str], test_urls: Sequence[str],
                  logged: Sequence[str], n: int, seed: int, is_error: Callable[[str], bool] = lambda u: False) -> list[str]:
     """Up to ``n`` made u's for the rule that removes ``name`` under ``scope`` (module docstring):
-    ``logged`` are the test URLs it changes (their values of ``name`` are used); ``is_error``: a
-    URL found to be no page this round (never a base)."""
-    values = logged_values(logged, name)
+    ``logged`` are the test URLs it changes (their values of ``name`` are used, sorted); ``is_error``:
+    a URL that is no page (never a base).  The same arguments make the same URLs."""
+    values = sorted(logged_values(logged, name))  # not the draw's order: the same made u's every round
     if not values or n <= 0:
         return []
     seen = set(test_urls)
@@ -113,12 +113,15 @@ class MadeSamples:
     def for_rule(cls, rule: Any, rewrite: Callable[[str], str], test_urls: Sequence[str],
                  logged: Sequence[str], n: int, seed: int, fetch: Any) -> "MadeSamples":
         """The made u's of ``rule`` when its type can make them and it changes fewer than ``n`` test
-        URLs, :data:`MIN_LOGGED` at least; ``fetch``: the round's fetcher (its errors are no base; it
-        counts the made u's)."""
+        URLs, :data:`MIN_LOGGED` at least; ``fetch``: the round's fetcher (the URLs it knows were logged
+        only with an error status are no base; it counts the made u's).  The made u's depend on the
+        test list and ``seed`` only, not on what the round fetched so far: a rule gets the same
+        made u's every round, so an unchanged site gets the same verdict."""
         name = rule.made_sample_param() if rule is not None else None
         if name is None or not MIN_LOGGED <= len(logged) < n:
             return cls()
-        made = make_samples(name, getattr(rule, "scope", ""), rewrite, test_urls, logged, n, seed, fetch.is_error)
+        errors = frozenset(getattr(fetch, "logged_errors", ()))
+        made = make_samples(name, getattr(rule, "scope", ""), rewrite, test_urls, logged, n, seed, errors.__contains__)
         if made:
             log.debug("%s: %d made samples for %d logged", rule.text, len(made), len(logged))
         return cls(made, fetch)
