@@ -3,7 +3,7 @@ docs/validation.md "URL families").
 
 Figure 3 draws "a random URL" the rule changes and counts positives over all of them.  A sample
 can be random and still come from one part of the site: the pairs a round fetched already are drawn
-first (:func:`dustbuster.core.validate.sample_order`), and a part whose pages fail (5xx, timeouts, the
+first (:func:`dustbuster.core.draw.sample_order`), and a part whose pages fail (5xx, timeouts, the
 fetcher's circuit breaker) is skipped, so a site-wide ``drop the query`` was published on 38
 positives of one healthy family while 720 of the 780 URLs it changes lay in the failing ones.
 

@@ -27,6 +27,7 @@ from typing import Callable, Sequence
 from urllib.parse import parse_qsl
 
 from .families import FAMILY_GIVE_UP, Family, Strata
+from .madesamples import MadeSamples
 from .scope import split_url
 
 #: positives each parameter stratum must show (or all of its URLs, when fewer)
@@ -164,13 +165,14 @@ class ParamStrata:
 
 
 class EvidenceStrata:
-    """URL families (core/families.py) and parameter strata together, as Figure 3's loop uses them."""
+    """URL families (core/families.py) and parameter strata together, as Figure 3's loop uses them;
+    and the rule's made samples (core/madesamples.py): drawn last, counted apart."""
 
-    def __init__(self, fam: Strata, par: ParamStrata) -> None:
-        self.fam, self.par = fam, par
+    def __init__(self, fam: Strata, par: ParamStrata, made: MadeSamples | None = None) -> None:
+        self.fam, self.par, self.made = fam, par, made or MadeSamples()
 
     def order(self, draw: list[str]) -> list[str]:
-        return self.par.order(self.fam.order(draw))
+        return self.made.order(self.par.order(self.fam.order(draw)))
 
     def wanted(self, u: str, topping_up: bool) -> bool:
         if not topping_up:
@@ -183,10 +185,12 @@ class EvidenceStrata:
     def failed(self, u: str, reason: str) -> None:
         self.fam.failed(u, reason)
         self.par.failed(u, reason)
+        self.made.failed(u, reason)
 
     def compared(self, u: str, positive: bool) -> None:
         self.fam.compared(u, positive)
         self.par.compared(u, positive)
+        self.made.compared(u, positive)
 
     def short(self) -> list[Family]:
         return self.fam.short() + self.par.short_list()
@@ -199,8 +203,10 @@ class EvidenceStrata:
 
 
 def evidence_strata(cands: list[str], scope: str, rewrite: Callable[[str], str],
-                    test_urls: Sequence[str]) -> EvidenceStrata:
-    return EvidenceStrata(Strata(cands, scope), ParamStrata(cands, rewrite, test_urls))
+                    test_urls: Sequence[str], made: MadeSamples | None = None) -> EvidenceStrata:
+    """The strata of ``cands`` and the made u's (``made``: drawn after them)."""
+    urls = cands + made.urls if made is not None else cands
+    return EvidenceStrata(Strata(urls, scope), ParamStrata(urls, rewrite, test_urls), made)
 
 
 __all__ = ["PARAM_MIN_POSITIVES", "EvidenceStrata", "ParamStrata", "changed_pages", "changed_params",

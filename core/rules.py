@@ -204,6 +204,10 @@ class ParamRule(RuleType):
     def maps_values(self) -> bool:
         return self.action == "replace"
 
+    def made_sample_param(self) -> str | None:
+        """A remove rule under no query-parameter scope (core/madesamples.py)."""
+        return self.name if self.action == "remove" and "?" not in self.scope else None
+
     def nutch_regexes(self) -> list[tuple[str, str]]:
         return rx.param_regexes(self)
 

@@ -36,7 +36,7 @@ class RuleType:
     ``to_json()`` and the class method ``from_json(obj, **common)``.
 
     Optional hooks (defaults below): the evidence policy (:meth:`maps_values`,
-    :meth:`min_distinct_pages`), the per-type safety checks (:meth:`self_feeding`,
+    :meth:`min_distinct_pages`, :meth:`made_sample_param`), the per-type safety checks (:meth:`self_feeding`,
     :meth:`is_inverse_of`), the export mapping (:meth:`nutch_regexes`, :meth:`clearurls_item`,
     :meth:`clean_param`, :meth:`heritrix_regexes`), and a candidate source (``miner``)."""
 
@@ -86,6 +86,11 @@ class RuleType:
     def after_pairs(self) -> bool:
         """Is it decided after the likely pairs in Figure 4 (core/validate.py)?  Default: before."""
         return False
+
+    def made_sample_param(self) -> str | None:
+        """The parameter the validator may add to test URLs lacking it to make more samples when the
+        logs hold too few (core/madesamples.py; ours); None: it makes none."""
+        return None
 
     def site_advice(self) -> dict[str, str]:
         """What the site could do itself (core/sitereport.py): ``redirect``, ``robots``; {}: none."""

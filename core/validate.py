@@ -32,7 +32,6 @@ several different pages, and a value-mapping rule's verdict expires after TTL/4.
 from __future__ import annotations
 
 import dataclasses
-import random
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
@@ -49,6 +48,8 @@ from .paramstrata import evidence_strata
 from .narrow import applicable, narrow_verdict, restored
 from .urlreach import URLReach, round_reach
 from .onepage import OnePage, one_page_of
+from .draw import sample_order
+from .madesamples import MadeSamples
 
 
 @dataclass
@@ -68,13 +69,14 @@ class Verdict:
     parameters: list[dict] = field(default_factory=list)  #: evidence by parameter stratum (core/paramstrata.py)
     one_page: dict = field(default_factory=dict)  #: a one-page family's evidence (core/onepage.py), when the rule has one
     untested: list[dict] = field(default_factory=list)  #: parameters no positive tested (core/narrow.py)
+    made: dict = field(default_factory=dict)  #: made samples compared and skipped (core/madesamples.py), when it had some
 
     def evidence(self) -> dict:
         return {"positives": self.positives, "negatives": self.negatives, "skipped": self.skipped,
                 "fetches": self.fetches, "applicable": self.applicable, "reason": self.reason,
                 "distinct_pages": self.distinct_pages, "families": self.families,
                 "samples": [list(s) for s in self.samples[:5]], "identities": self.identities,
-                "parameters": self.parameters, "untested": self.untested, **({"one_page": self.one_page} if self.one_page else {})}
+                "parameters": self.parameters, "untested": self.untested, **self.made, **({"one_page": self.one_page} if self.one_page else {})}
 
 
 async def validate_rule(
@@ -110,11 +112,8 @@ async def validate_rewrite(
     fetch: RoundFetcher,
     params: DustParams | None = None,
     seed: int = 0,
-    threshold: float = 1.0,
-    min_samples: int = 10,
-    max_fetch_factor: int = 4,
-    failures: list[str] | None = None,
-    min_distinct: int = 0,
+    threshold: float = 1.0, min_samples: int = 10, max_fetch_factor: int = 4,
+    failures: list[str] | None = None, min_distinct: int = 0,
     scope: str = "", changed: Sequence[str] | None = None,
     one_page: OnePage | None = None,
 ) -> Verdict:
@@ -126,19 +125,21 @@ async def validate_rewrite(
     the page (``/story?id=5`` → ``/old/story_5`` → 301 → ``/story_5``).  Issues 27, 23: the draw is stratified
     by URL family and parameter (core/paramstrata.py); too few positives in one is ``partial_evidence``.
     ``changed``: the test URLs (each once, in order) that ``rewrite`` changes, if the caller knows them.
-    Issue 28: with ``one_page`` (core/onepage.py) the "equal today" guard may be met by one page's evidence."""
+    Issue 28: with ``one_page`` (core/onepage.py) the "equal today" guard may be met by one page's evidence.
+    Issue 23: a rare remove-parameter rule is also drawn on made u's (core/madesamples.py)."""
     p = params or DustParams()
     need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
     appl = applicable(test_urls, rewrite, changed)  # the URLs that left the test list too (core/narrow.py)
     cands = sample_order([u for u in appl if not fetch.is_error(u)], rewrite, fetch, seed)
+    made = MadeSamples.for_rule(rule, rewrite, test_urls, cands, p.n, seed, fetch)  # too few: more u's
     v_ = Verdict(rule, None, applicable=len(cands))  # type: ignore[arg-type]
     if (min_distinct > 1 and one_page is None and len(cands) >= min_samples
             and len({rewrite(u) for u in cands}) < min_distinct):
         v_.reason = "uninformative"  # every positive's page would be one of fewer v pages: no fetch
         return v_
     pages: list[Sketch] = []  #: one sketch per different page among the positives' u side
-    start, strata = fetch.fetches, evidence_strata(cands, scope, rewrite, test_urls)
-    for u in strata.order(cands):
+    start, strata = fetch.fetches, evidence_strata(cands, scope, rewrite, test_urls, made)
+    for u in strata.order(cands + made.urls):
         topping_up = v_.positives >= need_pos  # then only for a family still short of positives
         if v_.negatives >= max_neg or (topping_up and not strata.open_short()):
             break
@@ -161,6 +162,7 @@ async def validate_rewrite(
             one_page.positive(u, fu, fv, outcome)
     v_.fetches = fetch.fetches - start
     _conclude(v_, p, strata, len(pages), bool(cands), min_samples, min_distinct, one_page)
+    made.conclude(v_, p.epsilon)  # made samples never outvote the logged ones
     narrow_verdict(v_, appl, rewrite, strata.par, min(need_pos, min_samples), fetch.logged_errors)
     return v_
 
@@ -211,15 +213,6 @@ def _count(v_: Verdict, sample: tuple[str, str, str], fu: Fetched, pages: list[S
             failures.append(sample[0])
     if len(v_.samples) < 10:
         v_.samples.append(sample)
-
-
-def sample_order(cands: list[str], rewrite: Callable[[str], str], fetch: RoundFetcher, seed: int) -> list[str]:
-    """Figure 3's random draw (fixed by ``seed``), with the URLs whose pages this round has
-    fetched already first (both u and R(u), then one of them): the same evidence for fewer
-    fetches.  Ours; the draw stays random within each group."""
-    random.Random(seed).shuffle(cands)
-    have = fetch.cache
-    return sorted(cands, key=lambda u: (u not in have) + (rewrite(u) not in have))
 
 
 def _decide(v_: Verdict, p: DustParams, had_candidates: bool, min_samples: int) -> None:
@@ -301,7 +294,8 @@ def _cached_verdict(rule: Rule, hit: dict) -> Verdict:
                    [x for x in hit.get("identities") or [] if isinstance(x, dict)],
                    [x for x in hit.get("parameters") or [] if isinstance(x, dict)],
                    hit["one_page"] if isinstance(hit.get("one_page"), dict) else {},
-                   [x for x in hit.get("untested") or [] if isinstance(x, dict)]))
+                   [x for x in hit.get("untested") or [] if isinstance(x, dict)],
+                   {k: hit[k] for k in ("made_samples", "made_skipped") if isinstance(hit.get(k), int)}))
 
 
 async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair | SubstringRule], seed: int, valid: list[Rule],

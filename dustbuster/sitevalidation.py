@@ -90,7 +90,13 @@ class SiteValidation:
                 "covered": len(self.result.covered),
                 "undecided": sum(1 for v in self.result.verdicts if v.valid is None),
                 "partial_evidence": self.partial_evidence(), "identity_signals": self.signals or {},
+                **self.made_samples(),
                 "set_check": self.setcheck.stats(), "seconds": round(self.seconds, 3)}
+
+    def made_samples(self) -> dict[str, int]:
+        """The made u's this round compared and skipped (core/madesamples.py), over its verdicts."""
+        fresh = [v.made for v in self.result.verdicts if v.reason != "cached"]
+        return {k: sum(m.get(k, 0) for m in fresh) for k in ("made_samples", "made_skipped")}
 
     def partial_evidence(self) -> list[dict]:
         """The rules left undecided because part of the site showed too few positives (issue 27:

@@ -135,6 +135,9 @@ def _print_readable(site: str, doc: dict | None) -> None:
                 print("       identity: " + identity_text(x), flush=True)
             if isinstance(ev.get("one_page"), dict):
                 print("       " + _one_page_text(ev["one_page"]), flush=True)
+            if isinstance(ev.get("made_samples"), int):
+                print(f"       made samples (core/madesamples.py): {ev['made_samples']} compared, "
+                      f"{ev.get('made_skipped', 0)} skipped (no page)", flush=True)
         stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
         for p in stats.get("partial_evidence") or []:
             if isinstance(p, dict):

@@ -193,9 +193,13 @@ def _summary(site: str, doc: dict, output: str | None, out) -> None:
                   f"{turned} positives turned negative (title or declared canonical), "
                   f"{sig.get('positive_by_redirect', 0)} positives by redirect; {sig.get('declared_pairs', 0)} declared "
                   f"pairs → {sig.get('declared_candidates', 0)} candidates, {declared} published\n")
+    if st.get("made_samples") or st.get("made_skipped"):
+        out.write(f"made samples: {st['made_samples']} made URLs compared, {st.get('made_skipped', 0)} skipped "
+                  "(rare remove-parameter rules, docs/validation.md)\n")
     for r in doc["rules"]:
         ev = r["evidence"]
-        out.write(f"  {r['display']}   +{ev.get('positives')}/-{ev.get('negatives')}, changes {ev.get('applicable')} URLs\n")
+        made = f", {ev['made_samples']} of them made" if ev.get("made_samples") else ""
+        out.write(f"  {r['display']}   +{ev.get('positives')}/-{ev.get('negatives')}{made}, changes {ev.get('applicable')} URLs\n")
     if output:
         out.write(f"wrote {output}; apply it with: dustbuster canonize --rules {output}\n")
 
