@@ -5,6 +5,8 @@ that lets the validator fetch it."""
 from __future__ import annotations
 
 import subprocess
+import sys
+from pathlib import Path
 
 from devtools import devsim
 from tests.conftest import ROOT
@@ -16,4 +18,11 @@ def start_sim_site() -> tuple[subprocess.Popen, int]:
     return devsim.start_sim_site(ROOT)
 
 
-__all__ = ["start_sim_site", "write_sites"]
+def write_sim_log(port: int, path: Path, lines: int) -> Path:
+    """``lines`` access-log lines of the simulator on ``port`` written to ``path`` (``dustbuster sim-site --write-log``)."""
+    subprocess.run([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port), "--write-log", str(path),
+                    "--lines", str(lines), "-q"], cwd=ROOT, check=True, timeout=300)
+    return path
+
+
+__all__ = ["start_sim_site", "write_sim_log", "write_sites"]

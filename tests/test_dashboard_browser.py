@@ -11,8 +11,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections import Counter
 
@@ -26,9 +24,8 @@ from dustbuster.agents.metrics import Metrics
 from devtools.dashboard import record_versions
 from tests.apiserver import ApiThread
 from tests.browser import chrome, open_rule, screenshot, visible_text, wait
-from tests.conftest import ROOT
 from tests.streamtools import Worker, feed, stream_env
-from tests.simsite import start_sim_site, write_sites
+from tests.simsite import start_sim_site, write_sim_log, write_sites
 
 R = SubstringRule.from_parts
 TOKEN = "s3cret-token"
@@ -138,8 +135,7 @@ def test_dashboard_of_a_real_worker_shows_rules_after_a_window_and_their_evidenc
     w = None
     try:
         log = tmp_path / "sim.log"
-        subprocess.run([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port), "--write-log", str(log),
-                        "--lines", "5000", "-q"], cwd=ROOT, check=True, timeout=120)
+        write_sim_log(port, log, 5000)
         conf = tmp_path / "sites.json"
         # a moderate fetch rate: the round lasts long enough for a person (and the test) to watch it
         write_sites(conf, port, rate_per_s=150)

@@ -137,15 +137,12 @@ def test_a_validation_round_sends_the_links_of_its_pages(tmp_path):
     list did not have."""
     from dustbuster.sim.site import SimSite, start
     from dustbuster.state.verdicts import VerdictStore
-    from tests.test_validator_rounds import HOSTS, candidates
+    from tests.test_validator_rounds import HOSTS, candidates, sim_sites
 
     async def go():
         sim = SimSite()
         runner, port = await start(sim)
-        conf = tmp_path / "sites.json"
-        conf.write_text(json.dumps({"forum.test": {
-            "origins": [f"http://{h}:{port}" for h in HOSTS], "allow_private": True,
-            "resolve": {h: "127.0.0.1" for h in HOSTS}, "rate_per_s": 2000, "concurrency": 8}}))
+        conf = sim_sites(tmp_path / "sites.json", port)
         cand = candidates(sim, port)
         store = VerdictStore(tmp_path / "verdicts")
         topic = FakeTopic()

@@ -5,7 +5,6 @@ the validated set is a correct canonicalizer judged against the simulator's own 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections import Counter, defaultdict
 
@@ -13,7 +12,6 @@ from dustbuster.core import DustParams, ParamRule, SubstringRule
 from dustbuster.core.canonize import Canonizer
 from dustbuster.core.setcheck import blame, check_rule_set
 from dustbuster.core.validate import RoundFetcher
-from dustbuster.sim.forum import SITE_HOSTS
 from tests.test_validate import TEST_URLS, forum_site, make_fetch
 
 R = SubstringRule.from_parts
@@ -60,23 +58,18 @@ def test_static_checks_run_first():
 
 # ------------------------------------------------------------------ the simulator's truth
 
-HOSTS = SITE_HOSTS
-
 
 def test_validated_set_on_the_simulator_is_a_correct_canonicalizer(tmp_path):
     from dustbuster.agents.validator import candidate_rules
     from dustbuster.sitevalidation import site_policy, validate_site
     from dustbuster.sim.site import SimSite, start
     from dustbuster.stream.settings import Settings
-    from tests.test_validator_rounds import candidates
+    from tests.test_validator_rounds import candidates, sim_sites
 
     async def go():
         sim = SimSite()
         runner, port = await start(sim)
-        conf = tmp_path / "sites.json"
-        conf.write_text(json.dumps({"forum.test": {
-            "origins": [f"http://{h}:{port}" for h in HOSTS], "allow_private": True,
-            "resolve": {h: "127.0.0.1" for h in HOSTS}, "rate_per_s": 2000, "concurrency": 8}}))
+        conf = sim_sites(tmp_path / "sites.json", port)
         cand = candidates(sim, port)
         settings = Settings(validator_sites=conf)
         pairs, params = candidate_rules("forum.test", cand)

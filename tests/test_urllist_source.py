@@ -106,16 +106,14 @@ def test_mine_cli_reads_url_lists(tmp_path):
 
 def test_validate_samples_the_listed_urls_too(tmp_path):
     """``dustbuster validate --urls``: a crawler's URLs join the test list (the validator's samples)."""
-    from tests.simsite import start_sim_site, write_sites
+    from tests.simsite import start_sim_site, write_sim_log, write_sites
 
     sim, port = start_sim_site()
     try:
         log, more = tmp_path / "sim.log", tmp_path / "more.log"
         run = [sys.executable, "-m", "dustbuster"]
-        subprocess.run([*run, "sim-site", "--port", str(port), "--write-log", str(log), "--lines", "3000", "-q"],
-                       check=True, cwd=ROOT, timeout=300)
-        subprocess.run([*run, "sim-site", "--port", str(port), "--write-log", str(more), "--lines", "6000", "-q"],
-                       check=True, cwd=ROOT, timeout=300)
+        write_sim_log(port, log, 3000)
+        write_sim_log(port, more, 6000)
         seen, _ = read_urllist([log], "auto", "forum.test")
         ul, _ = read_urllist([more], "auto", "forum.test")
         frontier = tmp_path / "frontier.txt"

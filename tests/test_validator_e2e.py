@@ -4,22 +4,19 @@ the simulator on loopback) → rules topic, judged against the simulator's groun
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 
 from tests.conftest import ROOT
 from tests.streamtools import Worker, feed, latest_candidates, stream_env
 from dustbuster.broker import free_port
-from tests.simsite import start_sim_site, write_sites
+from tests.simsite import start_sim_site, write_sim_log, write_sites
 
 
 def test_simulated_site_end_to_end(kafka, tmp_path):
     sim, port = start_sim_site()
     try:
         log = tmp_path / "sim.log"
-        subprocess.run([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port), "--write-log", str(log),
-                        "--lines", "12000", "-q"], cwd=ROOT, check=True)
+        write_sim_log(port, log, 12000)
         conf = tmp_path / "sites.json"
         write_sites(conf, port, rate_per_s=1000)
         env = stream_env(kafka, window=3.0)

@@ -6,15 +6,12 @@ later window's test URLs carry them to the next round (the whole loop of item 5)
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 import urllib.request
 
 from devtools.devsim import SITE_HOSTS
 from dustbuster.broker import free_port
-from tests.conftest import ROOT
-from tests.simsite import start_sim_site, write_sites
+from tests.simsite import start_sim_site, write_sim_log, write_sites
 from tests.streamtools import Worker, feed, read_topic, stream_env
 
 
@@ -35,8 +32,7 @@ def test_a_round_sends_the_links_of_its_pages_to_the_raw_topic(kafka, tmp_path):
     sim, port = start_sim_site()
     try:
         log = tmp_path / "sim.log"
-        subprocess.run([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port), "--write-log", str(log),
-                        "--lines", "3000", "-q"], cwd=ROOT, check=True)
+        write_sim_log(port, log, 3000)
         env = stream_env(kafka, window=2.0)
         env["DUST_VALIDATOR_SITES"] = str(write_sites(tmp_path / "sites.json", port, rate_per_s=1000))
         env["DUST_API_PORT"] = str(api := free_port())

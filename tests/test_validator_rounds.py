@@ -10,13 +10,14 @@ import json
 
 from dustbuster.agents.validator import validation_round
 from dustbuster.core import mine
+from dustbuster.sim.forum import SITE_HOSTS
 from dustbuster.sim.site import SimSite, start
 from dustbuster.state.verdicts import VerdictStore
 from dustbuster.logs.reader import parse_lines
 from dustbuster.stream.records import CandidateSet
 from dustbuster.stream.settings import Settings
 
-HOSTS = ["www.forum.test", "forum.test", "politics.forum.test", "movies.forum.test"]
+HOSTS = SITE_HOSTS  #: the simulator's four hosts
 
 
 def candidates(site: SimSite, port: int) -> CandidateSet:
@@ -29,14 +30,19 @@ def candidates(site: SimSite, port: int) -> CandidateSet:
     return CandidateSet(site="forum.test", window=1, rules=doc["rules"], stats=doc["stats"], params=doc["params"], test_urls=list(ul))
 
 
+def sim_sites(path, port: int):
+    """The sites file that lets the validator fetch the in-process simulator on ``port`` (its four hosts)."""
+    path.write_text(json.dumps({"forum.test": {
+        "origins": [f"http://{h}:{port}" for h in HOSTS], "allow_private": True,
+        "resolve": {h: "127.0.0.1" for h in HOSTS}, "rate_per_s": 2000, "concurrency": 8}}))
+    return path
+
+
 def test_rounds_publish_keep_drop_and_tombstone(tmp_path):
     async def go():
         sim = SimSite()
         runner, port = await start(sim)
-        conf = tmp_path / "sites.json"
-        conf.write_text(json.dumps({"forum.test": {
-            "origins": [f"http://{h}:{port}" for h in HOSTS], "allow_private": True,
-            "resolve": {h: "127.0.0.1" for h in HOSTS}, "rate_per_s": 2000, "concurrency": 8}}))
+        conf = sim_sites(tmp_path / "sites.json", port)
         cand = candidates(sim, port)
         store = VerdictStore(tmp_path / "verdicts")
         sent: list = []
