@@ -10,7 +10,8 @@ state/store.py).  The message's URLs also go on to the raw topic as a URL list p
 ``urls``, ``source`` "frontier"; ``DUST_FRONTIER_LISTS``, on by default), acknowledged before the
 commit: the ingest agent keeps them as listed URLs of their site (core/incremental.py), the URLs a
 crawler meets as a source of validation samples (issue 28 item 5).  A crash before the commit sends
-them again, which lists nothing twice (only the line counters see it).  A seen-changelog write that fails is tried again until the broker takes it, as
+them again, which lists nothing twice (only the line counters see it); a send the broker refuses is
+counted and logged, never the message's failure (agents/listedlinks.py ``send_listed``).  A seen-changelog write that fails is tried again until the broker takes it, as
 the ingest agent's URL changelog writes are (stream/changelog.py ``write_until_acked``).  A crash
 between the sends and the commit re-sends the same answers; a committed message is never redone.
 A partition whose local set is behind (it moved from another worker) is rebuilt from the seen
@@ -26,10 +27,11 @@ from dustbuster.core.rulebook import SiteCanonized
 from dustbuster.core.errors import ERROR_DETAIL_CHARS, ParseError
 from dustbuster.state.seen import SeenStore, seen_batch, signature
 from dustbuster.stream.changelog import SeenChangelog, write_until_acked
-from dustbuster.stream.records import CanonicalURL, RawBatch, decode_frontier, encode
+from dustbuster.stream.records import CanonicalURL, decode_frontier
 from dustbuster.stream.rulesview import TopicFollower
 
 from .context import WorkerContext, stop_at_shutdown
+from .listedlinks import send_listed
 from .messages import ensure_fresh, send_reject
 
 log = logging.getLogger(__name__)
@@ -119,21 +121,17 @@ async def canonize_one(ctx: WorkerContext, msg, url: str, site: str | None) -> S
         return None
 
 
-async def send_url_lists(ctx: WorkerContext, results: list[SiteCanonized], site: str | None, source: str = "frontier") -> int:
-    """The URLs of ``results`` as one URL list per site on the raw topic (key = site), acknowledged
-    by the broker; returns the URLs sent.  A URL without a site (no key, no host) is not sent."""
+async def send_url_lists(ctx: WorkerContext, results: list[SiteCanonized], site: str | None) -> int:
+    """The URLs of ``results`` as URL lists of their sites on the raw topic (key = site), within the
+    message limits and acknowledged by the broker (:func:`dustbuster.agents.listedlinks.send_listed`,
+    the validator's links' sender); returns the URLs sent.  A URL without a site is not sent."""
     by_site: dict[str, list[str]] = {}
     for r in results:
         s = r.site or site
         if s:
             by_site.setdefault(s, []).append(r.url)
-    futs = [await ctx.topics.raw.send(key=s.encode(), value=encode(RawBatch(site=s, lines=urls, format="urls", source=source)))
-            for s, urls in by_site.items()]
-    if futs:
-        await asyncio.gather(*futs)
-    n = sum(len(u) for u in by_site.values())
-    ctx.metrics.listed_urls_sent.labels(source).inc(n)
-    return n
+    return sum([await send_listed(ctx.topics.raw, s, urls, ctx.settings, ctx.metrics, "frontier")
+                for s, urls in by_site.items()])
 
 
 async def send_canonical(ctx: WorkerContext, store: SeenStore, results: list[SiteCanonized], site: str | None) -> list[bytes]:

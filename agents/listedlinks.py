@@ -60,11 +60,12 @@ def chunks(urls: list[str], max_lines: int, max_bytes: int) -> list[list[str]]:
     return out
 
 
-def raw_batches(site: str, urls: list[str], max_lines: int, max_message_bytes: int) -> list[RawBatch]:
+def raw_batches(site: str, urls: list[str], max_lines: int, max_message_bytes: int,
+                source: str = SOURCE) -> list[RawBatch]:
     """The raw-topic records that carry ``urls`` as listed URLs of ``site``, each within the limits."""
-    envelope = len(encode(RawBatch(site=site, lines=[], format="urls", source=SOURCE, seq=10**15)))
+    envelope = len(encode(RawBatch(site=site, lines=[], format="urls", source=source, seq=10**15)))
     room = budget(max_message_bytes) - envelope
-    return [RawBatch(site=site, lines=run, format="urls", source=SOURCE, seq=i)
+    return [RawBatch(site=site, lines=run, format="urls", source=source, seq=i)
             for i, run in enumerate(chunks(urls, max(1, max_lines), room))]
 
 
@@ -92,9 +93,19 @@ async def send_links(topic, site: str, links: Iterable[str], test_urls: Sequence
     """Send the round's new links of ``site`` to ``topic`` (the raw topic) and wait for the broker;
     how many URLs were sent.  A failed send is counted and logged, and its URLs are not counted.
     ``on_sent(urls)`` is called with each batch's URLs the broker took."""
-    urls = new_links(links, test_urls)
+    sent = await send_listed(topic, site, new_links(links, test_urls), settings, metrics, SOURCE, on_sent)
+    log.info("%s: %s links of fetched pages sent as listed URLs", site, sent)
+    return sent
+
+
+async def send_listed(topic, site: str, urls: list[str], settings, metrics=None, source: str = SOURCE,
+                      on_sent=None) -> int:
+    """``urls`` sent to ``topic`` (the raw topic) as URL lists of ``site`` within the message limits,
+    each batch awaited; how many URLs were sent.  A failed send is counted and logged, its URLs not
+    counted, never raised: listed URLs are side information (the frontier's answers, a round's
+    verdicts do not wait on them).  ``on_sent(urls)`` is called with each batch's URLs the broker took."""
     sent = 0
-    for batch in raw_batches(site, urls, settings.max_lines_per_message, settings.max_message_bytes):
+    for batch in raw_batches(site, urls, settings.max_lines_per_message, settings.max_message_bytes, source):
         try:
             fut = await topic.send(key=site.encode(), value=encode(batch))
             if asyncio.isfuture(fut):
@@ -104,16 +115,15 @@ async def send_links(topic, site: str, links: Iterable[str], test_urls: Sequence
         except Exception as exc:  # noqa: BLE001 - a lost batch of links costs nothing but those URLs
             if metrics is not None:
                 metrics.send_failures.labels("raw", type(exc).__name__).inc()
-            log.error("%s: %s links of fetched pages not sent: %s: %s", site, len(batch.lines), type(exc).__name__,
-                      str(exc)[:200])
+            log.error("%s: %s listed URLs (%s) not sent: %s: %s", site, len(batch.lines), source,
+                      type(exc).__name__, str(exc)[:200])
             continue
         sent += len(batch.lines)
         if on_sent is not None:
             on_sent(batch.lines)
     if metrics is not None and sent:
-        metrics.listed_urls_sent.labels(SOURCE).inc(sent)
-    log.info("%s: %s links of fetched pages sent as listed URLs", site, sent)
+        metrics.listed_urls_sent.labels(source).inc(sent)
     return sent
 
 
-__all__ = ["REMEMBERED", "SOURCE", "LinkSender", "chunks", "new_links", "raw_batches", "send_links"]
+__all__ = ["REMEMBERED", "SOURCE", "LinkSender", "chunks", "new_links", "raw_batches", "send_links", "send_listed"]
