@@ -93,11 +93,20 @@ def compare_pages(fu: Fetched, fv: Fetched, threshold: float) -> str:
     """Figure 3's comparison of u's page (fetched fine) with v's: ``similar`` (or ``same_target``)
     or why not.  Beyond the paper (issue 23, :mod:`dustbuster.core.identity`): u redirecting to the
     URL v ends at is a positive without text; two declared canonicals that differ, or two titles
-    that differ after normalisation, are a negative whatever the text says."""
+    that differ after normalisation, are a negative whatever the text says.  v reached only through
+    a redirect (u is not) is no evidence either way when its final page is u's page
+    (``v_redirects_same_page``: a 30x answer decides nothing, issue 23 item 2; the pair is skipped,
+    so a rule whose outputs all redirect is never valid), and a negative when it is another page
+    (``v_redirects``)."""
     if not fv.ok:
         return f"v_failed:{fv.reason}"
     if fv.redirected and not fu.redirected:
-        return "v_redirects"
+        return "v_redirects_same_page" if _same_page(fu, fv, threshold) in POSITIVE else "v_redirects"
+    return _same_page(fu, fv, threshold)
+
+
+def _same_page(fu: Fetched, fv: Fetched, threshold: float) -> str:
+    """:func:`compare_pages` of two pages fetched fine, redirects aside."""
     iu, iv = fu.identity, fv.identity
     if iu is not None and iv is not None:
         if iu.redirected and iu.final_url == (iv.final_url or iv.url):
@@ -112,6 +121,8 @@ def compare_pages(fu: Fetched, fv: Fetched, threshold: float) -> str:
 
 
 POSITIVE = ("similar", "same_target")
+#: outcomes that are no evidence either way: the pair is skipped (counted), as when u is no page
+NO_EVIDENCE = ("v_redirects_same_page",)
 #: why a fetch failed for a passing cause: a v page failing so is no evidence (the pair is skipped),
 #: while a v that is a 4xx or a soft error where u is a page is Figure 3's negative
 TRANSIENT = ("timeout", "connection_failed", "site_down", "http_error", "status_429")
@@ -135,4 +146,4 @@ def signal(fetch: RoundFetcher, fu: Fetched, fv: Fetched, outcome: str, threshol
         fetch.count("v_soft_error")
 
 
-__all__ = ["MAX_ROUND_LINKS", "POSITIVE", "TRANSIENT", "transient", "Fetch", "Fetched", "RoundFetcher", "compare_pages", "signal"]
+__all__ = ["MAX_ROUND_LINKS", "NO_EVIDENCE", "POSITIVE", "TRANSIENT", "transient", "Fetch", "Fetched", "RoundFetcher", "compare_pages", "signal"]

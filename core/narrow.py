@@ -27,6 +27,17 @@ parameter with no positive is *untested*, and a published rule must not change i
 A parameter rule changes one parameter: its positives are that parameter's, so it is never
 narrowed.  The verdict records ``untested``: for each untested name the changed URLs carrying it
 and whether it was kept; a cached verdict restores the narrowed rule from it (:func:`restored`).
+
+**A refutation pinned on untested parameters** (:func:`refuted_by`).  "drop the query under /wiki"
+may be refuted by negatives on ``Special:ActiveUsers?username=…&groups[]=…`` while its positives
+carried ``utm_source``, ``ref`` and ``fbclid``: the negatives say those *other* parameters select
+the page, not that the tested ones do.  When every negative u carries a parameter that the rule
+drops on u and that no positive tested, the rule narrowed to keep those parameters is a new
+candidate, decided by Figure 3 afresh (its own draw, strata and positives; pages fetched already
+are reused): ``core/validate.py`` tries it at most :data:`NARROWINGS` times.  A negative pinned on
+tested parameters only is a refutation of what was tested, and the rule stays refuted.  Ours,
+beyond the papers; the refuted verdict's negatives are not carried over, nor needed: the narrowed
+rule does not change those u the same way (it keeps their parameter), so they say nothing of it.
 """
 
 from __future__ import annotations
@@ -34,12 +45,17 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import Counter
+from urllib.parse import unquote_plus
 from typing import Any, Callable, Sequence
 
 from .paramstrata import changed_params
+from . import query
 from .scopedrules import QueryRule
 
 log = logging.getLogger(__name__)
+
+#: times a refuted rule is narrowed and decided again (:func:`refuted_by`)
+NARROWINGS = 2
 
 
 def applicable(test_urls: Sequence[str], rewrite: Callable[[str], str], changed: Sequence[str] | None) -> list[str]:
@@ -67,6 +83,18 @@ def untested(appl: Sequence[str], rewrite: Callable[[str], str], tested: Counter
     return {n: k for n, k in sorted(changed_names(appl, rewrite).items()) if tested.get(n, 0) == 0}
 
 
+def raw_forms(urls: Sequence[str], names: Sequence[str]) -> dict[str, list[str]]:
+    """Each parameter name of ``names`` (decoded, as the strata name them: ``groups[]``) → its forms
+    as written in ``urls`` (``groups%5B%5D``): the forms a query rule's ``keep`` list matches."""
+    want, out = set(names), {n: [] for n in names}
+    for u in urls:
+        for raw, _ in query.split(u.partition("#")[0])[1] or ():
+            name = unquote_plus(raw)
+            if name in want and raw not in out[name]:
+                out[name].append(raw)
+    return {n: forms or [n] for n, forms in out.items()}
+
+
 def narrowed(rule: Any, names: Sequence[str]) -> Any | None:
     """The rule that keeps ``names`` as well, or None when its type cannot keep a parameter."""
     if not isinstance(rule, QueryRule) or rule.action != "drop":
@@ -87,8 +115,9 @@ def narrow_verdict(v_: Any, appl: Sequence[str], rewrite: Callable[[str], str], 
     names, positive_urls = untested(appl, rewrite, par.tested), par.positive_urls
     if not names:
         return
-    rule = narrowed(v_.rule, list(names))
-    v_.untested = [{"parameter": n, "urls": k, "kept": rule is not None} for n, k in names.items()]
+    forms = raw_forms(appl, list(names))
+    rule = narrowed(v_.rule, [f for n in names for f in forms[n]])
+    v_.untested = [{"parameter": n, "urls": k, "kept": rule is not None, "keep": forms[n]} for n, k in names.items()]
     lost = sum(1 for u in positive_urls if rule is not None and rule.rewrite(u) != rewrite(u))
     if rule is None or (lost and v_.positives - lost < need):
         log.info("rule %s: untested parameters %s, undecided", v_.rule.text, ", ".join(names))
@@ -98,9 +127,44 @@ def narrow_verdict(v_: Any, appl: Sequence[str], rewrite: Callable[[str], str], 
     v_.rule, v_.positives = rule, v_.positives - lost
 
 
+def refuted_by(v_: Any, negatives: Sequence[str], rewrite: Callable[[str], str], tested: Counter) -> dict[str, int]:
+    """A refuted verdict of a ``drop`` query rule whose **every** negative u carries a parameter the
+    rule drops there and no positive tested: those parameters (name → negatives carrying it), the
+    names a narrowed rule keeps before it is decided again (:func:`narrowing_tried`).  ``{}`` when
+    the rule cannot keep a parameter, had no positive, or one negative is pinned on tested
+    parameters only (a real refutation of what was tested)."""
+    if v_.valid is not False or not negatives or v_.positives == 0 or narrowed(v_.rule, ()) is None:
+        return {}
+    out: Counter = Counter()
+    for u in negatives:
+        names = {param_name(s) for s in changed_params(u, rewrite(u))} if "?" in u else set()
+        suspects = {n for n in names if tested.get(n, 0) == 0}
+        if not suspects:
+            return {}
+        out.update(suspects)
+    return dict(sorted(out.items()))
+
+
+def kept_after_refutation(names: dict[str, int], negatives: Sequence[str]) -> list[dict]:
+    """The ``untested`` evidence entries of parameters a narrowed rule keeps because the rule's
+    ``negatives`` carried them (:func:`refuted_by`): a cached verdict restores the rule from them."""
+    forms = raw_forms(negatives, list(names))
+    return [{"parameter": n, "urls": k, "kept": True, "keep": forms[n], "negatives": k} for n, k in names.items()]
+
+
+def keep_names(entries: Sequence[dict]) -> list[str]:
+    """The parameter forms that ``untested`` entries say a narrowed rule keeps."""
+    out: list[str] = []
+    for x in entries:
+        if isinstance(x, dict) and x.get("kept") and x.get("parameter"):
+            forms = x.get("keep") if isinstance(x.get("keep"), list) else [x["parameter"]]
+            out += [f for f in forms if isinstance(f, str) and f]
+    return list(dict.fromkeys(out))
+
+
 def restored(v_: Any) -> Any:
     """A cached verdict with the narrowed rule its evidence names (``untested`` kept names)."""
-    kept = [x["parameter"] for x in v_.untested if isinstance(x, dict) and x.get("kept") and x.get("parameter")]
+    kept = keep_names(v_.untested)
     if kept and v_.valid:
         rule = narrowed(v_.rule, kept)
         if rule is not None:
@@ -108,4 +172,6 @@ def restored(v_: Any) -> Any:
     return v_
 
 
-__all__ = ["applicable", "changed_names", "narrow_verdict", "narrowed", "restored", "untested"]
+__all__ = ["applicable", "changed_names", "NARROWINGS", "kept_after_refutation", "keep_names", "narrow_verdict", "narrowed", "raw_forms", "refuted_by",
+           "restored",
+           "untested"]

@@ -57,17 +57,33 @@ from .scope import make_scope, parse_scope, split_url, url_in_scope
 ONE_PAGE_MIN_VALUES = 5
 
 
-def one_page_of(rule: Rule, rewrite: Callable[[str], str], test_urls: Sequence[str]) -> str | None:
+def one_page_capable(rule: Rule) -> bool:
+    """A scoped rule that drops a parameter: the only kind decided on one page."""
+    return rule.type == "parameter" and rule.action == "remove" and not maps_values(rule) and bool(rule.scope)
+
+
+def one_page_of(rule: Rule, rewrite: Callable[[str], str], test_urls: Sequence[str],
+                canon: Callable[[str], str] | None = None) -> str | None:
     """The one page a remove rule's scope holds in the test list (module docstring), or None when
     the rule is not such a rule: global, mapping values, its scope holding several pages, or fewer
-    than :data:`ONE_PAGE_MIN_VALUES` values of the parameter in the test list (undecided unfetched)."""
-    if rule.type != "parameter" or rule.action != "remove" or maps_values(rule) or not rule.scope:
+    than :data:`ONE_PAGE_MIN_VALUES` values of the parameter in the test list (undecided unfetched).
+    ``canon``: each rewritten URL's canonical form under the rules found valid (validated
+    equivalences of the site), by which its page is named; a URL the canonical form takes out of
+    the scope is named as it is."""
+    if not one_page_capable(rule):
         return None
     inside = [u for u in dict.fromkeys(test_urls) if url_in_scope(u, rule.scope)]
-    pages = {_page(rewrite(u), rule.scope) for u in inside}  # the host is never the rule's: see docstring
+    pages = {_page(_named(rewrite(u), rule.scope, canon), rule.scope) for u in inside}  # the host is never the rule's: see docstring
     if len(pages) != 1 or len({v for u in inside for v in _values(u, rule.name)}) < ONE_PAGE_MIN_VALUES:
         return None  # several pages, or too few values to ever decide it on one: the normal guard
     return pages.pop()
+
+
+def _named(url: str, scope: str, canon: Callable[[str], str] | None) -> str:
+    if canon is None:
+        return url
+    c = canon(url)
+    return c if url_in_scope(c, scope) else url
 
 
 def _page(url: str, scope: str) -> str:
@@ -131,4 +147,4 @@ class OnePage:
                 **({"why_not": why} if why else {})}
 
 
-__all__ = ["ONE_PAGE_MIN_VALUES", "OnePage", "one_page_of", "same_page_evidence"]
+__all__ = ["ONE_PAGE_MIN_VALUES", "OnePage", "one_page_capable", "one_page_of", "same_page_evidence"]

@@ -27,6 +27,7 @@ from .canonize import Canonizer, canonical
 from .params import DustParams
 from .rulecheck import Dropped, check_static
 from .rules import Rule
+from .fetched import NO_EVIDENCE
 from .validate import POSITIVE, RoundFetcher, Verdict, compare_pages, validate_rewrite
 
 #: at most this many failing URLs are bisected per refuted composition
@@ -72,7 +73,7 @@ async def blame(u: str, rules: Sequence[Rule], fetch: RoundFetcher, threshold: f
     while lo < hi:
         mid = (lo + hi) // 2
         v = canonical(u, [rules[i] for i in applied[:mid]], ma)
-        if compare_pages(fu, await fetch(v), threshold) in POSITIVE:
+        if compare_pages(fu, await fetch(v), threshold) in (*POSITIVE, *NO_EVIDENCE):  # not another page
             lo = mid + 1
         else:
             hi = mid

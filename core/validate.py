@@ -43,11 +43,13 @@ from .rules import Rule, SubstringRule, canonization_order
 from .rulecheck import self_feeding, unobserved_output
 from .sketch import Sketch, similar
 from .evidence import min_distinct_pages, ttl_factor
-from .fetched import POSITIVE, Fetch, Fetched, RoundFetcher, compare_pages, signal as _signal, transient
+from .fetched import NO_EVIDENCE, POSITIVE, Fetch, Fetched, RoundFetcher, compare_pages, signal as _signal, transient
 from .paramstrata import evidence_strata
-from .narrow import applicable, narrow_verdict, restored
+from .narrow import (NARROWINGS, applicable, keep_names, kept_after_refutation, narrow_verdict, narrowed, refuted_by,
+                     restored)
 from .urlreach import URLReach, round_reach
-from .onepage import OnePage, one_page_of
+from .canonize import canonical
+from .onepage import OnePage, one_page_capable, one_page_of
 from .draw import sample_order
 from .madesamples import MadeSamples
 
@@ -70,13 +72,18 @@ class Verdict:
     one_page: dict = field(default_factory=dict)  #: a one-page family's evidence (core/onepage.py), when the rule has one
     untested: list[dict] = field(default_factory=list)  #: parameters no positive tested (core/narrow.py)
     made: dict = field(default_factory=dict)  #: made samples compared and skipped (core/madesamples.py), when it had some
+    #: a refutation pinned on untested parameters (core/narrow.py refuted_by): name -> negatives carrying it
+    refuted_by: dict = field(default_factory=dict)
+    narrowing: dict = field(default_factory=dict)  #: the narrowed rule tried after a refutation, and its verdict
+    negative_urls: list[str] = field(default_factory=list)  #: the u of each negative (not kept in the evidence)
 
     def evidence(self) -> dict:
         return {"positives": self.positives, "negatives": self.negatives, "skipped": self.skipped,
                 "fetches": self.fetches, "applicable": self.applicable, "reason": self.reason,
                 "distinct_pages": self.distinct_pages, "families": self.families,
                 "samples": [list(s) for s in self.samples[:5]], "identities": self.identities,
-                "parameters": self.parameters, "untested": self.untested, **self.made, **({"one_page": self.one_page} if self.one_page else {})}
+                "parameters": self.parameters, "untested": self.untested, **self.made, **({"one_page": self.one_page} if self.one_page else {}),
+                **({"narrowing": self.narrowing} if self.narrowing else {})}
 
 
 async def validate_rule(
@@ -89,16 +96,44 @@ async def validate_rule(
     min_samples: int = 10,
     max_fetch_factor: int = 4,
     reach: URLReach | None = None,
+    canon: Callable[[str], str] | None = None,
 ) -> Verdict:
     """Figure 3 for one rule.  ``reach``: ``test_urls`` indexed by rule key (core/urlreach.py), so
     the applicable URLs and their outputs are found among those holding the rule's key only, once
     (the same list and the same outputs).  A remove rule whose scope holds one page may be decided on
-    that page (core/onepage.py, issue 28)."""
+    that page (core/onepage.py, issue 28); ``canon``: the canonical form of a URL under the rules
+    found valid, by which that page is named (:func:`_one_page_again`)."""
+    v = await _figure3(rule, test_urls, fetch, params, seed, threshold, min_samples, max_fetch_factor, reach, canon)
+    for _ in range(NARROWINGS):  # a refutation pinned on untested parameters: the narrowed rule (core/narrow.py)
+        if not v.refuted_by:
+            break
+        kept = kept_after_refutation(v.refuted_by, v.negative_urls)
+        tried = await _figure3(narrowed(v.rule, keep_names(kept)), test_urls, fetch, params, seed, threshold,
+                               min_samples, max_fetch_factor, reach, canon)
+        tried.fetches += v.fetches
+        fetch.count("narrowed_after_refutation")
+        tried.untested = [*(x for x in v.untested if x.get("kept")), *kept, *tried.untested]
+        if tried.valid is False and tried.refuted_by:
+            v = tried  # narrowed again
+            continue
+        if tried.valid:
+            fetch.count("narrowed_after_refutation:valid")
+            return tried
+        v.fetches, v.refuted_by = tried.fetches, {}
+        v.narrowing = {"rule": tried.rule.text, "valid": tried.valid, "reason": tried.reason,
+                       "positives": tried.positives, "negatives": tried.negatives}
+    return v
+
+
+async def _figure3(rule: Rule, test_urls: Sequence[str], fetch: RoundFetcher, params: DustParams | None, seed: int,
+                   threshold: float, min_samples: int, max_fetch_factor: int, reach: URLReach | None,
+                   canon: Callable[[str], str] | None) -> Verdict:
+    """:func:`validate_rule` without the narrowing after a refutation."""
     changed, rewrite = None, lambda u: apply_rule(rule, u)
     if reach is not None:
         outs = dict(reach.changes(rule))
         changed, rewrite = list(outs), lambda u: outs[u] if u in outs else apply_rule(rule, u)
-    page = one_page_of(rule, rewrite, test_urls)
+    page = one_page_of(rule, rewrite, test_urls, canon)
     return await validate_rewrite(rule, rewrite, test_urls, fetch, params, seed, threshold,
                                   min_samples, max_fetch_factor, min_distinct=min_distinct_pages(rule),
                                   scope=getattr(rule, "scope", ""), changed=changed,
@@ -137,6 +172,7 @@ async def validate_rewrite(
             and len({rewrite(u) for u in cands}) < min_distinct):
         v_.reason = "uninformative"  # every positive's page would be one of fewer v pages: no fetch
         return v_
+    negs: list[str] = failures if failures is not None else []  #: the u of each negative
     pages: list[Sketch] = []  #: one sketch per different page among the positives' u side
     start, strata = fetch.fetches, evidence_strata(cands, scope, rewrite, test_urls, made)
     for u in strata.order(cands + made.urls):
@@ -150,13 +186,15 @@ async def validate_rewrite(
             break
         fu = await fetch(u)
         fv = await fetch(rewrite(u)) if fu.ok else fu
-        if transient(fv) or not fu.ok:  # u no page, or v failing for a passing cause: no evidence
-            _skip(v_, strata, fetch, u, fv)
+        # u no page, v failing for a passing cause, v redirecting to u's page: no evidence either way
+        outcome = compare_pages(fu, fv, threshold) if fu.ok and not transient(fv) else fv.reason
+        if transient(fv) or not fu.ok or outcome in NO_EVIDENCE:
+            _skip(v_, strata, fetch, u, outcome)
             if v_.skipped >= max(10, 2 * max_neg) and v_.positives + v_.negatives == 0:
                 v_.reason = "u_unreachable"  # the site is down or hostile: decide nothing
                 break
             continue
-        outcome = _compare(fetch, v_, fu, fv, (u, rewrite(u)), pages, threshold, failures)
+        _compare(fetch, v_, fu, fv, (u, rewrite(u)), pages, threshold, negs, outcome)
         strata.compared(u, outcome in POSITIVE)
         if one_page is not None and outcome in POSITIVE:
             one_page.positive(u, fu, fv, outcome)
@@ -164,6 +202,7 @@ async def validate_rewrite(
     _conclude(v_, p, strata, len(pages), bool(cands), min_samples, min_distinct, one_page)
     made.conclude(v_, p.epsilon)  # made samples never outvote the logged ones
     narrow_verdict(v_, appl, rewrite, strata.par, min(need_pos, min_samples), fetch.logged_errors)
+    v_.refuted_by, v_.negative_urls = refuted_by(v_, negs, rewrite, strata.par.tested), negs
     return v_
 
 
@@ -181,17 +220,18 @@ def _conclude(v_: Verdict, p: DustParams, strata, pages: int, had_candidates: bo
         v_.valid, v_.reason = (True, "confirmed_on_one_page") if v_.one_page.get("sufficient") else (None, "uninformative")
 
 
-def _skip(v_: Verdict, strata, fetch: RoundFetcher, u: str, failed: Fetched) -> None:
-    """A pair that is no evidence (u no page, v failing for a passing cause): skipped, counted by why."""
+def _skip(v_: Verdict, strata, fetch: RoundFetcher, u: str, why: str) -> None:
+    """A pair that is no evidence (u no page, v failing for a passing cause, v redirecting to u's
+    page): skipped, counted by why."""
     v_.skipped += 1
-    strata.failed(u, failed.reason)
-    fetch.count("pairs_skipped:" + (failed.reason or "failed"))
+    strata.failed(u, why)
+    fetch.count("pairs_skipped:" + (why or "failed"))
 
 
 def _compare(fetch: RoundFetcher, v_: Verdict, fu: Fetched, fv: Fetched, uv: tuple[str, str], pages: list[Sketch],
-             threshold: float, failures: list[str] | None) -> str:
-    """Compare v's page with u's, count the outcome into the verdict (and its signals)."""
-    outcome = compare_pages(fu, fv, threshold)
+             threshold: float, failures: list[str] | None, outcome: str) -> str:
+    """v's page compared with u's (``outcome``: :func:`compare_pages`), counted into the verdict
+    (and its signals)."""
     _signal(fetch, fu, fv, outcome, threshold)
     _count(v_, (*uv, outcome), fu, pages, threshold, failures)
     if len(v_.identities) < 3 and fu.identity is not None and fv.identity is not None:
@@ -263,7 +303,8 @@ class _Decider:
     covered: "Coverage" = None  # type: ignore[assignment]  #: covered_by for this round (validate sets it)
     reach: URLReach | None = None  #: the test URLs indexed by the round's rule keys (core/urlreach.py)
 
-    async def __call__(self, rule: Rule, seed_k: int, expanding: bool = False) -> Verdict:
+    async def __call__(self, rule: Rule, seed_k: int, expanding: bool = False,
+                       canon: Callable[[str], str] | None = None) -> Verdict:
         cache = self.cache
         hit = cache.get(rule.text) if cache is not None else None
         if hit is not None and ("distinct_pages" not in hit or hit.get("valid") and ("families" not in hit
@@ -277,7 +318,8 @@ class _Decider:
         if why is not None:  # decided without a fetch: such a rule is never published
             v = Verdict(rule, False, reason=why)
         else:
-            v = await validate_rule(rule, self.test_urls, self.rf, self.params, seed_k, self.threshold, reach=self.reach)
+            v = await validate_rule(rule, self.test_urls, self.rf, self.params, seed_k, self.threshold, reach=self.reach,
+                                    canon=canon)
         if cache is not None and v.valid is not None:
             cache.put(rule.text, {"valid": v.valid, **v.evidence(), "ttl_factor": ttl_factor(rule)})  # samples too: a cached rule shows its pairs
         if self.on_verdict is not None:
@@ -367,10 +409,29 @@ async def validate(
     await _validate_rules(decide, early, seed + 10_000, valid, verdicts, covered)
     dropped = await _validate_pairs(decide, pairs, seed, valid, verdicts, covered)
     await _validate_rules(decide, late, seed + 20_000, valid, verdicts, covered)
+    await _one_page_again(decide, seed + 25_000, valid, verdicts)
     seen = {(v.rule.type, v.rule.text) for v in verdicts} | {(r.type, r.text) for r in covered}
     await _validate_rules(decide, [r for r in extra if (r.type, r.text) not in seen], seed + 30_000, valid, verdicts, covered)
     return ValidationResult(canonization_order(valid[len(valid_before):]), verdicts, dropped, rf.fetches,
                             dict(rf.outcomes), covered)
+
+
+async def _one_page_again(decide: "_Decider", seed: int, valid: list[Rule], verdicts: list[Verdict]) -> None:
+    """A remove rule left ``uninformative`` because its scope held several pages in the test list
+    is decided once more when the rules found valid since make them one: the scope's URLs named by
+    their canonical form (``/w/index.php?title=Special:UserLogin`` and ``/w/?title=Special:UserLogin``
+    are one page once ``"/w/index.php?title=" → "/w/?title="`` is valid; core/onepage.py).  Ours."""
+    if not valid:
+        return
+    for k, v in enumerate(verdicts):
+        if v.valid is not None or v.reason != "uninformative" or v.one_page or not one_page_capable(v.rule):
+            continue
+        again = await decide(v.rule, seed + k, canon=lambda u: canonical(u, valid))
+        if again.one_page:
+            decide.rf.count("one_page_after_canonical_forms" + (":valid" if again.valid else ""))
+            verdicts[k] = again
+            if again.valid:
+                valid.append(dataclasses.replace(again.rule, status="valid", evidence=again.evidence()))
 
 
 async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, valid: list[Rule],

@@ -115,7 +115,7 @@ def test_narrowing_keeps_untested_names_and_the_evidence():
     narrow_verdict(v, appl, rule.rewrite, _par(tested, appl[:2]), 2)
     assert v.valid and v.rule.keep == ("target",) and v.positives == 2 and v.reason == "confirmed"
     assert v.rule.text == "drop the query but target under /w"
-    assert v.untested == [{"parameter": "target", "urls": 2, "kept": True}]
+    assert v.untested == [{"parameter": "target", "urls": 2, "kept": True, "keep": ["target"]}]
     # each positive's rewrite is the same under the narrowed rule
     assert all(v.rule.rewrite(u) == rule.rewrite(u) for u in appl[:2])
     # a cached verdict (the original rule text as key) gives the narrowed rule back
@@ -158,7 +158,7 @@ def test_urls_logged_with_an_error_status_count_too():
     v = _verdict(rule, 3)  # target= only in a URL the log holds with 404: it never was a test URL
     narrow_verdict(v, appl, rule.rewrite, _par(Counter({"utm": 3}), appl), 3,
                    ["http://h/w/l?target=x", "http://h/other?target=y", "http://h/w/l"])
-    assert v.valid and v.rule.keep == ("target",) and v.untested == [{"parameter": "target", "urls": 1, "kept": True}]
+    assert v.valid and v.rule.keep == ("target",) and v.untested == [{"parameter": "target", "urls": 1, "kept": True, "keep": ["target"]}]
 
 
 def test_the_log_reader_keeps_the_urls_logged_with_an_error_status(tmp_path):
