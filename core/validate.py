@@ -41,49 +41,17 @@ from .params import DustParams
 from .refine import pair_refines
 from .rules import Rule, SubstringRule, canonization_order
 from .rulecheck import self_feeding, unobserved_output
-from .sketch import Sketch, similar
+from .sketch import Sketch
 from .evidence import min_distinct_pages, ttl_factor
 from .fetched import NO_EVIDENCE, POSITIVE, Fetch, Fetched, RoundFetcher, compare_pages, signal as _signal, transient
 from .paramstrata import evidence_strata
-from .narrow import (NARROWINGS, applicable, keep_names, kept_after_refutation, narrow_verdict, narrowed, refuted_by,
-                     restored)
+from .narrow import NARROWINGS, applicable, keep_names, kept_after_refutation, narrow_verdict, narrowed, refuted_by
 from .urlreach import URLReach, round_reach
 from .canonize import canonical
 from .onepage import OnePage, one_page_capable, one_page_of
 from .draw import sample_order
 from .madesamples import MadeSamples
-
-
-@dataclass
-class Verdict:
-    rule: Rule
-    valid: bool | None
-    positives: int = 0
-    negatives: int = 0
-    skipped: int = 0  #: u could not be fetched
-    fetches: int = 0  #: new fetches this rule caused
-    applicable: int = 0  #: test URLs the rule changes
-    reason: str = ""
-    samples: list[tuple[str, str, str]] = field(default_factory=list)  #: (u, v, outcome), first few
-    distinct_pages: int = 0  #: different pages among the positives' u side
-    families: list[dict] = field(default_factory=list)  #: evidence by URL family (core/families.py)
-    identities: list[dict] = field(default_factory=list)  #: the first pairs' identity evidence (core/identity.py)
-    parameters: list[dict] = field(default_factory=list)  #: evidence by parameter stratum (core/paramstrata.py)
-    one_page: dict = field(default_factory=dict)  #: a one-page family's evidence (core/onepage.py), when the rule has one
-    untested: list[dict] = field(default_factory=list)  #: parameters no positive tested (core/narrow.py)
-    made: dict = field(default_factory=dict)  #: made samples compared and skipped (core/madesamples.py), when it had some
-    #: a refutation pinned on untested parameters (core/narrow.py refuted_by): name -> negatives carrying it
-    refuted_by: dict = field(default_factory=dict)
-    narrowing: dict = field(default_factory=dict)  #: the narrowed rule tried after a refutation, and its verdict
-    negative_urls: list[str] = field(default_factory=list)  #: the u of each negative (not kept in the evidence)
-
-    def evidence(self) -> dict:
-        return {"positives": self.positives, "negatives": self.negatives, "skipped": self.skipped,
-                "fetches": self.fetches, "applicable": self.applicable, "reason": self.reason,
-                "distinct_pages": self.distinct_pages, "families": self.families,
-                "samples": [list(s) for s in self.samples[:5]], "identities": self.identities,
-                "parameters": self.parameters, "untested": self.untested, **self.made, **({"one_page": self.one_page} if self.one_page else {}),
-                **({"narrowing": self.narrowing} if self.narrowing else {})}
+from .verdict import Verdict, cached_verdict as _cached_verdict, count_outcome as _count, decide as _decide
 
 
 async def validate_rule(
@@ -155,9 +123,8 @@ async def validate_rewrite(
     """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the set-level
     check of :mod:`dustbuster.core.setcheck`).  ``failures`` (if given) gets the u whose v was a negative.
 
-    Beyond the paper: v is a negative when its page is reached only through a redirect while u's
-    is not (``v_redirects``): a rule whose output redirects sends the crawler to a URL that is not
-    the page (``/story?id=5`` → ``/old/story_5`` → 301 → ``/story_5``).  Issues 27, 23: the draw is stratified
+    Beyond the paper: v reached only through a redirect is never a positive (core/fetched.py
+    ``compare_pages``: a rule whose output redirects is not the page).  Issues 27, 23: the draw is stratified
     by URL family and parameter (core/paramstrata.py); too few positives in one is ``partial_evidence``.
     ``changed``: the test URLs (each once, in order) that ``rewrite`` changes, if the caller knows them.
     Issue 28: with ``one_page`` (core/onepage.py) the "equal today" guard may be met by one page's evidence.
@@ -172,8 +139,7 @@ async def validate_rewrite(
             and len({rewrite(u) for u in cands}) < min_distinct):
         v_.reason = "uninformative"  # every positive's page would be one of fewer v pages: no fetch
         return v_
-    negs: list[str] = failures if failures is not None else []  #: the u of each negative
-    pages: list[Sketch] = []  #: one sketch per different page among the positives' u side
+    negs, pages = failures if failures is not None else [], []  # each negative's u; a sketch per positive page
     start, strata = fetch.fetches, evidence_strata(cands, scope, rewrite, test_urls, made)
     for u in strata.order(cands + made.urls):
         topping_up = v_.positives >= need_pos  # then only for a family still short of positives
@@ -189,10 +155,8 @@ async def validate_rewrite(
         # u no page, v failing for a passing cause, v redirecting to u's page: no evidence either way
         outcome = compare_pages(fu, fv, threshold) if fu.ok and not transient(fv) else fv.reason
         if transient(fv) or not fu.ok or outcome in NO_EVIDENCE:
-            _skip(v_, strata, fetch, u, outcome)
-            if v_.skipped >= max(10, 2 * max_neg) and v_.positives + v_.negatives == 0:
-                v_.reason = "u_unreachable"  # the site is down or hostile: decide nothing
-                break
+            if _skip(v_, strata, fetch, u, outcome, max_neg):
+                break  # the site is down or hostile: decide nothing
             continue
         _compare(fetch, v_, fu, fv, (u, rewrite(u)), pages, threshold, negs, outcome)
         strata.compared(u, outcome in POSITIVE)
@@ -220,12 +184,17 @@ def _conclude(v_: Verdict, p: DustParams, strata, pages: int, had_candidates: bo
         v_.valid, v_.reason = (True, "confirmed_on_one_page") if v_.one_page.get("sufficient") else (None, "uninformative")
 
 
-def _skip(v_: Verdict, strata, fetch: RoundFetcher, u: str, why: str) -> None:
+def _skip(v_: Verdict, strata, fetch: RoundFetcher, u: str, why: str, max_neg: float) -> bool:
     """A pair that is no evidence (u no page, v failing for a passing cause, v redirecting to u's
-    page): skipped, counted by why."""
+    page): skipped, counted by why.  True when the first max(10, 2εN) pairs were all skipped: the
+    rule is then undecided (``u_unreachable``)."""
     v_.skipped += 1
     strata.failed(u, why)
     fetch.count("pairs_skipped:" + (why or "failed"))
+    if v_.skipped >= max(10, 2 * max_neg) and v_.positives + v_.negatives == 0:
+        v_.reason = "u_unreachable"
+        return True
+    return False
 
 
 def _compare(fetch: RoundFetcher, v_: Verdict, fu: Fetched, fv: Fetched, uv: tuple[str, str], pages: list[Sketch],
@@ -237,38 +206,6 @@ def _compare(fetch: RoundFetcher, v_: Verdict, fu: Fetched, fv: Fetched, uv: tup
     if len(v_.identities) < 3 and fu.identity is not None and fv.identity is not None:
         v_.identities.append({"u": fu.identity.to_json(False), "v": fv.identity.to_json(False), "outcome": outcome})
     return outcome
-
-
-def _count(v_: Verdict, sample: tuple[str, str, str], fu: Fetched, pages: list[Sketch], threshold: float,
-           failures: list[str] | None) -> None:
-    """One comparison (u, v, outcome) into the verdict: a positive (u's page added to ``pages``
-    when it is none of them) or a negative (u added to ``failures``)."""
-    if sample[2] in POSITIVE:
-        v_.positives += 1
-        if fu.sketch is not None and not any(similar(fu.sketch, s, threshold) for s in pages):
-            pages.append(fu.sketch)
-    else:
-        v_.negatives += 1
-        if failures is not None:
-            failures.append(sample[0])
-    if len(v_.samples) < 10:
-        v_.samples.append(sample)
-
-
-def _decide(v_: Verdict, p: DustParams, had_candidates: bool, min_samples: int) -> None:
-    need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
-    if v_.negatives >= max_neg:
-        v_.valid, v_.reason = False, v_.reason or "refuted"
-    elif v_.positives >= need_pos:
-        v_.valid, v_.reason = True, v_.reason or "confirmed"
-    elif v_.reason not in ("fetch_budget", "u_unreachable"):
-        done = v_.positives + v_.negatives
-        if done and v_.negatives >= p.epsilon * done:
-            v_.valid, v_.reason = False, "refuted_on_fewer_samples"
-        elif done >= min_samples:
-            v_.valid, v_.reason = True, "confirmed_on_fewer_samples"
-        else:
-            v_.reason = "too_few_samples" if had_candidates else "no_applicable_urls"
 
 
 @dataclass
@@ -325,19 +262,6 @@ class _Decider:
         if self.on_verdict is not None:
             self.on_verdict(v)
         return v
-
-
-def _cached_verdict(rule: Rule, hit: dict) -> Verdict:
-    """The verdict of a rule decided before, as the cache holds it (reason ``cached``, no fetch)."""
-    return restored(Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
-                   hit.get("skipped", 0), 0, hit.get("applicable", 0), "cached",
-                   [tuple(x) for x in hit.get("samples") or [] if isinstance(x, (list, tuple)) and len(x) == 3],
-                   hit.get("distinct_pages", 0), [f for f in hit.get("families") or [] if isinstance(f, dict)],
-                   [x for x in hit.get("identities") or [] if isinstance(x, dict)],
-                   [x for x in hit.get("parameters") or [] if isinstance(x, dict)],
-                   hit["one_page"] if isinstance(hit.get("one_page"), dict) else {},
-                   [x for x in hit.get("untested") or [] if isinstance(x, dict)],
-                   {k: hit[k] for k in ("made_samples", "made_skipped") if isinstance(hit.get(k), int)}))
 
 
 async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair | SubstringRule], seed: int, valid: list[Rule],
