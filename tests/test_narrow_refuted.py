@@ -188,3 +188,32 @@ def test_one_page_named_by_canonical_forms():
     # a canonical form that leaves the scope names nothing: the URL is named as it is
     away = lambda u: u.replace("title=Login", "title=Other")  # noqa: E731
     assert one_page_of(rule, rewrite, urls, away) is None
+
+
+def test_dustbuster_rules_says_why_a_parameter_is_kept(capsys):
+    from dustbuster.cli.rules import _print_readable
+
+    rule = QueryRule("/wiki", "drop", keep=("groups%5B%5D", "target"), status="valid",
+                     evidence={"positives": 14, "negatives": 0, "applicable": 15, "untested": [
+                         {"parameter": "groups[]", "urls": 2, "kept": True, "keep": ["groups%5B%5D"], "negatives": 2},
+                         {"parameter": "target", "urls": 3, "kept": True, "keep": ["target"]}]})
+    _print_readable("wiki.test", {"site": "wiki.test", "version": 1, "created": 0, "rules": [rule.to_json()]})
+    out = capsys.readouterr().out
+    assert "kept, the refuted rule's negatives carried them (core/narrow.py): groups[] (2 negatives)" in out
+    assert "kept, never tested (core/narrow.py): target" in out
+
+
+def test_dustbuster_validate_says_what_was_decided_again():
+    import io
+
+    from dustbuster.cli.validate import _summary
+
+    stats = {"urls": 100, "candidates": 9, "valid": 3, "fetches": 80, "fetches_per_decided_rule": 8.9, "undecided": 1,
+             "seconds": 2.0, "set_check": {"passed": True, "positives": 38, "negatives": 0, "dropped": []},
+             "identity_signals": {"narrowed_after_refutation": 1, "narrowed_after_refutation:valid": 1,
+                                  "one_page_after_canonical_forms:valid": 1, "pairs_skipped:v_redirects_same_page": 3}}
+    out = io.StringIO()
+    _summary("s", {"site": "s", "rules": [], "stats": stats}, None, out)
+    assert ("decided again: 1 refuted query rules narrowed to keep the parameters their negatives carried (1 valid), "
+            "1 one-page rules under the valid rules' canonical forms (1 valid)") in out.getvalue()
+    assert "3 pairs skipped as no evidence" in out.getvalue()

@@ -128,9 +128,13 @@ def _print_readable(site: str, doc: dict | None) -> None:
             pars = [f for f in ev.get("parameters") or [] if isinstance(f, dict)]
             if pars:
                 print("       by parameter: " + "; ".join(_family_text(f) for f in pars), flush=True)
-            kept = [str(x.get("parameter")) for x in ev.get("untested") or [] if isinstance(x, dict) and x.get("kept")]
-            if kept:
-                print("       kept, never tested (core/narrow.py): " + ", ".join(kept), flush=True)
+            kept = [x for x in ev.get("untested") or [] if isinstance(x, dict) and x.get("kept")]
+            untested = [str(x.get("parameter")) for x in kept if not x.get("negatives")]
+            refuting = [f"{x.get('parameter')} ({x.get('negatives')} negatives)" for x in kept if x.get("negatives")]
+            if refuted := ", ".join(refuting):
+                print("       kept, the refuted rule's negatives carried them (core/narrow.py): " + refuted, flush=True)
+            if untested:
+                print("       kept, never tested (core/narrow.py): " + ", ".join(untested), flush=True)
             for x in [x for x in ev.get("identities") or [] if isinstance(x, dict)][:1]:
                 print("       identity: " + identity_text(x), flush=True)
             if isinstance(ev.get("one_page"), dict):

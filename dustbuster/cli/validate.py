@@ -193,6 +193,12 @@ def _summary(site: str, doc: dict, output: str | None, out) -> None:
                   f"{turned} positives turned negative (title or declared canonical), "
                   f"{sig.get('positive_by_redirect', 0)} positives by redirect; {sig.get('declared_pairs', 0)} declared "
                   f"pairs → {sig.get('declared_candidates', 0)} candidates, {declared} published\n")
+    if sig.get("narrowed_after_refutation") or sig.get("one_page_after_canonical_forms"):
+        out.write(f"decided again: {sig.get('narrowed_after_refutation', 0)} refuted query rules narrowed to keep the "
+                  f"parameters their negatives carried ({sig.get('narrowed_after_refutation:valid', 0)} valid), "
+                  f"{sig.get('one_page_after_canonical_forms', 0) + sig.get('one_page_after_canonical_forms:valid', 0)} "
+                  f"one-page rules under the valid rules' canonical forms "
+                  f"({sig.get('one_page_after_canonical_forms:valid', 0)} valid)\n")
     if st.get("made_samples") or st.get("made_skipped"):
         out.write(f"made samples: {st['made_samples']} made URLs compared, {st.get('made_skipped', 0)} skipped "
                   "(rare remove-parameter rules, docs/validation.md)\n")
