@@ -94,10 +94,11 @@ def compare_pages(fu: Fetched, fv: Fetched, threshold: float) -> str:
     or why not.  Beyond the paper (issue 23, :mod:`dustbuster.core.identity`): u redirecting to the
     URL v ends at is a positive without text; two declared canonicals that differ, or two titles
     that differ after normalisation, are a negative whatever the text says.  v reached only through
-    a redirect (u is not) is no evidence either way when its final page is u's page
-    (``v_redirects_same_page``: a 30x answer decides nothing, issue 23 item 2; the pair is skipped,
-    so a rule whose outputs all redirect is never valid), and a negative when it is another page
-    (``v_redirects``)."""
+    a redirect (u is not) is never a positive: when the page it ends on is u's page by the same
+    tests (declared canonicals and titles not differing, the text similar) the pair is no evidence
+    either way (``v_redirects_same_page``: a 30x answer decides nothing, issue 23 item 2; skipped,
+    so a rule whose outputs all redirect is never valid), else a negative (``v_redirects``).  A u
+    and a v that both end on one login wall are skipped so: neither shows the page."""
     if not fv.ok:
         return f"v_failed:{fv.reason}"
     if fv.redirected and not fu.redirected:

@@ -34,10 +34,11 @@ carried ``utm_source``, ``ref`` and ``fbclid``: the negatives say those *other* 
 the page, not that the tested ones do.  When every negative u carries a parameter that the rule
 drops on u and that no positive tested, the rule narrowed to keep those parameters is a new
 candidate, decided by Figure 3 afresh (its own draw, strata and positives; pages fetched already
-are reused): ``core/validate.py`` tries it at most :data:`NARROWINGS` times.  A negative pinned on
-tested parameters only is a refutation of what was tested, and the rule stays refuted.  Ours,
-beyond the papers; the refuted verdict's negatives are not carried over, nor needed: the narrowed
-rule does not change those u the same way (it keeps their parameter), so they say nothing of it.
+are reused): ``core/validate.py`` tries it at most :data:`NARROWINGS` times.  Only a negative whose
+changed parameters are **all** untested is pinned so; one that also changes a tested parameter
+is a refutation of what was tested, and the rule stays refuted.  Ours, beyond the papers.  The
+refuted verdict's negatives are not carried over, nor needed: the narrowed rule keeps every
+parameter those u had changed, so it leaves them unchanged and they say nothing of it.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def changed_names(urls: Sequence[str], rewrite: Callable[[str], str]) -> Counter
 def untested(appl: Sequence[str], rewrite: Callable[[str], str], tested: Counter) -> dict[str, int]:
     """The parameters the rewrite changes on ``appl`` with no positive in ``tested`` (name →
     positives), each with the number of changed URLs carrying it."""
-    return {n: k for n, k in sorted(changed_names(appl, rewrite).items()) if tested.get(n, 0) == 0}
+    return {n: k for n, k in sorted(changed_names(appl, rewrite).items()) if n and tested.get(n, 0) == 0}
 
 
 def raw_forms(urls: Sequence[str], names: Sequence[str]) -> dict[str, list[str]]:
@@ -128,28 +129,34 @@ def narrow_verdict(v_: Any, appl: Sequence[str], rewrite: Callable[[str], str], 
 
 
 def refuted_by(v_: Any, negatives: Sequence[str], rewrite: Callable[[str], str], tested: Counter) -> dict[str, int]:
-    """A refuted verdict of a ``drop`` query rule whose **every** negative u carries a parameter the
-    rule drops there and no positive tested: those parameters (name → negatives carrying it), the
-    names a narrowed rule keeps before it is decided again (:func:`narrowing_tried`).  ``{}`` when
-    the rule cannot keep a parameter, had no positive, or one negative is pinned on tested
-    parameters only (a real refutation of what was tested)."""
+    """A refuted verdict of a ``drop`` query rule whose every negative u changes only parameters that
+    no positive tested: those parameters (name → negatives carrying them), the names a narrowed rule
+    keeps before it is decided again (core/validate.py ``validate_rule``).  The narrowed rule then
+    leaves each of those u unchanged.  ``{}`` when the rule cannot keep a parameter, had no
+    positive, or one negative also changes a tested parameter (a refutation of what was tested: the
+    narrowed rule would still change that u, and its negative would stand)."""
     if v_.valid is not False or not negatives or v_.positives == 0 or narrowed(v_.rule, ()) is None:
         return {}
     out: Counter = Counter()
     for u in negatives:
         names = {param_name(s) for s in changed_params(u, rewrite(u))} if "?" in u else set()
-        suspects = {n for n in names if tested.get(n, 0) == 0}
-        if not suspects:
-            return {}
-        out.update(suspects)
+        if not names or "" in names or any(tested.get(n, 0) for n in names):
+            return {}  # pinned (also) on a tested parameter, or on nothing a keep list can name
+        out.update(names)
     return dict(sorted(out.items()))
+
+
+def stale_keep(entries: Any) -> bool:
+    """A cached verdict's ``untested`` entries written before kept names carried their spellings
+    (``keep``): ``groups[]`` would not keep ``groups%5B%5D``, so the verdict is decided again."""
+    return isinstance(entries, list) and any(isinstance(x, dict) and x.get("kept") and "keep" not in x for x in entries)
 
 
 def kept_after_refutation(names: dict[str, int], negatives: Sequence[str]) -> list[dict]:
     """The ``untested`` evidence entries of parameters a narrowed rule keeps because the rule's
     ``negatives`` carried them (:func:`refuted_by`): a cached verdict restores the rule from them."""
     forms = raw_forms(negatives, list(names))
-    return [{"parameter": n, "urls": k, "kept": True, "keep": forms[n], "negatives": k} for n, k in names.items()]
+    return [{"parameter": n, "kept": True, "keep": forms[n], "negatives": k} for n, k in names.items()]
 
 
 def keep_names(entries: Sequence[dict]) -> list[str]:
@@ -173,5 +180,5 @@ def restored(v_: Any) -> Any:
 
 
 __all__ = ["applicable", "changed_names", "NARROWINGS", "kept_after_refutation", "keep_names", "narrow_verdict", "narrowed", "raw_forms", "refuted_by",
-           "restored",
+           "restored", "stale_keep",
            "untested"]

@@ -19,7 +19,8 @@ Choices (docs/validation.md):
   ``min_samples`` (10) comparisons were made and fewer than ε of them were negative, invalid if ε
   or more were negative, else undecided (``valid = None``: not published; tried again later);
 * a rule may use at most ``max_fetch_factor``·N fetches (4N): beyond, it is undecided; so is a rule
-  whose first max(10, 2εN) u-fetches all failed (the site is down: nothing is decided in an outage).
+  whose first max(10, 2εN) pairs were all skipped (``u_unreachable``: u failed — the site is down,
+  nothing is decided in an outage — or every v redirected to u's page, which is no evidence).
 
 Beyond the paper (docs/validation.md): parameter, query and case rules first, then the pairs, then
 pattern rules; a candidate the valid rules already cover is dropped unfetched (:func:`covered_by`);
@@ -45,7 +46,8 @@ from .sketch import Sketch
 from .evidence import min_distinct_pages, ttl_factor
 from .fetched import NO_EVIDENCE, POSITIVE, Fetch, Fetched, RoundFetcher, compare_pages, signal as _signal, transient
 from .paramstrata import evidence_strata
-from .narrow import NARROWINGS, applicable, keep_names, kept_after_refutation, narrow_verdict, narrowed, refuted_by
+from .narrow import (NARROWINGS, applicable, keep_names, kept_after_refutation, narrow_verdict, narrowed, refuted_by,
+                     stale_keep)
 from .urlreach import URLReach, round_reach
 from .canonize import canonical
 from .onepage import OnePage, one_page_capable, one_page_of
@@ -71,7 +73,8 @@ async def validate_rule(
     (the same list and the same outputs).  A remove rule whose scope holds one page may be decided on
     that page (core/onepage.py, issue 28); ``canon``: the canonical form of a URL under the rules
     found valid, by which that page is named (:func:`_one_page_again`)."""
-    v = await _figure3(rule, test_urls, fetch, params, seed, threshold, min_samples, max_fetch_factor, reach, canon)
+    first = v = await _figure3(rule, test_urls, fetch, params, seed, threshold, min_samples, max_fetch_factor, reach,
+                               canon)
     for _ in range(NARROWINGS):  # a refutation pinned on untested parameters: the narrowed rule (core/narrow.py)
         if not v.refuted_by:
             break
@@ -79,18 +82,20 @@ async def validate_rule(
         tried = await _figure3(narrowed(v.rule, keep_names(kept)), test_urls, fetch, params, seed, threshold,
                                min_samples, max_fetch_factor, reach, canon)
         tried.fetches += v.fetches
-        fetch.count("narrowed_after_refutation")
         tried.untested = [*(x for x in v.untested if x.get("kept")), *kept, *tried.untested]
-        if tried.valid is False and tried.refuted_by:
-            v = tried  # narrowed again
-            continue
+        v = tried
         if tried.valid:
-            fetch.count("narrowed_after_refutation:valid")
-            return tried
-        v.fetches, v.refuted_by = tried.fetches, {}
-        v.narrowing = {"rule": tried.rule.text, "valid": tried.valid, "reason": tried.reason,
-                       "positives": tried.positives, "negatives": tried.negatives}
-    return v
+            break
+    if v is first:
+        return first
+    fetch.count("narrowed_after_refutation" + (":valid" if v.valid else ""))
+    if v.valid:
+        return v
+    # the narrowed rules were refuted or undecided: the candidate's refutation stands, with what was tried
+    first.fetches, first.refuted_by = v.fetches, {}
+    first.narrowing = {"rule": v.rule.text, "valid": v.valid, "reason": v.reason, "positives": v.positives,
+                       "negatives": v.negatives}
+    return first
 
 
 async def _figure3(rule: Rule, test_urls: Sequence[str], fetch: RoundFetcher, params: DustParams | None, seed: int,
@@ -241,12 +246,12 @@ class _Decider:
     reach: URLReach | None = None  #: the test URLs indexed by the round's rule keys (core/urlreach.py)
 
     async def __call__(self, rule: Rule, seed_k: int, expanding: bool = False,
-                       canon: Callable[[str], str] | None = None) -> Verdict:
+                       canon: Callable[[str], str] | None = None, notify: bool = True) -> Verdict:
         cache = self.cache
         hit = cache.get(rule.text) if cache is not None else None
-        if hit is not None and ("distinct_pages" not in hit or hit.get("valid") and ("families" not in hit
-                                                                               or "identities" not in hit or "untested" not in hit)):
-            hit = None  # decided before pages (issue 12), families (27), identities or untested parameters (23): again
+        if hit is not None and ("distinct_pages" not in hit or hit.get("valid") and (
+                "families" not in hit or "identities" not in hit or "untested" not in hit or stale_keep(hit["untested"]))):
+            hit = None  # decided before pages (12), families (27), identities, untested parameters or their spellings (23)
         if hit is not None:
             return _cached_verdict(rule, hit)
         why = self_feeding(rule)
@@ -259,7 +264,7 @@ class _Decider:
                                     canon=canon)
         if cache is not None and v.valid is not None:
             cache.put(rule.text, {"valid": v.valid, **v.evidence(), "ttl_factor": ttl_factor(rule)})  # samples too: a cached rule shows its pairs
-        if self.on_verdict is not None:
+        if self.on_verdict is not None and notify:
             self.on_verdict(v)
         return v
 
@@ -350,10 +355,12 @@ async def _one_page_again(decide: "_Decider", seed: int, valid: list[Rule], verd
     for k, v in enumerate(verdicts):
         if v.valid is not None or v.reason != "uninformative" or v.one_page or not one_page_capable(v.rule):
             continue
-        again = await decide(v.rule, seed + k, canon=lambda u: canonical(u, valid))
-        if again.one_page:
+        again = await decide(v.rule, seed + k, canon=lambda u: canonical(u, valid), notify=False)
+        if again.valid is not None or again.one_page:  # decided now (and cached so): the round says so too
             decide.rf.count("one_page_after_canonical_forms" + (":valid" if again.valid else ""))
             verdicts[k] = again
+            if decide.on_verdict is not None:
+                decide.on_verdict(again)
             if again.valid:
                 valid.append(dataclasses.replace(again.rule, status="valid", evidence=again.evidence()))
 

@@ -20,7 +20,7 @@ from collections import Counter
 from aiohttp import web
 
 from dustbuster.core.fetched import Fetched, compare_pages
-from dustbuster.core.narrow import keep_names, kept_after_refutation, raw_forms, refuted_by, restored
+from dustbuster.core.narrow import keep_names, kept_after_refutation, raw_forms, refuted_by, restored, stale_keep
 from dustbuster.core.onepage import one_page_of
 from dustbuster.core.rules import ParamRule, SubstringRule
 from dustbuster.core.scopedrules import QueryRule
@@ -117,7 +117,7 @@ def test_a_query_rule_refuted_on_untested_parameters_is_narrowed_and_published()
     assert not {"utm_source", "ref"} & set(v.rule.keep)
     assert [x["parameter"] for x in v.untested if x.get("negatives")] == ["groups[]", "username"]
     signals = sv.stats(0)["identity_signals"]
-    assert signals["narrowed_after_refutation"] == 1 and signals["narrowed_after_refutation:valid"] == 1
+    assert signals["narrowed_after_refutation:valid"] == 1 and "narrowed_after_refutation" not in signals
     # the published rule keeps two user lists apart, and still drops the campaign parameters
     rule = next(r for r in sv.rules if r.type == "query")
     assert rule.rewrite("http://h/wiki/Users?username=Ann&groups%5B%5D=sysop&utm_source=x") == \
@@ -144,10 +144,16 @@ def test_a_login_scope_of_two_spellings_is_one_page_once_they_are_one_form():
 def test_refuted_by_names_only_untested_parameters_of_every_negative():
     rule = QueryRule("/w", "drop")
     refuted = Verdict(rule, False, positives=7, negatives=2, reason="refuted")
-    negs = ["http://h/w/u?user=a&utm=1", "http://h/w/u?user=b&grp=x"]
+    negs = ["http://h/w/u?user=a", "http://h/w/u?user=b&grp=x"]
     assert refuted_by(refuted, negs, rule.rewrite, Counter({"utm": 3})) == {"grp": 1, "user": 2}
     # a negative pinned on tested parameters only: a real refutation
     assert refuted_by(refuted, [*negs, "http://h/w/p?utm=2"], rule.rewrite, Counter({"utm": 3})) == {}
+    # nor one that changes a tested parameter beside an untested one: the narrowed rule would still
+    # change that u (drop sort, keep sid) and its negative would stand
+    mixed = ["http://h/list?sort=desc&sid=1", "http://h/list?sort=desc&sid=2"]
+    assert refuted_by(refuted, mixed, rule.rewrite, Counter({"sort": 36})) == {}
+    # a nameless parameter (?=x) cannot be kept: nothing to narrow
+    assert refuted_by(refuted, ["http://h/w/u?=x"], rule.rewrite, Counter({"utm": 3})) == {}
     # no positive at all, a rule that cannot keep a parameter, a verdict not refuted: nothing
     assert refuted_by(Verdict(rule, False, negatives=2), negs, rule.rewrite, Counter()) == {}
     sub = SubstringRule("?user=", "?")
@@ -163,8 +169,9 @@ def test_kept_names_are_the_forms_written_in_the_urls():
     assert keep_names(kept) == ["groups%5B%5D", "groups[]"]
     narrowed = restored(Verdict(QueryRule("/w", "drop"), True, untested=kept)).rule
     assert narrowed.rewrite("http://h/w/u?groups%5B%5D=a&utm=1") == "http://h/w/u?groups%5B%5D=a"
-    # entries written before the raw forms were kept: the name itself
+    # entries written before the raw forms were kept: the name itself, and the cache decides them again
     assert keep_names([{"parameter": "target", "kept": True}]) == ["target"]
+    assert stale_keep([{"parameter": "groups[]", "kept": True}]) and not stale_keep(kept)
 
 
 def _fetched(text: str, redirected: bool = False) -> Fetched:
@@ -210,8 +217,8 @@ def test_dustbuster_validate_says_what_was_decided_again():
 
     stats = {"urls": 100, "candidates": 9, "valid": 3, "fetches": 80, "fetches_per_decided_rule": 8.9, "undecided": 1,
              "seconds": 2.0, "set_check": {"passed": True, "positives": 38, "negatives": 0, "dropped": []},
-             "identity_signals": {"narrowed_after_refutation": 1, "narrowed_after_refutation:valid": 1,
-                                  "one_page_after_canonical_forms:valid": 1, "pairs_skipped:v_redirects_same_page": 3}}
+             "identity_signals": {"narrowed_after_refutation:valid": 1, "one_page_after_canonical_forms:valid": 1,
+                                  "pairs_skipped:v_redirects_same_page": 3}}
     out = io.StringIO()
     _summary("s", {"site": "s", "rules": [], "stats": stats}, None, out)
     assert ("decided again: 1 refuted query rules narrowed to keep the parameters their negatives carried (1 valid), "

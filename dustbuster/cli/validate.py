@@ -193,8 +193,10 @@ def _summary(site: str, doc: dict, output: str | None, out) -> None:
                   f"{turned} positives turned negative (title or declared canonical), "
                   f"{sig.get('positive_by_redirect', 0)} positives by redirect; {sig.get('declared_pairs', 0)} declared "
                   f"pairs → {sig.get('declared_candidates', 0)} candidates, {declared} published\n")
-    if sig.get("narrowed_after_refutation") or sig.get("one_page_after_canonical_forms"):
-        out.write(f"decided again: {sig.get('narrowed_after_refutation', 0)} refuted query rules narrowed to keep the "
+    again = {k: n for k, n in sig.items() if k.startswith(("narrowed_after_refutation", "one_page_after_canonical_forms"))}
+    if again:
+        narrowed = again.get("narrowed_after_refutation", 0) + again.get("narrowed_after_refutation:valid", 0)
+        out.write(f"decided again: {narrowed} refuted query rules narrowed to keep the "
                   f"parameters their negatives carried ({sig.get('narrowed_after_refutation:valid', 0)} valid), "
                   f"{sig.get('one_page_after_canonical_forms', 0) + sig.get('one_page_after_canonical_forms:valid', 0)} "
                   f"one-page rules under the valid rules' canonical forms "
