@@ -194,10 +194,12 @@ def _skip(v_: Verdict, strata, fetch: RoundFetcher, u: str, why: str, max_neg: f
     page): skipped, counted by why.  True when the first max(10, 2εN) pairs were all skipped: the
     rule is then undecided (``u_unreachable``)."""
     v_.skipped += 1
+    v_.redirected_outputs += why in NO_EVIDENCE
     strata.failed(u, why)
     fetch.count("pairs_skipped:" + (why or "failed"))
     if v_.skipped >= max(10, 2 * max_neg) and v_.positives + v_.negatives == 0:
-        v_.reason = "u_unreachable"
+        # every output so far redirects to its input's page: the input is the page (Figure 4 tries the reverse)
+        v_.reason = "outputs_redirect" if v_.redirected_outputs == v_.skipped else "u_unreachable"
         return True
     return False
 
@@ -296,7 +298,9 @@ async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair | SubstringRule
             # (too few samples, an outage).  The other direction is tried only when this one was
             # *refuted*: an undecided shrinking rule says nothing about its reverse, and trying the
             # reverse of e.g. "?utm_source=feed0$" → "$" published "$" → "?utm_source=feed0$".
-            if v.valid is not False:
+            # Or when every output redirected to its input's page (``outputs_redirect``: /story_5 →
+            # /s/5 → 301 → /story_5): then the input is the page, and the reverse is the rule to try.
+            if v.valid is not False and v.reason != "outputs_redirect":
                 break
     return dropped
 

@@ -35,6 +35,7 @@ class Verdict:
     refuted_by: dict = field(default_factory=dict)
     narrowing: dict = field(default_factory=dict)  #: the narrowed rule tried after a refutation, and its verdict
     negative_urls: list[str] = field(default_factory=list)  #: the u of each negative (not kept in the evidence)
+    redirected_outputs: int = 0  #: pairs skipped because v redirected to u's page (``v_redirects_same_page``)
 
     def evidence(self) -> dict:
         return {"positives": self.positives, "negatives": self.negatives, "skipped": self.skipped,
@@ -67,7 +68,7 @@ def decide(v_: Verdict, p: DustParams, had_candidates: bool, min_samples: int) -
         v_.valid, v_.reason = False, v_.reason or "refuted"
     elif v_.positives >= need_pos:
         v_.valid, v_.reason = True, v_.reason or "confirmed"
-    elif v_.reason not in ("fetch_budget", "u_unreachable"):
+    elif v_.reason not in ("fetch_budget", "u_unreachable", "outputs_redirect"):
         done = v_.positives + v_.negatives
         if done and v_.negatives >= p.epsilon * done:
             v_.valid, v_.reason = False, "refuted_on_fewer_samples"

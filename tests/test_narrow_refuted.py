@@ -224,3 +224,22 @@ def test_dustbuster_validate_says_what_was_decided_again():
     assert ("decided again: 1 refuted query rules narrowed to keep the parameters their negatives carried (1 valid), "
             "1 one-page rules under the valid rules' canonical forms (1 valid)") in out.getvalue()
     assert "3 pairs skipped as no evidence" in out.getvalue()
+
+
+def test_outputs_that_redirect_to_their_input_send_figure_4_to_the_reverse():
+    """``/story_N`` → ``/s/N`` whose every output answers 301 → ``/story_N``: no evidence either way
+    pair by pair, but the inputs are the pages, so the reverse ``/s/`` → ``/story_`` is tried (and holds)."""
+    from dustbuster.core.detect import Pair
+    from dustbuster.core.validate import validate
+
+    pages = {k: sketch(_html(f"Story {k}", k).encode()) for k in range(60)}
+
+    async def fetch(url: str) -> Fetched:
+        k = int(url.rsplit("_", 1)[-1] if "story_" in url else url.rsplit("/", 1)[-1])
+        return Fetched(True, pages[k], 200, redirected="/s/" in url)
+
+    urls = [f"http://h/story_{k}" for k in range(60)] + [f"http://h/s/{k}" for k in range(60)]
+    res = asyncio.run(validate([Pair("/story_", "/s/", 30, 30)], [], urls, fetch))
+    shrinking, reverse = res.verdicts
+    assert shrinking.valid is None and shrinking.reason == "outputs_redirect" and shrinking.positives == 0
+    assert reverse.valid and [r.text for r in res.valid] == [reverse.rule.text] and "/s/" in reverse.rule.text.split("→")[0]
