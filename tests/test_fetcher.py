@@ -8,6 +8,8 @@ from collections import Counter
 
 from aiohttp import web
 
+from tests.loopback import serve as serve_app
+
 from dustbuster.fetch.client import FetchPolicy, Fetcher
 
 PAGE = "<html><body><p>" + " ".join(f"word{i}" for i in range(300)) + "</p></body></html>"
@@ -84,12 +86,7 @@ def app(hits: Counter) -> web.Application:
 
 
 async def serve(hits):
-    runner = web.AppRunner(app(hits))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    return runner, port
+    return await serve_app(app(hits))
 
 
 def run(coro):
@@ -220,11 +217,8 @@ def test_no_cookies_a_page_does_not_depend_on_what_was_fetched_before():
         a = web.Application()
         a.router.add_get("/prefs", prefs)
         a.router.add_get("/timeline", listing)
-        runner = web.AppRunner(a)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        base = f"http://site.test:{runner.addresses[0][1]}"
+        runner, port = await serve_app(a)
+        base = f"http://site.test:{port}"
         policy = FetchPolicy(origins=frozenset({base}), allow_private=True, resolve={"site.test": "127.0.0.1"},
                              robots=False, rate_per_s=1000)
         async with Fetcher(policy) as f:

@@ -12,6 +12,7 @@ import random
 
 import pytest
 from aiohttp import web
+from tests.loopback import serve
 
 from dustbuster.core import ParamRule
 from dustbuster.core.identity import page_identity
@@ -176,11 +177,7 @@ async def _site_round():
 
     app = web.Application()
     app.router.add_get("/{tail:.*}", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    runner, port = await serve(app)
     base = f"http://s.test:{port}"
     policy = FetchPolicy(origins=frozenset({base}), allow_private=True, resolve={"s.test": "127.0.0.1"},
                          robots=False, rate_per_s=0, per_host_concurrency=8)

@@ -12,6 +12,7 @@ from collections import Counter
 from types import SimpleNamespace
 
 from aiohttp import web
+from tests.loopback import serve
 
 from dustbuster.core.narrow import narrow_verdict, narrowed, restored, untested
 from dustbuster.core.rules import SubstringRule
@@ -56,11 +57,7 @@ async def _start() -> tuple[web.AppRunner, int]:
     app = web.Application()
     app.router.add_get("/wiki/{name}", _wiki)
     app.router.add_get("/{tail:.*}", _missing)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return await serve(app)
 
 
 def _log(port: int) -> list[str]:

@@ -18,6 +18,7 @@ import random
 from collections import Counter
 
 from aiohttp import web
+from tests.loopback import serve
 
 from dustbuster.core.fetched import Fetched, compare_pages
 from dustbuster.core.narrow import keep_names, kept_after_refutation, raw_forms, refuted_by, restored, stale_keep
@@ -76,11 +77,7 @@ async def _start() -> tuple[web.AppRunner, int]:
     app.router.add_get("/wiki/{name:.*}", _wiki)
     app.router.add_get("/w/index.php", _index)
     app.router.add_get("/w/", _index)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return await serve(app)
 
 
 def _log(port: int) -> list[str]:

@@ -9,6 +9,7 @@ import asyncio
 import random
 
 from aiohttp import web
+from tests.loopback import serve
 
 from dustbuster.core import ParamRule
 from dustbuster.core.scopedrules import QueryRule
@@ -52,10 +53,7 @@ class FamilySite:
         app = web.Application()
         app.router.add_get("/", self.front)
         app.router.add_get(r"/{fam:ok|a|b}/{n}", self.handle)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        return runner, runner.addresses[0][1]
+        return await serve(app)
 
 
 def family_urls(base: str) -> list[str]:
