@@ -192,7 +192,8 @@ def _conclude(v_: Verdict, p: DustParams, strata, pages: int, had_candidates: bo
 def _skip(v_: Verdict, strata, fetch: RoundFetcher, u: str, why: str, max_neg: float) -> bool:
     """A pair that is no evidence (u no page, v failing for a passing cause, v redirecting to u's
     page): skipped, counted by why.  True when the first max(10, 2εN) pairs were all skipped: the
-    rule is then undecided (``u_unreachable``)."""
+    rule is then undecided (``outputs_redirect`` when every skip was a v redirecting to u's page,
+    else ``u_unreachable``)."""
     v_.skipped += 1
     v_.redirected_outputs += why in NO_EVIDENCE
     strata.failed(u, why)
