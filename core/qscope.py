@@ -32,6 +32,7 @@ candidate by fetching, drawing its samples among the URLs inside the scope):
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from typing import Sequence
 
@@ -42,6 +43,7 @@ from .scope import check_scope, make_scope
 from .urlindex import Occurrence, URLIndex
 
 MAX_KEYS = 8  #: keys tried per parameter
+_UNFIT = re.compile("[\x00-\x1f?#]")  #: a character no scope's name or value holds
 MAX_KEY_VALUES = 16  #: a parameter with more distinct values among the URLs of p is no selector
 Key = tuple[str, str]
 
@@ -56,6 +58,16 @@ def _keys_of(items, name: str) -> list[Key]:
 
 
 def _fixable(n: str, v: str) -> bool:
+    """True when ``?n=v`` is a scope (``check_scope``), for an item of a parsed query (``n`` holds
+    no ``&`` or ``=``, ``v`` no ``&``): ``n`` not empty, neither holds ``?``, ``#`` or a control
+    character.  The same answer as :func:`_fixable_by_check_scope` without building the scope text
+    (tests/test_qscope_fixable.py); any other item takes that slow path."""
+    if "&" in n or "=" in n or "&" in v:
+        return _fixable_by_check_scope(n, v)
+    return bool(n) and _UNFIT.search(n) is None and _UNFIT.search(v) is None
+
+
+def _fixable_by_check_scope(n: str, v: str) -> bool:
     try:
         check_scope(make_scope("", ((n, v),)))
     except RuleError:
