@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 GROUP_WAIT_S = 0.05
 #: the longest pause between two tries of a group that could not be applied (seconds)
 APPLY_RETRY_MAX_S = 10.0
+#: with parser processes, how many groups are parsed while the one before them is applied
+PARSE_AHEAD = 1
 
 
 def register(ctx: WorkerContext) -> None:
@@ -58,31 +60,89 @@ def register(ctx: WorkerContext) -> None:
     async def ingest(stream):
         # noack_take: an event is acknowledged (so its offset may be committed) only once its group
         # is in the changelog and the local store; a group cut short (a crash, a stop) comes again
-        groups = stream.noack_take(ctx.settings.ingest_group, within=GROUP_WAIT_S)
-        async for events in health.track("dust-ingest", groups):
+        groups = health.track("dust-ingest", stream.noack_take(ctx.settings.ingest_group, within=GROUP_WAIT_S))
+        if pool.processes:
+            await ingest_parsing_ahead(ctx, changelog, pool, stream, groups)
+            return
+        async for events in groups:
             for part in by_partition(events):
                 await apply_until_done(ctx, changelog, part, pool)
                 for ev in part:
                     await stream.ack(ev)
 
 
-async def apply_until_done(ctx: WorkerContext, changelog: Changelog, events: list, pool: ParsePool | None = None) -> None:
+async def ingest_parsing_ahead(ctx: WorkerContext, changelog: Changelog, pool: ParsePool, stream, groups) -> None:
+    """With parser processes: each group's messages go to the processes as soon as the group is
+    taken, while the group before it is staged, logged and committed (:data:`PARSE_AHEAD` groups
+    queued, and one more parsing while it waits for room).  Only the parsing moves: groups are
+    applied and acknowledged in the order they were taken, each after its commit, as without the
+    processes (issue 25 item 2: the parse of one group and the state work of the one before it on
+    two cores, not one after the other).  A rebalance finds nothing new: Faust waits until the
+    events taken are acknowledged, which the applier does as before."""
+    ahead: asyncio.Queue = asyncio.Queue(maxsize=PARSE_AHEAD)
+    applier = asyncio.ensure_future(_apply_in_order(ctx, changelog, pool, stream, ahead))
+    parsing: asyncio.Future | None = None
+    try:
+        async for events in groups:
+            for part in by_partition(events):
+                parsing = asyncio.ensure_future(pool.parse([ev.value for ev in part]))
+                await _put_unless_done(ahead, (part, parsing), applier)
+                parsing = None
+        await _put_unless_done(ahead, None, applier)  # the stream ended: apply what is queued, then stop
+        await applier
+    finally:
+        applier.cancel()
+        for left in [parsing, *(item[1] for item in _drain(ahead) if item is not None)]:
+            if left is not None:
+                left.cancel()  # not applied, not acknowledged: delivered again
+
+
+def _drain(queue: asyncio.Queue) -> list:
+    out = []
+    while not queue.empty():
+        out.append(queue.get_nowait())
+    return out
+
+
+async def _apply_in_order(ctx: WorkerContext, changelog: Changelog, pool: ParsePool, stream, ahead: asyncio.Queue) -> None:
+    while (item := await ahead.get()) is not None:
+        part, parsing = item
+        await apply_until_done(ctx, changelog, part, pool, parsing)
+        for ev in part:
+            await stream.ack(ev)
+
+
+async def _put_unless_done(queue: asyncio.Queue, item, applier: asyncio.Future) -> None:
+    """``queue.put(item)``, unless the applier ends first (then its exception is raised here)."""
+    put = asyncio.ensure_future(queue.put(item))
+    await asyncio.wait({put, applier}, return_when=asyncio.FIRST_COMPLETED)
+    if not put.done():
+        put.cancel()
+        applier.result()  # raises what ended it
+        raise RuntimeError("the ingest applier stopped")
+
+
+async def apply_until_done(ctx: WorkerContext, changelog: Changelog, events: list, pool: ParsePool | None = None,
+                           parsing: "asyncio.Future[list[Parsed]] | None" = None) -> None:
     """:func:`ingest_messages`, tried again with a growing pause (up to :data:`APPLY_RETRY_MAX_S`)
     when it fails — the store cannot be opened (no file descriptor left, the disk full), the state
     thread raised — instead of crashing the agent: a crashed agent would stop ingesting for good.
     Nothing is lost (the group is acknowledged only once applied; a group cut midway is discarded
     by the next try), and while it fails the worker's /healthz is 503 with the reason
-    (:meth:`~dustbuster.agents.health.Health.stalled`)."""
+    (:meth:`~dustbuster.agents.health.Health.stalled`).  ``parsing``: the events' messages parsed
+    ahead by ``pool`` (:func:`ingest_parsing_ahead`), for the first try; a try after a failure
+    parses them again."""
     pause, partition = 0.5, events[0].message.partition
     while True:
         try:
             if pool is None or not pool.processes:
                 await ingest_messages(ctx, changelog, events)
             else:
-                await ingest_messages(ctx, changelog, events, pool)
+                await ingest_messages(ctx, changelog, events, pool, parsing)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure: retried, shown, never a dead agent
+            parsing = None
             why = f"cannot apply raw partition {partition}: {type(exc).__name__}: {str(exc)[:ERROR_DETAIL_CHARS]}"
             ctx.health.stalled("dust-ingest", why)
             log.error("%s; retrying in %.1fs", why, pause)
@@ -101,17 +161,23 @@ def by_partition(events: list) -> list[list]:
     return [sorted(evs, key=lambda ev: ev.message.offset) for evs in parts.values()]
 
 
-async def ingest_messages(ctx: WorkerContext, changelog: Changelog, events: list, pool: ParsePool | None = None) -> None:
+async def ingest_messages(ctx: WorkerContext, changelog: Changelog, events: list, pool: ParsePool | None = None,
+                          parsing: "asyncio.Future[list[Parsed]] | None" = None) -> None:
     """Consecutive raw-topic messages of one partition: decoded, parsed (inline, or by ``pool``'s
-    processes: DUST_PARSE_PROCESSES), staged, written to the changelog, committed."""
+    processes: DUST_PARSE_PROCESSES; ``parsing``: all of ``events`` parsed ahead by them), staged,
+    written to the changelog, committed."""
     stores = ctx.stores
     first = events[0].message
     state = await stores.run(stores.get, first.partition)
     await ensure_fresh("raw", state.partition, first.offset, state.applied(first.topic),
                        lambda p: _read_image(changelog, p), lambda img, applied: _rebuild(ctx, state, first.topic, img, applied))
     applied = state.applied(first.topic)
-    todo = [ev for ev in events if ev.message.offset > applied]  # the others are replays
-    parsed = await pool.parse([ev.value for ev in todo]) if pool is not None and pool.processes else None
+    fresh = [ev.message.offset > applied for ev in events]  # the others are replays
+    todo = [ev for ev, new in zip(events, fresh) if new]
+    if parsing is not None:
+        parsed: list[Parsed] | None = [p for p, new in zip(await parsing, fresh) if new]
+    else:
+        parsed = await pool.parse([ev.value for ev in todo]) if pool is not None and pool.processes else None
     messages, rejects = [], []
     for k, ev in enumerate(todo):
         msg = ev.message

@@ -4,7 +4,9 @@
     bash bench/device_scale.sh      # 1, 2, 4, 8 workers on a 16-core machine of the device tool
 
 ``--workers 1,2,4,8`` for the curve on a machine with a core each; ``--parse-processes N``: each
-worker decodes and parses raw messages in N processes of its own (DUST_PARSE_PROCESSES; default 0).
+worker decodes and parses raw messages in N processes of its own (DUST_PARSE_PROCESSES; default 0 here,
+for the curves measured before the worker's default became 1 on two CPUs or more; ``auto`` gives the
+worker's default).
 
 Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker.  For each worker
 count, on fresh topics with ``--sites`` partitions: the workers are started and given time to join
@@ -93,7 +95,7 @@ def expected_urls(files: dict[str, Path]) -> dict[str, int]:
 
 
 def run(bootstrap: str, tmp: Path, files: dict[str, Path], lines: int, workers: int, window: float,
-        producers: int = 1, parse_processes: int = 0, prefill: bool = False) -> dict:
+        producers: int = 1, parse_processes: "int | str" = 0, prefill: bool = False) -> dict:
     env = stream_env(bootstrap, window=window, partitions=len(files)) | {"DUST_PARSE_PROCESSES": str(parse_processes)}
     tag = env["DUST_TOPIC_PREFIX"]  # fresh topics, and fresh data directories with them
     if prefill:  # the topics made with their partitions, every line on the raw topic before any worker
@@ -179,8 +181,8 @@ def main() -> int:
                     help="fill the raw topic before the workers start (the producers then share no core with "
                          "them); give the broker DUST_BROKER_REBALANCE_DELAY_MS so the workers, started together, "
                          "get one balanced first assignment")
-    ap.add_argument("--parse-processes", type=int, default=0,
-                    help="parser processes per worker (DUST_PARSE_PROCESSES; default 0: parse inline)")
+    ap.add_argument("--parse-processes", default="0",
+                    help="parser processes per worker (DUST_PARSE_PROCESSES: a number, or auto; default 0: parse inline)")
     a = ap.parse_args()
     if a.small:
         a.sites, a.lines, a.workers, a.window, a.repeat = 2, 400, "2", "2", 1

@@ -4,7 +4,8 @@ the same run.
     .venv/bin/python bench/bench_stream.py [--lines 50000] [--window 5] [--repeat 3] [--parse-processes N]
 
 ``--parse-processes N``: the worker decodes and parses raw messages in N processes of its own
-(DUST_PARSE_PROCESSES; 0, the default, parses on the agent's thread), to use more cores per worker.
+(DUST_PARSE_PROCESSES), to use more cores per worker; ``auto``, the default, is the worker's own
+default (1 on two CPUs or more); 0 parses on the agent's thread.
 
 Uses DUST_KAFKA_BOOTSTRAP if set, else starts the project's local KRaft broker.  Steps:
 
@@ -178,6 +179,20 @@ def freshness(bootstrap: str, tmp: Path, log2: Path, site: str, lines: int, wind
         w2.stop()
 
 
+def _processes(text: str) -> str:
+    """A --parse-processes value: ``auto`` or a number >= 0 (as the worker reads DUST_PARSE_PROCESSES)."""
+    if text != "auto" and not (text.isdigit() and int(text) <= 256):
+        raise argparse.ArgumentTypeError("a number of processes (0 to 256) or auto")
+    return text
+
+
+def resolved_processes(text: str) -> int:
+    """The parser processes a worker on this machine runs for ``text``."""
+    from dustbuster.stream.settings import auto_parse_processes
+
+    return auto_parse_processes() if text == "auto" else int(text)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lines", type=int, default=50000)
@@ -185,8 +200,9 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs, each on fresh topics; medians are reported")
     ap.add_argument("--small", action="store_true", help="a few hundred lines, one run: CI's check that it runs")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "bench_stream.json", help="the JSON results")
-    ap.add_argument("--parse-processes", type=int, default=0,
-                    help="the worker's parser processes (DUST_PARSE_PROCESSES; default 0: parse inline)")
+    ap.add_argument("--parse-processes", type=_processes, default="auto",
+                    help="the worker's parser processes (DUST_PARSE_PROCESSES): a number, or auto (the "
+                         "worker's default: 1 on two CPUs or more); 0: parse inline")
     a = ap.parse_args()
     if a.small:
         a.lines, a.window, a.repeat = 1000, 1.0, 1
@@ -206,7 +222,8 @@ def main() -> int:
             runs.append(row)
             sys.stderr.write(json.dumps(row) + "\n")
             shutil.rmtree(tmp, ignore_errors=True)
-    out = {"lines": a.lines, "window_s": a.window, "parse_processes": a.parse_processes, "when": time.strftime("%Y-%m-%d %H:%M"), "runs": runs,
+    out = {"lines": a.lines, "window_s": a.window, "parse_processes": a.parse_processes,
+           "parse_processes_used": resolved_processes(a.parse_processes), "when": time.strftime("%Y-%m-%d %H:%M"), "runs": runs,
            "median": {k: statistics.median(r[k] for r in runs) for k in runs[0]}}
     print(json.dumps(out["median"], indent=1))
     a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -158,4 +158,7 @@ def latest_candidates(env: dict, want: dict[str, int], timeout: float = 120.0, w
         if all(s in latest and latest[s]["stats"].get("lines") == n for s, n in want.items()):
             return latest
         time.sleep(1.0)
-    raise RuntimeError(f"candidates did not catch up: { {s: d['stats'].get('lines') for s, d in latest.items()} } want {want}")
+    logs = "".join(f"\n--- {w.log} (last 3,000 characters):\n{w.log.read_text(errors='replace')[-3000:]}"
+                   for w in workers if w.log.exists())
+    raise RuntimeError(f"candidates did not catch up: { {s: d['stats'].get('lines') for s, d in latest.items()} } "
+                       f"want {want}{logs}")

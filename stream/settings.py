@@ -27,7 +27,7 @@ other commands never read it).  It is read once: edits need a restart.
 | DUST_API_IDLE_TIMEOUT_S | 15 | a connection that has not sent a whole request (headers included) within this many seconds of opening or of its last answer is closed |
 | DUST_API_MAX_BATCH | 10000 | most URLs in one POST /canonicalize (more: 413) |
 | DUST_INGEST_GROUP | 50 | raw messages the ingest agent applies together at most (one state write, one changelog acknowledgement; agents/ingest.py) |
-| DUST_PARSE_PROCESSES | 0 (inline) | processes of the worker that decode and parse raw messages for the ingest agent, so one worker uses more cores (agents/parsepool.py); 0: parsed on the agent's own thread |
+| DUST_PARSE_PROCESSES | auto: 1 with two or more usable CPUs, else 0 | processes of the worker that decode and parse raw messages for the ingest agent, each group's while the group before it is applied, so one worker uses more cores (agents/parsepool.py, agents/ingest.py; issue 25: 2.9× the known-URL lines on two cores); 0: parsed on the agent's own thread |
 | DUST_MAX_MESSAGE_BYTES | 1000000 | the most bytes of one record the worker produces (the producer's `max_request_size`; the broker's default `message.max.bytes` is 1,048,588): a candidate set over it is trimmed to fit (stream/fit.py), a send that still fails is a counted, logged skip (`dust_send_failures_total`) |
 | DUST_MAX_RECORD_BYTES | 4000000 | the largest record value a rules or candidates reader parses (after decompression); a bigger one is skipped unparsed (`oversized`), and a compressed batch that would unpack to more than twice it is skipped without being unpacked (`batch_too_large`; stream/boundedcodec.py) |
 | DUST_BROKER_GRACE_S | 15 | `/healthz` answers 503 once the broker has not answered a metadata request (every 2 s) for this many seconds (stream/brokerprobe.py) |
@@ -94,7 +94,7 @@ class Settings:
     broker_grace_s: float = 15.0
     max_record_bytes: int = 4_000_000
     ingest_group: int = 50
-    parse_processes: int = 0
+    parse_processes: int = field(default_factory=lambda: auto_parse_processes())
     sign_key_file: Path | None = None
     trusted_keys: str = ""
     max_version_skew_s: float = 86400.0
@@ -135,7 +135,7 @@ class Settings:
             raw = env.get(PREFIX + f.name.upper())
             if raw is None and f.name == "kafka_bootstrap":
                 raw = env.get("DUST_KAFKA_BOOTSTRAP")
-            if raw is not None:
+            if raw is not None and not (f.name == "parse_processes" and raw.strip().lower() == "auto"):
                 values[f.name] = _convert(f.name, raw, getattr(base, f.name))
         pvals: dict[str, object] = {}
         for name in ("S", "t_low", "t_high", "ms", "mrd", "mad", "mw", "ma", "max_envelopes", "sketch_threshold",
@@ -162,6 +162,16 @@ class Settings:
             raise ConfigError("DUST_MAX_VERSION_SKEW_S must be >= 0")
         s.public_keys  # noqa: B018 - a malformed DUST_TRUSTED_KEYS is an error at start, not at the first set
         return s
+
+
+def auto_parse_processes() -> int:
+    """DUST_PARSE_PROCESSES's default: one parser process when this process may run on two CPUs or
+    more (the parse of a group then overlaps the state work of the one before it), else none."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return 1 if cpus >= 2 else 0
 
 
 def _topic_property(spec: TopicSpec) -> property:

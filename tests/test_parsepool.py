@@ -12,7 +12,7 @@ import pytest
 
 from dustbuster.core.errors import ConfigError
 from dustbuster.agents.parsepool import ParsePool, parse_message
-from dustbuster.stream.settings import Settings
+from dustbuster.stream.settings import Settings, auto_parse_processes
 from tests.conftest import LOGS
 from tests.streamtools import Worker, compact, feed, latest_candidates, mine_json, stream_env
 
@@ -42,15 +42,20 @@ def test_the_pool_parses_as_the_agent_does_inline():
 
 def test_the_setting():
     assert Settings.from_env({"DUST_PARSE_PROCESSES": "4"}).parse_processes == 4
-    assert Settings.from_env({}).parse_processes == 0
+    assert Settings.from_env({}).parse_processes == auto_parse_processes()
+    assert Settings.from_env({"DUST_PARSE_PROCESSES": "auto"}).parse_processes == auto_parse_processes()
+    assert Settings.from_env({"DUST_PARSE_PROCESSES": "0"}).parse_processes == 0
     with pytest.raises(ConfigError):
         Settings.from_env({"DUST_PARSE_PROCESSES": "-1"})
 
 
-def test_kill9_with_parser_processes_loses_nothing_and_counts_nothing_twice(kafka, tmp_path):
+@pytest.mark.parametrize("processes", ["2", "0"])
+def test_kill9_with_parser_processes_loses_nothing_and_counts_nothing_twice(kafka, tmp_path, processes):
+    """With two parser processes (groups parsed ahead of the one applied, agents/ingest.py) and
+    inline (the default, one process, runs in tests/test_stream_integration.py)."""
     from dustbuster.sim.forum import generate
 
-    env = stream_env(kafka, partitions=1) | {"DUST_PARSE_PROCESSES": "2"}
+    env = stream_env(kafka, partitions=1) | {"DUST_PARSE_PROCESSES": processes}
     lines = list(generate(12000, seed=13))
     log, first, second = tmp_path / "forum.log", tmp_path / "first.log", tmp_path / "second.log"
     log.write_text("\n".join(lines) + "\n")
