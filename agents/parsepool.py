@@ -71,7 +71,8 @@ class ParsePool:
             return _parse_many(values, *self.limits)
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("spawn"))
-            log.info("parsing raw messages in %s processes (DUST_PARSE_PROCESSES)", self.processes)
+            log.info("parsing raw messages in %s parser process%s (DUST_PARSE_PROCESSES)", self.processes,
+                     "" if self.processes == 1 else "es")
         n = -(-len(values) // self.processes)
         loop = asyncio.get_running_loop()
         try:

@@ -1,10 +1,21 @@
 """The window timer: every window, each site whose state changed emits its candidate set.  The
 mining runs on the state thread (``Stores.run``), off the event loop.
 
+Ticks come every DUST_WINDOW_S seconds from the worker's start, without drift (:func:`ticks`: a tick
+whose windows took 7 s of a 10 s interval is followed by the next one 3 s later, not 10; Faust's
+timer, used before, corrected at most 0.1 s a tick, so at the cap a site's windows came every ~17–20 s
+and a line waited up to ~24 s for a candidate set: issue 25, bench/bench_capfresh.py).
+
 A window costs the batch engine's time on the site's URLs (seconds for a site near its cap,
-docs/cost.md) and the state thread is the worker's one: so a site's windows take at most
-:data:`WINDOW_SHARE` of the time — after a window of d seconds the site's next one waits until
-d / WINDOW_SHARE seconds after the last one started (the site stays marked as changed meanwhile)."""
+docs/cost.md) and the state thread is the worker's one, so a site's windows take at most a share
+of the time: after a window of d seconds the site's next one waits until d / share seconds after
+it started (the site stays marked as changed meanwhile).  The share is what the other work on the
+thread leaves (:meth:`Pacer.share_for`): 1 − 2f, f being the part of the time between the site's
+last window and this one that the thread spent on other work (the ingest, other sites' windows:
+``Stores.busy_s``), between :data:`WINDOW_SHARE` and :data:`MAX_WINDOW_SHARE`.  A steady stream of a few
+thousand lines a second needs a few per cent of the thread, so a site at the cap gets a window
+every tick; an ingest that needs half of the thread still gets it (ours; before issue 25 the share
+was always one half)."""
 
 from __future__ import annotations
 
@@ -14,6 +25,7 @@ import os
 import socket
 import time
 from collections import Counter
+from typing import AsyncIterator, Awaitable, Callable
 
 from faust.exceptions import ProducerSendError
 
@@ -25,42 +37,86 @@ from .context import WorkerContext
 
 log = logging.getLogger(__name__)
 
-#: the largest share of the time one site's windows may take (see the module doc)
+#: the share of the time one site's windows may take when the other work needs half of the thread or
+#: more, or nothing is known of it yet (see the module doc)
 WINDOW_SHARE = 0.5
+#: the largest share of the time one site's windows may take, however idle the rest
+MAX_WINDOW_SHARE = 0.9
 
 
 class Pacer:
     """When each (partition, site) may run its next window."""
 
-    def __init__(self, share: float = WINDOW_SHARE) -> None:
-        self.share = share
+    def __init__(self, share: float = WINDOW_SHARE, max_share: float = MAX_WINDOW_SHARE) -> None:
+        self.share, self.max_share = share, max_share
         self.next_at: dict[tuple[int, str], float] = {}
+        self.ended: dict[tuple[int, str], tuple[float, float]] = {}  #: (end of its last window, thread busy then)
 
     def due(self, key: tuple[int, str], now: float) -> bool:
         return now >= self.next_at.get(key, 0.0)
 
-    def ran(self, key: tuple[int, str], started: float, seconds: float) -> None:
-        self.next_at[key] = started + seconds / self.share
+    def ran(self, key: tuple[int, str], started: float, seconds: float, busy: float | None = None) -> float:
+        """A window of ``seconds`` started at ``started``; ``busy``: the state thread's busy seconds
+        (``Stores.busy_s``) at its end, None when unknown.  Returns the share it was given."""
+        share = self.share_for(key, started, seconds, busy)
+        self.next_at[key] = started + seconds / share
+        if busy is not None:
+            self.ended[key] = (started + seconds, busy)
+        return share
+
+    def share_for(self, key: tuple[int, str], started: float, seconds: float, busy: float | None) -> float:
+        """1 − 2f between :attr:`share` and :attr:`max_share`, f = the part of the time between the
+        site's last window and this one that the thread spent on other work; :attr:`share` when
+        that is not known (the first window, no ``busy``)."""
+        last = self.ended.get(key)
+        if busy is None or last is None or started <= last[0]:
+            return self.share
+        f = max(0.0, busy - seconds - last[1]) / (started - last[0])
+        return min(self.max_share, max(self.share, 1.0 - 2.0 * f))
+
+
+async def ticks(interval: float, clock: Callable[[], float] = time.monotonic,
+                sleep: Callable[[float], Awaitable] = asyncio.sleep) -> AsyncIterator[int]:
+    """Tick k at ``interval`` * k seconds after the first call (k = 1, 2, ...), never two at once:
+    one whose body ran past the next tick's time is followed at once by the next, and the ticks
+    after it keep their times (no drift, no burst)."""
+    start = clock()
+    k = 1
+    while True:
+        await sleep(max(0.0, start + k * interval - clock()))
+        yield k
+        k = max(k + 1, int((clock() - start) // interval))
 
 
 def register(ctx: WorkerContext) -> None:
-    """The ``dust-window`` timer, every DUST_WINDOW_S seconds."""
+    """The ``dust-window`` task: a tick every DUST_WINDOW_S seconds (:func:`ticks`)."""
 
     pacer = Pacer()
 
-    @ctx.app.timer(ctx.settings.window_s, name="dust-window")
-    async def window() -> None:
-        wid = int(time.time() // ctx.settings.window_s)
-        for part in list(ctx.stores.parts.values()):
-            for site, token in await ctx.stores.run(part.dirty_sites):
-                key = (part.partition, site)
-                if not pacer.due(key, time.monotonic()):
-                    log.debug("%s: window deferred (a site's windows take at most %.0f%% of the time)", site,
-                              100 * pacer.share)
-                    continue
-                started = time.monotonic()
-                await guarded_emit(ctx, part, site, token, wid)
-                pacer.ran(key, started, time.monotonic() - started)
+    @ctx.app.task
+    async def window_ticks() -> None:
+        async for _ in ticks(ctx.settings.window_s):
+            try:
+                await run_windows(ctx, pacer)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - one tick's failure, logged; the next tick tries again
+                log.exception("window tick failed; the next one tries again")
+
+
+async def run_windows(ctx: WorkerContext, pacer: Pacer) -> None:
+    """One tick: each changed site of each partition whose pacer allows it emits its candidate set."""
+    wid = int(time.time() // ctx.settings.window_s)
+    for part in list(ctx.stores.parts.values()):
+        for site, token in await ctx.stores.run(part.dirty_sites):
+            key = (part.partition, site)
+            if not pacer.due(key, time.monotonic()):
+                log.debug("%s: window deferred (a site's windows take at most a share of the state thread's "
+                          "time: agents/windows.py)", site)
+                continue
+            started = time.monotonic()
+            await guarded_emit(ctx, part, site, token, wid)
+            pacer.ran(key, started, time.monotonic() - started, ctx.stores.busy_s)
 
 
 async def guarded_emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes, wid: int) -> None:

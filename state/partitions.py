@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import heapq
 import itertools
 import logging
@@ -368,6 +367,7 @@ class Stores(PartitionStores[PartitionState]):
         self.params = params
         self.max_urls_per_site = max_urls_per_site  #: 0 = no cap (set before the first get)
         self._executor: ThreadPoolExecutor | None = None
+        self.busy_s = 0.0  #: seconds the state thread has spent running calls (the window pacer reads it)
 
     def _open_state(self, partition: int) -> PartitionState:
         st = PartitionState(self.root, partition, self.params, self.max_urls_per_site)
@@ -379,7 +379,14 @@ class Stores(PartitionStores[PartitionState]):
         works.  One thread, so the calls never overlap (the state objects are not thread-safe)."""
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dust-state")
-        return await asyncio.get_running_loop().run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self._timed, fn, args, kwargs)
+
+    def _timed(self, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.busy_s += time.perf_counter() - t0  # only the state thread writes it
 
     def close(self) -> None:
         if self._executor is not None:

@@ -29,7 +29,7 @@ SMALL = {
     "genlog.py": (["--lines", "50"], False, []),
 }
 #: these need a broker: the session's (tests/conftest.py kafka) through DUST_KAFKA_BOOTSTRAP
-KAFKA = {"bench_stream.py": ["--small"], "bench_scale.py": ["--small"]}
+KAFKA = {"bench_stream.py": ["--small"], "bench_scale.py": ["--small"], "bench_capfresh.py": ["--small"]}
 
 
 def run_bench(script: str, args: list[str], env: dict | None = None) -> subprocess.CompletedProcess:

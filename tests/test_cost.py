@@ -300,6 +300,48 @@ def test_a_site_window_waits_in_proportion_to_its_cost():
     assert not p.due(a, 17.9) and p.due(a, 18.0) and p.due(b, 11.0)
 
 
+def test_a_site_window_share_is_what_the_other_work_leaves():
+    """The share is 1 − 2f (f: the thread's other work per second between the site's windows),
+    between 0.5 and 0.9: an idle thread lets a 7 s window run every 10 s tick; an ingest that needs
+    half the thread keeps the share at one half (agents/windows.py)."""
+    from dustbuster.agents.windows import Pacer
+
+    p = Pacer(0.5, 0.9)
+    a = (0, "a.org")
+    assert p.ran(a, 10.0, 7.0, busy=7.0) == 0.5  # the first window: nothing known yet
+    # 17 → 30: the thread did 0.26 s of other work in 13 s (f = 0.02): share 0.96, capped at 0.9
+    assert p.ran(a, 30.0, 7.0, busy=7.0 + 0.26 + 7.0) == 0.9
+    assert p.due(a, 30.0 + 7.0 / 0.9) and not p.due(a, 37.7)
+    # 37 → 50: 6.5 s of other work in 13 s (f = 0.5): the share falls back to one half
+    assert p.ran(a, 50.0, 7.0, busy=14.26 + 6.5 + 7.0) == 0.5
+    assert not p.due(a, 63.9) and p.due(a, 64.0)
+    assert p.ran((0, "b.org"), 0.0, 1.0) == 0.5  # without the busy seconds: one half
+
+
+def test_window_ticks_keep_their_times():
+    """Ticks every interval from the start: a tick's own time does not push the next one (no
+    drift), one that runs past the next tick's time is followed at once, never by a burst."""
+    import asyncio
+
+    from dustbuster.agents.windows import ticks
+
+    now = [0.0]
+    started: list[float] = []
+
+    async def sleep(d: float) -> None:
+        now[0] += d
+
+    async def run(bodies: list[float]) -> None:
+        gen = ticks(10.0, clock=lambda: now[0], sleep=sleep)
+        for body in bodies:
+            await gen.__anext__()
+            started.append(now[0])
+            now[0] += body  # the tick's windows take this long
+
+    asyncio.run(run([7.0, 1.0, 25.0, 1.0, 3.0]))
+    assert started == [10.0, 20.0, 30.0, 55.0, 60.0]
+
+
 def test_a_window_between_stage_and_commit_is_not_reused_after_the_commit(tmp_path):
     """A window that runs while a group is staged (its changelog write pending) mines the committed
     URL list; once the group is committed, the next window mines again (found by bench_scale: a
@@ -364,3 +406,28 @@ def test_a_failed_changelog_write_is_tried_again(monkeypatch):
     monkeypatch.setattr(ingest.asyncio, "sleep", no_sleep)
     asyncio.run(ingest.write_changelog(Flaky(), 0, 7, []))
     assert calls == [7, 7, 7]
+
+
+def test_stores_count_the_state_threads_busy_seconds(tmp_path):
+    """Stores.busy_s: the seconds the one state thread spent running calls (the window pacer's
+    measure of the other work, agents/windows.py); a call's exception counts too."""
+    import time as _time
+
+    import pytest
+
+    stores = Stores(tmp_path, DustParams())
+
+    def boom() -> None:
+        _time.sleep(0.05)
+        raise ValueError("x")
+
+    async def run() -> None:
+        assert await stores.run(_time.sleep, 0.1) is None
+        with pytest.raises(ValueError):
+            await stores.run(boom)
+
+    try:
+        asyncio.run(run())
+        assert stores.busy_s >= 0.15
+    finally:
+        stores.close()
