@@ -92,9 +92,10 @@ async def ingest_parsing_ahead(ctx: WorkerContext, changelog: Changelog, pool: P
         await applier
     finally:
         applier.cancel()
-        for left in [parsing, *(item[1] for item in _drain(ahead) if item is not None)]:
-            if left is not None:
-                left.cancel()  # not applied, not acknowledged: delivered again
+        left = [f for f in [parsing, *(item[1] for item in _drain(ahead) if item is not None)] if f is not None]
+        for f in left:
+            f.cancel()  # not applied, not acknowledged: delivered again
+        await asyncio.gather(applier, *left, return_exceptions=True)
 
 
 def _drain(queue: asyncio.Queue) -> list:
@@ -107,7 +108,11 @@ def _drain(queue: asyncio.Queue) -> list:
 async def _apply_in_order(ctx: WorkerContext, changelog: Changelog, pool: ParsePool, stream, ahead: asyncio.Queue) -> None:
     while (item := await ahead.get()) is not None:
         part, parsing = item
-        await apply_until_done(ctx, changelog, part, pool, parsing)
+        try:
+            await apply_until_done(ctx, changelog, part, pool, parsing)
+        except asyncio.CancelledError:
+            _discard(parsing)
+            raise
         for ev in part:
             await stream.ack(ev)
 
@@ -115,7 +120,11 @@ async def _apply_in_order(ctx: WorkerContext, changelog: Changelog, pool: ParseP
 async def _put_unless_done(queue: asyncio.Queue, item, applier: asyncio.Future) -> None:
     """``queue.put(item)``, unless the applier ends first (then its exception is raised here)."""
     put = asyncio.ensure_future(queue.put(item))
-    await asyncio.wait({put, applier}, return_when=asyncio.FIRST_COMPLETED)
+    try:
+        await asyncio.wait({put, applier}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        put.cancel()  # else it would queue the item after the caller drained the queue
+        raise
     if not put.done():
         put.cancel()
         applier.result()  # raises what ended it
@@ -134,23 +143,43 @@ async def apply_until_done(ctx: WorkerContext, changelog: Changelog, events: lis
     parses them again."""
     pause, partition = 0.5, events[0].message.partition
     while True:
-        try:
-            if pool is None or not pool.processes:
-                await ingest_messages(ctx, changelog, events)
-            else:
-                await ingest_messages(ctx, changelog, events, pool, parsing)
-        except asyncio.CancelledError:
+        why = await _try_apply(ctx, changelog, events, pool, parsing)
+        if why is None:
+            ctx.health.resumed("dust-ingest")
+            return
+        parsing = _discard(parsing)  # the next try parses again
+        why = f"cannot apply raw partition {partition}: {why}"
+        ctx.health.stalled("dust-ingest", why)
+        log.error("%s; retrying in %.1fs", why, pause)
+        await asyncio.sleep(pause)
+        pause = min(APPLY_RETRY_MAX_S, pause * 2)
+
+
+async def _try_apply(ctx: WorkerContext, changelog: Changelog, events: list, pool: ParsePool | None,
+                     parsing: "asyncio.Future[list[Parsed]] | None") -> str | None:
+    """One try of :func:`ingest_messages`: None when it applied the events, else why not.  A
+    cancellation that is not this task's own (a parse whose pool was stopped) is a failure too."""
+    try:
+        if pool is None or not pool.processes:
+            await ingest_messages(ctx, changelog, events)
+        else:
+            await ingest_messages(ctx, changelog, events, pool, parsing)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():
             raise
-        except Exception as exc:  # noqa: BLE001 - any failure: retried, shown, never a dead agent
-            parsing = None
-            why = f"cannot apply raw partition {partition}: {type(exc).__name__}: {str(exc)[:ERROR_DETAIL_CHARS]}"
-            ctx.health.stalled("dust-ingest", why)
-            log.error("%s; retrying in %.1fs", why, pause)
-            await asyncio.sleep(pause)
-            pause = min(APPLY_RETRY_MAX_S, pause * 2)
-            continue
-        ctx.health.resumed("dust-ingest")
-        return
+        return "CancelledError: the parse was cancelled (its parser pool was stopped)"
+    except Exception as exc:  # noqa: BLE001 - any failure: retried, shown, never a dead agent
+        return f"{type(exc).__name__}: {str(exc)[:ERROR_DETAIL_CHARS]}"
+    return None
+
+
+def _discard(fut: "asyncio.Future | None") -> None:
+    """Cancel a parse that will not be used, and retrieve its outcome (no "never retrieved")."""
+    if fut is not None:
+        fut.cancel()
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+    return None
 
 
 def by_partition(events: list) -> list[list]:

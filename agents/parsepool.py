@@ -74,13 +74,14 @@ class ParsePool:
             log.info("parsing raw messages in %s parser process%s (DUST_PARSE_PROCESSES)", self.processes,
                      "" if self.processes == 1 else "es")
         n = -(-len(values) // self.processes)
-        loop = asyncio.get_running_loop()
+        loop, pool = asyncio.get_running_loop(), self._pool
         try:
-            parts = await asyncio.gather(*(loop.run_in_executor(self._pool, _parse_many, values[i:i + n], *self.limits)
+            parts = await asyncio.gather(*(loop.run_in_executor(pool, _parse_many, values[i:i + n], *self.limits)
                                            for i in range(0, len(values), n)))
         except BrokenProcessPool:
             log.error("a parser process died; the pool is started again on the next try")
-            await self.stop()
+            if self._pool is pool:  # not one a later call started meanwhile (groups are parsed ahead)
+                await self.stop()
             raise
         return [p for part in parts for p in part]
 

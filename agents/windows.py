@@ -93,7 +93,7 @@ def register(ctx: WorkerContext) -> None:
 
     pacer = Pacer()
 
-    @ctx.app.task
+    @ctx.app.task(traced=False)  # an endless loop: no one trace span for all of it
     async def window_ticks() -> None:
         async for _ in ticks(ctx.settings.window_s):
             try:

@@ -59,9 +59,10 @@ def stream(bootstrap: str, topic: str, lines: list[str], rate: float, seconds: f
                     break
                 await asyncio.sleep(max(0.0, due - time.monotonic()))
                 batch = lines[i:i + BATCH]
+                sent_at = time.time()  # before the send: its round trip is part of the freshness
                 await p.send_and_wait(topic, json.dumps({"site": SITE, "lines": batch}).encode(), key=SITE.encode())
                 sent += len(batch)
-                out.append((time.time(), sent))
+                out.append((sent_at, sent))
         finally:
             await p.stop()
         return out
@@ -99,8 +100,8 @@ def freshness(messages: list[tuple[float, int]], sets: list[dict], base: int) ->
     return out
 
 
-def pct(values: list[float], q: float) -> float:
-    return sorted(values)[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+def pct(values: list[float], q: float) -> float | None:
+    return round(sorted(values)[min(len(values) - 1, int(q * len(values)))], 2) if values else None
 
 
 def main() -> int:
@@ -129,6 +130,8 @@ def main() -> int:
             rows = snapshots(env, SITE, prefill, timeout=900)
             filled_s = time.perf_counter() - t0
             messages = stream(bootstrap, env["DUST_TOPIC_PREFIX"] + "-raw", steady, a.rate, a.seconds)
+            if not messages:
+                raise SystemExit("no message of the stream was sent")
             snapshots(env, SITE, prefill + messages[-1][1], timeout=900)
         finally:
             w.stop()
@@ -142,7 +145,8 @@ def main() -> int:
            "window_s_median": round(statistics.median(windows), 2) if windows else None,
            "window_s_max": round(max(windows), 2) if windows else None,
            "freshness_s_median": round(statistics.median(fresh), 2) if fresh else None,
-           "freshness_s_p90": round(pct(fresh, 0.9), 2), "freshness_s_max": round(max(fresh), 2) if fresh else None,
+           "freshness_s_p90": pct(fresh, 0.9), "freshness_s_max": round(max(fresh), 2) if fresh else None,
+           "messages_not_covered": len(messages) - len(fresh),
            "target_s": round(a.window + statistics.median(windows), 2) if windows else None}
     print(json.dumps(out, indent=1))
     a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -41,10 +41,11 @@ def __getattr__(name: str):
 
 def requested(argv: list[str]) -> str | None:
     """The command named on the command line (the first argument that is no option: the global
-    options take no value), or None."""
+    options take no value), or None (then every parser is built: ``dustbuster -h mine`` lists
+    every command, as the top-level help it asks for)."""
     names = {n for n, _ in COMMAND_MODULES}
     for arg in argv:
-        if arg == "--":
+        if arg in ("--", "-h", "--help"):
             return None
         if not arg.startswith("-"):
             return arg if arg in names else None
