@@ -34,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from devtools.benchout import emit  # noqa: E402
+
 from bench.bench_stream import feed, snapshots  # noqa: E402
 from devtools.devkafka import Worker, kafka_bootstrap, read_topic, stream_env  # noqa: E402
 
@@ -148,9 +150,7 @@ def main() -> int:
            "freshness_s_p90": pct(fresh, 0.9), "freshness_s_max": round(max(fresh), 2) if fresh else None,
            "messages_not_covered": len(messages) - len(fresh),
            "target_s": round(a.window + statistics.median(windows), 2) if windows else None}
-    print(json.dumps(out, indent=1))
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(out, indent=1))
+    emit(out, a.out)
     return 0
 
 

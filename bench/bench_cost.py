@@ -44,6 +44,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from devtools.benchout import emit  # noqa: E402
+
 SITE = "www.example.com"
 
 
@@ -283,9 +285,7 @@ def main() -> int:
         row["scenario"] = kind
         out.append(row)
         sys.stderr.write(json.dumps(row) + "\n")
-    print(json.dumps(out, indent=1))
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(out, indent=1))
+    emit(out, a.out)
     return 0
 
 

@@ -42,6 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from devtools.benchout import emit  # noqa: E402
+
 from devtools.devkafka import Worker, kafka_bootstrap, latest_candidates, stream_env  # noqa: E402
 
 JOIN_S = 10  #: seconds the workers get to join the group before the first line
@@ -211,9 +213,7 @@ def main() -> int:
     out["median_new_urls_per_s"] = {n: statistics.median(r["new_urls_per_s"] for r in out["runs"] if r["workers"] == n)
                                     for n in counts}
     shutil.rmtree(tmp, ignore_errors=True)
-    print(json.dumps(out, indent=1))
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(out, indent=1))
+    emit(out, a.out)
     return 0
 
 

@@ -39,6 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from devtools.devkafka import Worker, kafka_bootstrap, read_topic, stream_env  # noqa: E402
+from dustbuster.core.errors import ConfigError  # noqa: E402
+from dustbuster.stream.settings import Settings  # noqa: E402
 
 
 def snapshots(env: dict, site: str, until_lines: int, timeout: float = 600) -> list[tuple[float, int, int]]:
@@ -180,17 +182,17 @@ def freshness(bootstrap: str, tmp: Path, log2: Path, site: str, lines: int, wind
 
 
 def _processes(text: str) -> str:
-    """A --parse-processes value: ``auto`` or a number >= 0 (as the worker reads DUST_PARSE_PROCESSES)."""
-    if text != "auto" and not (text.isdigit() and int(text) <= 256):
-        raise argparse.ArgumentTypeError("a number of processes (0 to 256) or auto")
+    """A --parse-processes value, checked as the worker reads DUST_PARSE_PROCESSES."""
+    try:
+        resolved_processes(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
 
 def resolved_processes(text: str) -> int:
-    """The parser processes a worker on this machine runs for ``text``."""
-    from dustbuster.stream.settings import auto_parse_processes
-
-    return auto_parse_processes() if text == "auto" else int(text)
+    """The parser processes a worker on this machine runs for DUST_PARSE_PROCESSES=``text``."""
+    return Settings.from_env({"DUST_PARSE_PROCESSES": text}).parse_processes
 
 
 def main() -> int:

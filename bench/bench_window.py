@@ -24,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from devtools.benchout import emit  # noqa: E402
+
 from dustbuster.core.mine import mine, unsafe_flags  # noqa: E402
 from dustbuster.core.params import DustParams  # noqa: E402
 from dustbuster.logs.reader import parse_lines  # noqa: E402
@@ -104,9 +106,7 @@ def main() -> int:
             out["windows"].append(window(state, a.check))
             print(json.dumps(out["windows"][-1]), file=sys.stderr)
         state.close()
-    print(json.dumps(out, indent=1))
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(out, indent=1))
+    emit(out, a.out)
     return 0
 
 
