@@ -106,9 +106,11 @@ class Scan:
 
 
 def scan(text: str, scanner: Scanner, ctx: Context, guard: str = "", cache: dict | None = None,
-         keep_rows: bool = False) -> Scan:
+         keep_rows: bool = False, max_cached: int | None = None) -> Scan:
     """The lines of ``text`` (each ended by ``\\n``) as counted rows and other lines; ``cache``: the
-    record of each row, kept across the blocks of one read (same context)."""
+    record of each row, kept across the blocks of one read (same context), cleared when it would
+    hold more than ``max_cached`` rows (default ``MAX_CACHED``)."""
+    max_cached = MAX_CACHED if max_cached is None else max_cached
     rows = _compiled(scanner, guard).findall(text)
     n = len(rows)
     if not n:
@@ -116,11 +118,12 @@ def scan(text: str, scanner: Scanner, ctx: Context, guard: str = "", cache: dict
     counts = Counter(rows)
     cache = cache if cache is not None else {}
     new = list(itertools.filterfalse(cache.__contains__, counts))
-    if new:
-        if len(cache) + len(new) > _MAX_CACHED:
-            cache.clear()
-        cache.update(zip(new, _records(new, scanner, ctx)))
-    records = dict(zip(counts, map(cache.__getitem__, counts)))
+    fresh = dict(zip(new, _records(new, scanner, ctx))) if new else {}
+    records = {k: fresh[k] if k in fresh else cache[k] for k in counts}
+    if fresh:
+        if len(cache) + len(fresh) > max_cached:
+            cache.clear()  # the block's records are already taken: a clear strands nothing
+        cache.update(itertools.islice(fresh.items(), max_cached))
     if None not in records.values():
         return Scan(n, counts, records, rows if keep_rows else [])
     slow = list(map(not_, map(records.__getitem__, rows)))
@@ -133,7 +136,7 @@ def scan(text: str, scanner: Scanner, ctx: Context, guard: str = "", cache: dict
     return Scan(n, counts, records, rows, others)
 
 
-_MAX_CACHED = 1 << 17  #: rows whose record a read keeps across its blocks (~64 MB at most)
+MAX_CACHED = 1 << 17  #: rows whose record a read keeps across its blocks (~64 MB at most)
 _COMPILED: dict[tuple[Scanner, str], re.Pattern] = {}
 
 

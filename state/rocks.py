@@ -84,17 +84,26 @@ class RocksKV:
             return v
 
     def write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None:
+        """``puts`` and ``meta`` in one atomic ``WriteBatch``; the cached metadata changes only
+        once RocksDB has taken the batch.  A write that fails (a full disk) raises StateError and
+        leaves both the store and the cache as they were, so the applied offset still says the
+        group is to be applied, and its retry applies it."""
         wb = WriteBatch(raw_mode=True)
-        cache = self.cache
         for d in (puts, meta):
             for k, v in d.items():
                 if v is None:
                     wb.delete(k)
                 else:
                     wb.put(k, v)
+        try:
+            self.db.write(wb)
+        except Exception as exc:  # rocksdict raises plain Exceptions (IO error: no space left)
+            raise StateError(f"cannot write to RocksDB at {self.path}: {exc}") from exc
+        cache = self.cache
+        for d in (puts, meta):
+            for k, v in d.items():
                 if k in cache:
                     cache[k] = v
-        self.db.write(wb)
 
     def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
         it = self.db.iter()

@@ -139,3 +139,31 @@ def test_topic_batches_parse_as_the_line_loop_does(tmp_path):
             assert _batch(batch, bulk=True, **kw) == _batch(batch, bulk=False, **kw)
     mixed = texts[:50] + [7, None, b"\xff bytes"] + texts[50:100]
     assert _batch(mixed, bulk=True) == _batch(mixed, bulk=False)
+
+
+@pytest.mark.parametrize("bound", [1, 3, 50])
+def test_bounded_caches_that_clear_mid_read_lose_nothing(monkeypatch, bound):
+    """Every bounded cache on the read path (the rows' records across blocks, the hosts' URL
+    prefixes, the compiled scanners) cleared many times within one read: the URL list, counts and
+    rejects are still the line loop's.  A log with more distinct rows than the row cache's bound
+    once failed with a KeyError on a row cached before the clear."""
+    from dustbuster.logs import fastparse
+
+    monkeypatch.setattr(bulkread, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(bulk, "MAX_CACHED", bound)
+    monkeypatch.setattr(fastparse, "_MAX_PREFIXES", bound)
+    assert_same(LOG_FILES)
+    path = LOGS / "semicomplete-apache" / "apache_logs"
+    assert_same([path, path], site="www.example.com")  # the second pass: every row cached before
+
+
+def test_one_block_with_more_distinct_rows_than_the_cache_bound():
+    ctx = Context(site="www.example.com", scheme="http")
+    scanner = bulk.scanner_for("common", ctx)
+    text = "".join(f'1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /p{i} HTTP/1.0" 200 {i}\n' for i in range(40))
+    cache: dict = {}
+    first = bulk.scan(text, scanner, ctx, cache=cache, max_cached=8)
+    again = bulk.scan(text, scanner, ctx, cache=cache, max_cached=8)
+    assert len(first.records) == len(again.records) == 40
+    assert first.records == again.records
+    assert len(cache) <= 8

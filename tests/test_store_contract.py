@@ -125,3 +125,56 @@ def test_every_changelog_write_is_retried_in_one_place(monkeypatch, caplog):
     assert len(calls) == 3 and "seen changelog write for partition 1 (offset 9) failed" in caplog.text
     for agent in ("ingest.py", "canonizer.py"):
         assert "write_until_acked(" in (Path(__file__).resolve().parents[1] / "agents" / agent).read_text()
+
+
+class _FailingDB:
+    """A RocksDB whose next ``write`` fails as a full disk makes it fail; reads go through."""
+
+    def __init__(self, db, failures: int = 1) -> None:
+        self._db, self.failures = db, failures
+
+    def write(self, wb) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise Exception("IO error: No space left on device: While appending to file")  # rocksdict's kind
+        self._db.write(wb)
+
+    def __getattr__(self, name):
+        return getattr(self._db, name)
+
+
+def _group(first: int, n: int) -> list[Message]:
+    return [Message(first + i, "a.org", [(f"http://a.org/p{first + i}", 200, 100 + i)], {"lines": 1}) for i in range(n)]
+
+
+def test_a_commit_that_fails_leaves_the_group_to_be_applied_again(tmp_path):
+    """A full disk: RocksDB refuses the group's write.  Nothing of it may count as applied — not the
+    offset, not the counters, not the URLs — so the retry stages the same group again and applies
+    it; the state then equals a run where the write never failed."""
+    from dustbuster.core.errors import StateError
+
+    st = PartitionState(tmp_path / "a", 0, DustParams())
+    st.commit(st.stage_group("raw", _group(0, 3)))
+    assert st.applied("raw") == 2
+    st.kv.db = _FailingDB(st.kv.db)
+    staged = st.stage_group("raw", _group(3, 4))
+    with pytest.raises(StateError, match="No space left"):
+        st.commit(staged)
+    assert st.applied("raw") == 2  # the old offset: the group is still to be applied
+    assert st.counters("a.org")["lines"] == 3
+    again = st.stage_group("raw", _group(3, 4))
+    assert again is not None and again.offset == 6
+    st.commit(again)
+    assert st.applied("raw") == 6 and st.counters("a.org")["lines"] == 7
+
+    ref = PartitionState(tmp_path / "b", 0, DustParams())
+    ref.commit(ref.stage_group("raw", _group(0, 3)))
+    ref.commit(ref.stage_group("raw", _group(3, 4)))
+    assert list(st.site("a.org").urllist().infos.items()) == list(ref.site("a.org").urllist().infos.items())
+    assert st.site("a.org").url_count() == ref.site("a.org").url_count() == 7
+    st.kv.db = st.kv.db._db
+    st.close()
+    ref.close()
+    reopened = PartitionState(tmp_path / "a", 0, DustParams())  # a restart keeps it
+    assert reopened.applied("raw") == 6 and reopened.site("a.org").url_count() == 7
+    reopened.close()
