@@ -286,6 +286,13 @@ def _rule_probes(hosts, r):
     urls = dict.fromkeys(u + tail for u in urls)
     return [u for u in urls if _abs_host(u) and _within(_abs_host(u), h) and _START not in u and _END not in u][:8]
 
+def _bound(site, doc, signed):
+    """Rejected ``wrong_site`` unless ``doc`` names ``site`` (a signed set must name one)."""
+    named = doc.get("site")
+    if (named is not None or signed) and (not isinstance(named, str) or named.strip().lower() != site):
+        raise Rejected("wrong_site", "the set is for %r, not for %r" % (named, site))
+
+
 class RuleBook:
     """Several sites' rule sets; a URL's site is its host or the nearest parent domain that has one.
     ``keys``: trusted public keys (base64 or PEM; several for a rotation), a set must be signed by
@@ -298,10 +305,14 @@ class RuleBook:
         site's set; the same version again changes nothing (``version_reused``: other content)."""
         site = site.lower()
         if doc is None:
+            if self.keys:  # a tombstone cannot be signed: a signed set with no rules removes a site's rules
+                raise Rejected("unsigned_deletion", "a tombstone for %r carries no signature" % site)
             self.sites.pop(site, None)
             return
         if self.keys and isinstance(doc, dict):
             _verify(doc, self.keys)
+        if isinstance(doc, dict):
+            _bound(site, doc, bool(self.keys))
         held, v = self.sites.get(site), _version(doc) if isinstance(doc, dict) else None
         if v is not None and v > self.clock() * 1000 + self.skew:
             raise Rejected("version_from_future", "v%d is ahead of this consumer's clock" % v)

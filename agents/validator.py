@@ -241,9 +241,16 @@ async def send_decision(site: str, decision: VersionDecision, rules: list[dict],
             log.info("%s: rule set unchanged (%s rules)", site, len(rules))
         return UNCHANGED
     rs = None
-    if decision.action == TOMBSTONE:  # the site has no valid rule any more: remove it
+    if decision.action == TOMBSTONE and key is None:  # the site has no valid rule any more: remove it
         await publish(site, None)
         log.warning("%s: no valid rules any more: tombstone published", site)
+    elif decision.action == TOMBSTONE:
+        # consumers with trusted keys refuse a tombstone (it cannot be signed): a signed set with
+        # no rules removes them, and keeps the version so no older signed set can come back
+        rs = signed_record(RuleSet(site=site, version=decision.version or 0, created=time.time(), rules=[],
+                                   stats=stats), key)
+        await publish(site, rs)
+        log.warning("%s: no valid rules any more: a signed set with no rules published (v%s)", site, rs.version)
     else:
         rs = signed_record(RuleSet(site=site, version=decision.version, created=time.time(), rules=rules,
                                    stats=stats), key)

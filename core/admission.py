@@ -8,6 +8,8 @@ dustcanon.py) therefore admits a set only if
 
 * with trusted keys, it is signed by one of them (dustbuster.core.signing: ``unsigned``,
   ``bad_signature``);
+* it is the set of the site it is keyed under: its ``site`` field names that site
+  (``wrong_site``; a signed set must name one), so a signature vouches for one site only;
 * it is a JSON object whose ``version`` is an integer in [0, 2^53), at most :data:`MAX_SKEW_MS`
   ahead of the consumer's clock (``version_from_future``) and newer than the one held (an equal
   version with the same content is the same set read again: kept, not an error; with other
@@ -245,19 +247,34 @@ def check_version(doc: Mapping[str, Any], held: tuple[int, Mapping[str, Any] | N
     raise RuleSetRejected("stale_version", f"v{version} is older than the held v{held[0]}")
 
 
+def check_site(site: str, doc: Mapping[str, Any], signed: bool = False) -> None:
+    """A set is bound to the site it names: its ``site`` field (covered by the signature) must be
+    the key it is applied under (``wrong_site``), so one site's set, signed or not, cannot be
+    replayed under another key (a parent domain would hand it to every host below it).  A signed
+    set must name its site; an unsigned one without the field (a hand-written file) is taken as it
+    is keyed."""
+    named = doc.get("site")
+    if named is None and not signed:
+        return
+    if not isinstance(named, str) or named.strip().lower() != site.strip().lower():
+        raise RuleSetRejected("wrong_site", f"the set is for {named!r:.80}, not for {site!r:.80}")
+
+
 def admit_rules(site: str, doc: Mapping[str, Any], held_version: int | None = None, ma: int = DEFAULT_MA,
                 unvalidated: bool = False, *, held_doc: Mapping[str, Any] | None = None, now_ms: int | None = None,
                 max_skew_ms: int = MAX_SKEW_MS, keys: Mapping[str, bytes] | None = None
                 ) -> tuple[int, tuple[Rule, ...]] | None:
     """The version and rules of an admissible set; None when ``doc`` is the held version again (the
     same content).  With ``keys`` (key id → raw Ed25519 public key, dustbuster.core.signing), the
-    set must carry a signature by one of them (``unsigned``, ``bad_signature``), checked first.
+    set must carry a signature by one of them (``unsigned``, ``bad_signature``), checked first; then
+    it must be the set of ``site`` (:func:`check_site`: ``wrong_site``).
     Raises RuleSetRejected("<reason>: <detail>") otherwise (RuleError ``bad_rule`` for a rule that
     does not parse)."""
     if not isinstance(doc, Mapping):
         raise RuleSetRejected("bad_record", "a rule set must be a JSON object")
     if keys:
         verify_document(doc, keys)
+    check_site(site, doc, signed=bool(keys))
     held = None if held_version is None else (held_version, held_doc)
     version = check_version(doc, held, now_ms, max_skew_ms)
     if version is None:
@@ -282,4 +299,4 @@ def admit_rules(site: str, doc: Mapping[str, Any], held_version: int | None = No
 
 
 __all__ = ["MAX_RULES", "MAX_RULE_CHARS", "MAX_SKEW_MS", "MAX_VERSION", "PROBE_PATHS", "admit_rules", "alpha_probes",
-           "check_each_rule", "check_rules", "check_version", "probe_urls", "rule_probes", "screen_rules", "version_of"]
+           "check_each_rule", "check_rules", "check_site", "check_version", "probe_urls", "rule_probes", "screen_rules", "version_of"]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from .canonize import Canonizer
-from .errors import RuleError
+from .errors import RuleError, RuleSetRejected
 from .admission import MAX_SKEW_MS, admit_rules
 from .normalize import normalize_or_keep
 from .params import DEFAULT_MA
@@ -89,10 +89,18 @@ class RuleBook:
 
     def update(self, site: str, doc: Mapping[str, Any] | None, unvalidated: bool = False) -> SiteRules | None:
         """Apply a rules-topic record: a RuleSet document, or None (a tombstone) to drop the site.
+        With trusted keys a tombstone is refused (``unsigned_deletion``: it cannot carry a
+        signature): the validator removes a site's rules with a signed set of no rules, which
+        also keeps the site's version, so an older signed set cannot be replayed after it.
         A set that is not admitted (dustbuster.core.admission) raises RuleError and leaves the site's current
         set in place; the same version again changes nothing."""
         site = site.lower()
         if doc is None:
+            if self.keys:  # a deletion must be signed too: a signed set with no rules
+                self.bad += 1
+                self.rejected["unsigned_deletion"] = self.rejected.get("unsigned_deletion", 0) + 1
+                raise RuleSetRejected("unsigned_deletion", f"a tombstone for {site!r:.80} carries no signature; "
+                                      "the site keeps its signed set (a signed set with no rules removes them)")
             self.sites.pop(site, None)
             return None
         held = self.sites.get(site)

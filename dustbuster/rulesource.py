@@ -150,7 +150,10 @@ class LiveRules:
                 except (RuleError, ParseError, urllib.error.HTTPError) as exc:
                     log.debug("rule set of %s not applied: %s", site, exc)
         for site in set(held) - set(sites):
-            self.update(site, None)
+            try:
+                self.update(site, None)
+            except RuleError:  # with trusted keys only a signed set removes rules: counted, kept
+                continue
 
     def _follow_api(self, ready: threading.Event) -> None:
         ready.set()

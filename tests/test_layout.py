@@ -11,7 +11,8 @@ The rules:
   ``stream`` import only the core (and themselves); ``sim`` only the core; ``agents`` and the CLI
   (``dustbuster/``) sit on top and may import any layer;
 * ``dustcanon.py`` imports only the standard library (crawlers copy it alone);
-* no module of the package over 400 lines, no function over 60 lines but the allow-listed ones;
+* no function over 60 lines but the allow-listed ones; modules over 400 lines are listed for
+  review (a warning), never failed on size alone;
 * ``bench/`` and ``tests/`` are outside the package and do not import each other; the package does
   not import either;
 * nothing imports the old top-level names (``dust``, ``stream``, ...): everything says ``dustbuster.``;
@@ -31,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -62,7 +64,7 @@ ALLOWED: dict[str, set[str]] = {
 #: the names the code had before it moved into one namespace; none may be imported any more
 OLD_NAMES = {"dust", "stream", "state", "agents", "sim", "core", "logs", "fetch"}
 
-MAX_MODULE_LINES = 400
+REVIEW_MODULE_LINES = 400  #: over this a module is listed for review (a warning, not a failure)
 MAX_FUNCTION_LINES = 60
 #: functions allowed over MAX_FUNCTION_LINES, with the most lines each may have.  Only the core's hot
 #: path belongs here: a function whose locals stay in one frame because splitting it costs time
@@ -176,10 +178,14 @@ def test_dustcanon_imports_only_the_standard_library():
 
 # --- sizes -----------------------------------------------------------------------------------
 
-def test_no_module_over_400_lines():
+def test_long_modules_are_listed_for_review():
+    """A module's size is a reason to look at it, not a cap to golf under: modules over
+    REVIEW_MODULE_LINES are listed as a warning (``pytest -rw``) for a reviewer to judge whether
+    they hold more than one idea.  Nothing fails on size alone."""
     long = [f"{_rel(p)}: {n} lines" for p in _package_files()
-            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES]
-    assert not long, f"modules over {MAX_MODULE_LINES} lines:\n  " + "\n  ".join(long)
+            if (n := len(p.read_text().splitlines())) > REVIEW_MODULE_LINES]
+    if long:
+        warnings.warn(f"modules over {REVIEW_MODULE_LINES} lines, to review:\n  " + "\n  ".join(long), stacklevel=1)
 
 
 def _functions(tree: ast.AST, prefix: str = ""):

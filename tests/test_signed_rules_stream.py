@@ -1,7 +1,9 @@
 """Issue 27 on the real broker: forged rule sets produced to the rules topic are refused and
 counted by a worker's rules follower (agents.context.rules_follower, as every worker runs it)
 when DUST_TRUSTED_KEYS is set, the validator's signed sets are applied, and a record with a
-version far in the future no longer freezes its site."""
+version far in the future no longer freezes its site; a tombstone deletes nothing when keys are
+set (``unsigned_deletion``) and a set relabelled under another site's key applies nowhere
+(``wrong_site``)."""
 
 from __future__ import annotations
 
@@ -53,9 +55,12 @@ def test_forged_sets_on_the_topic_are_refused_and_counted_signed_ones_applied(ka
         ("a.test", sign_document(doc("a.test", NOW, [EVIL]), KEY)),              # same version, other rules
         ("b.test", sign_document(doc("b.test", MAX_VERSION - 1, [SID]), KEY)),   # version_from_future
         ("b.test", sign_document(doc("b.test", NOW, [SID]), KEY)),               # not frozen: applied
+        ("a.test", None),                                                        # a tombstone: unsigned_deletion
+        ("c.test", good),                                                        # a.test's set relabelled: wrong_site
+        ("test", good),                                                          # ... under a parent domain: wrong_site
     ]
     asyncio.run(_send(kafka, settings.rules_topic,
-                      [(site.encode(), json.dumps(d).encode()) for site, d in records]))
+                      [(site.encode(), None if d is None else json.dumps(d).encode()) for site, d in records]))
 
     async def follow(book: RuleBook, metrics: Metrics) -> None:
         f = rules_follower(settings, book, metrics)
@@ -67,11 +72,16 @@ def test_forged_sets_on_the_topic_are_refused_and_counted_signed_ones_applied(ka
 
     book, metrics = RuleBook(keys=settings.public_keys, max_skew_s=settings.max_version_skew_s), Metrics()
     asyncio.run(follow(book, metrics))
-    assert rejected(metrics) == {"unsigned": 1, "bad_signature": 2, "version_reused": 1, "version_from_future": 1}
+    assert rejected(metrics) == {"unsigned": 1, "bad_signature": 2, "version_reused": 1, "version_from_future": 1,
+                                 "unsigned_deletion": 1, "wrong_site": 2}
     assert book.sites["a.test"].version == NOW and book.sites["b.test"].version == NOW
+    assert set(book.sites) == {"a.test", "b.test"}  # the tombstone deleted nothing, the relabelled sets applied nowhere
     assert book.canonize("http://a.test/story/1?sid=2").canonical == "http://a.test/story/1"
+    assert book.canonize("http://www.unrelated.test/items/7?sid=1").canonical == "http://www.unrelated.test/items/7?sid=1"
 
     # without trusted keys (as before issue 27): the forger's unsigned set is applied
+    # (the tombstone came last for a.test: applied there; a relabelled set is refused with or without keys)
     open_book, open_metrics = RuleBook(), Metrics()
     asyncio.run(follow(open_book, open_metrics))
-    assert open_book.canonize("http://a.test/story/1?sid=2").canonical == "http://a.test/1"
+    assert "a.test" not in open_book.sites and set(open_book.sites) == {"b.test"}
+    assert rejected(open_metrics)["wrong_site"] == 2

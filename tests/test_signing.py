@@ -198,3 +198,60 @@ def test_rulesource_and_scrapy_settings_refuse_unsigned_sets(tmp_path, monkeypat
         assert open_lr.versions() == {SITE: 3, "other.test": 3}
     finally:
         open_lr.stop()
+
+
+def test_with_keys_a_tombstone_is_refused_counted_and_the_signed_set_kept():
+    """A null record cannot carry a signature: with trusted keys it deletes nothing (counted as
+    ``unsigned_deletion``); a signed set with no rules is how the validator removes a site's rules,
+    and it keeps the version, so the older signed set cannot be replayed after it."""
+    old = wire(sign_document(DOC, KEY))
+    book, mod = RuleBook(keys=trusted_keys([PUB])), dustcanon.RuleBook(keys=[PUB])
+    for update in (book.update, mod.update):
+        update(SITE, old)
+        with pytest.raises((RuleError, dustcanon.Rejected)) as got:
+            update(SITE, None)
+        assert got.value.reason == "unsigned_deletion"
+    assert book.rejected == {"unsigned_deletion": 1} and book.sites[SITE].version == 3 and SITE in mod.sites
+    url = "http://www.d4.test/a?sid=1"
+    assert book.canonize(url).canonical == mod.canonize(url) == "http://d4.test/a"
+    empty = wire(sign_document(DOC | {"version": 4, "rules": []}, KEY))
+    for update in (book.update, mod.update):
+        update(SITE, empty)
+    assert book.canonize(url).canonical == mod.canonize(url) == url and book.sites[SITE].rules == ()
+    for update in (book.update, mod.update):
+        with pytest.raises((RuleError, dustcanon.Rejected), match="stale_version"):
+            update(SITE, old)
+    open_book, open_mod = RuleBook(), dustcanon.RuleBook()  # without keys, a tombstone deletes as before
+    for update in (open_book.update, open_mod.update):
+        update(SITE, old)
+        update(SITE, None)
+    assert not open_book.sites and not open_mod.sites
+
+
+@pytest.mark.parametrize("key", ["b.test", "test", "D4.TEST.evil", ""])
+def test_a_set_applies_only_under_the_site_it_names(key):
+    """The signature covers the ``site`` field: a.test's signed set produced under b.test, or under a
+    parent domain (which would hand it to every host below it), is refused as ``wrong_site`` by the
+    rule book and by dustcanon.py, signed or not."""
+    signed = wire(sign_document(DOC, KEY))
+    for book in (RuleBook(keys=trusted_keys([PUB])), RuleBook()):
+        with pytest.raises(RuleError, match="wrong_site"):
+            book.update(key or "x", signed)
+        assert book.rejected == {"wrong_site": 1} and not book.sites
+    for mod in (dustcanon.RuleBook(keys=[PUB]), dustcanon.RuleBook()):
+        with pytest.raises(dustcanon.Rejected, match="wrong_site"):
+            mod.update(key or "x", signed)
+        assert not mod.sites
+    assert dustcanon.RuleBook().canonize("http://www.unrelated.test/a?sid=1") == "http://www.unrelated.test/a?sid=1"
+    book = RuleBook(keys=trusted_keys([PUB]))
+    book.update(SITE.upper(), signed)  # the site's own name, in any case, is the site
+    assert book.sites[SITE].version == 3
+
+
+def test_a_signed_set_must_name_its_site():
+    unnamed = {k: v for k, v in DOC.items() if k != "site"}
+    with pytest.raises(RuleError, match="wrong_site"):
+        RuleBook(keys=trusted_keys([PUB])).update(SITE, wire(sign_document(unnamed, KEY)))
+    with pytest.raises(dustcanon.Rejected, match="wrong_site"):
+        dustcanon.RuleBook(keys=[PUB]).update(SITE, wire(sign_document(unnamed, KEY)))
+    RuleBook().update(SITE, wire(unnamed))  # an unsigned hand-written set without the field: as keyed

@@ -104,3 +104,34 @@ def test_unconfigured_sites_are_never_fetched(tmp_path):
 
     out, sent = asyncio.run(go())
     assert out == ["unconfigured", "unconfigured"] and sent == []
+
+
+def test_with_a_signing_key_a_site_without_valid_rules_gets_a_signed_empty_set(tmp_path):
+    """Consumers with trusted keys refuse tombstones (nothing signs a null record): the validator
+    that signs removes a site's rules with a signed set of no rules, newer than the last one, which
+    those consumers apply."""
+    from dustbuster.agents.validator import send_decision
+    from dustbuster.core.rulebook import RuleBook
+    from dustbuster.core.ruleversion import PUBLISH, TOMBSTONE, VersionDecision
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from dustbuster.core.signing import key_id, raw_public
+
+    key, sent = Ed25519PrivateKey.generate(), []
+
+    async def publish(site, rs):
+        sent.append(None if rs is None else json.loads(json.dumps(rs.to_representation())))
+
+    rule = {"type": "parameter", "name": "sid", "action": "remove", "status": "valid", "display": "remove sid=*"}
+    verdicts = VerdictStore(tmp_path / "v")
+    asyncio.run(send_decision("a.test", VersionDecision(PUBLISH, 5), [rule], {}, verdicts, publish, key=key))
+    asyncio.run(send_decision("a.test", VersionDecision(TOMBSTONE, 6), [], {}, verdicts, publish, key=key))
+    assert sent[1] is not None and sent[1]["rules"] == [] and sent[1]["version"] == 6 and "signature" in sent[1]
+    book = RuleBook(keys={key_id(raw_public(key)): raw_public(key)})
+    book.update("a.test", sent[0])
+    assert book.canonize("http://a.test/x?sid=1").canonical == "http://a.test/x"
+    book.update("a.test", sent[1])
+    assert book.canonize("http://a.test/x?sid=1").canonical == "http://a.test/x?sid=1"
+    asyncio.run(send_decision("a.test", VersionDecision(TOMBSTONE, 7), [], {}, verdicts, publish))  # no key: a tombstone
+    assert sent[2] is None
+    verdicts.close()

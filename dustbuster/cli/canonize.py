@@ -124,7 +124,9 @@ def _book(a: argparse.Namespace, unvalidated: bool):
         return book, [r for sr in book.sites.values() for r in sr.rules]
     doc = read_doc(a.rules)
     verified(doc, keys, a.rules)
-    a.site = (a.site or doc.get("site") or "rules-file").lower()  # every URL gets the file's rules
+    named = doc.get("site") if isinstance(doc.get("site"), str) else None
+    # every URL gets the file's rules, under the site the file names (a set is bound to its site)
+    a.site = (named or a.site or "rules-file").lower()
     doc, skipped = valid_only(doc, unvalidated)
     if unvalidated:
         doc = screened(a.site, doc, a.ma, a.quiet)
