@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all bench quality clean kafka-libs browser screenshots
+.PHONY: demo test test-all lint typecheck bench quality clean kafka-libs browser screenshots
 KAFKA_LIBS := deploy/kafka/target/.fetched
 
 $(STAMP): pyproject.toml
@@ -41,9 +41,20 @@ browser:
 	    $(BROWSER_PKGS) >/dev/null; } || echo "== could not install chromium: the browser tests will be skipped"; \
 	else echo "== no chromium here and not root: the browser tests will be skipped (apt-get install $(BROWSER_PKGS))"; fi
 
-## the test suite (what .ci/run runs); slow soak tests are excluded
-test: $(STAMP) $(KAFKA_LIBS) browser
+## the package's real folders (dustbuster/<layer> are links to them), for the linter
+PACKAGE_DIRS := core logs fetch state stream agents sim learned dustbuster dustcanon.py
+
+## the linter and the type checker, then the test suite (what .ci/run runs; slow soak tests are excluded)
+test: $(STAMP) $(KAFKA_LIBS) browser lint typecheck
 	$(BIN)/python -m pytest -q -m "not slow"
+
+## ruff over the package (the codes its noqa comments name: pyproject.toml [tool.ruff])
+lint: $(STAMP)
+	$(BIN)/ruff check $(PACKAGE_DIRS)
+
+## mypy over the whole package, through its links (pyproject.toml [tool.mypy])
+typecheck: $(STAMP)
+	$(BIN)/mypy -p dustbuster -m dustcanon
 
 test-all: $(STAMP) $(KAFKA_LIBS) browser
 	$(BIN)/python -m pytest -q

@@ -6,7 +6,7 @@ Copy this file into a crawler, load a site's RuleSet JSON (the rules topic, ``du
     rs.canonize("http://www.forum.test/story?id=5&sid=x")   # -> 'http://forum.test/story_5'
     book = dustcanon.RuleBook(keys=[PUBLIC_KEY]); book.update("forum.test", doc); book.canonize(url)
 ``keys``: the validator's public keys (docs/canonizer.md "Signed rule sets"); ``normalize=``: a function
-(``dustbuster.core.normalize.normalize``) or none.  As the service (tests/test_dustcanon.py).
+(``dustbuster.core.urls.normalize.normalize``) or none.  As the service (tests/test_dustcanon.py).
 """
 
 import base64, hashlib, json, re, time  # noqa: E401 - the standard library only (tests/test_layout.py)
@@ -26,21 +26,21 @@ def _find_aligned(h, n, start):
         k = h.find(n, k + 1)
     return -1
 def _split(url):
-    """(base, items) of a URL's query as dustbuster.core.query.split: items None without a "?"."""
+    """(base, items) of a URL's query as dustbuster.core.urls.query.split: items None without a "?"."""
     q = url.find("?")
     parts = url[q + 1:].split("&") if q >= 0 and url[q + 1:] else []
     return (url, None) if q < 0 else (url[:q], [tuple(p.split("=", 1)) if "=" in p else (p, None) for p in parts])
 def _join(base, items):
     return base + "?" + "&".join(n if v is None else n + "=" + v for n, v in items) if items else base
 def _split_url(url):
-    """(head, path, tail) as dustbuster.core.scope.split_url: scheme://authority, path, ?query."""
+    """(head, path, tail) as dustbuster.core.urls.scope.split_url: scheme://authority, path, ?query."""
     q = url.find("?")
     body, tail = (url, "") if q < 0 else (url[:q], url[q:])
     sep = body.find("://")
     slash = body.find("/", sep + 3) if sep >= 0 else -1
     return ("", body, tail) if sep < 0 else (body, "", tail) if slash < 0 else (body[:slash], body[slash:], tail)
 def _in_scope(url, scope):
-    """dustbuster.core.scope.url_in_scope: the path is the scope's path or continues it at a "/",
+    """dustbuster.core.urls.scope.url_in_scope: the path is the scope's path or continues it at a "/",
     and the query fixes each name=value the scope names (one value per name: no other)."""
     s, path, got = scope.partition("?")[0], _split_url(url)[1], {}
     for n, v in [it for it in _split(url.partition("#")[0])[1] or () if it[1] is not None]:
@@ -137,7 +137,7 @@ _PH = re.compile(r"\{(" + "|".join(_CLASSES) + r")\}")
 _SAMPLES = {"digits": ("7", "20"), "hex": ("0a", "3F"), "word": ("x", "7", "a1")}
 
 class _Pattern(_Substring):
-    """A substring rule with one typed placeholder {digits}/{hex}/{word} (dustbuster.core.pattern): the
+    """A substring rule with one typed placeholder {digits}/{hex}/{word} (dustbuster.core.model.pattern): the
     first token-aligned match (matches may overlap) whose rewrite differs from it is rewritten."""
     def __init__(self, r):
         _Substring.__init__(self, r)
@@ -149,19 +149,19 @@ class _Pattern(_Substring):
         self.regex = re.compile(("(?<![A-Za-z0-9])" if self.alpha[:1] in _ALNUM else "") + body
                                 + ("(?![A-Za-z0-9])" if self.alpha[-1:] in _ALNUM else ""))
     def feeds(self):
-        """As dustbuster.core.rulecheck: an output holds a new match that rewrites differently."""
+        """As dustbuster.core.canon.rulecheck: an output holds a new match that rewrites differently."""
         return any(self.apply(o) != o for o in (_PH.sub(v, self.beta) for v in _SAMPLES[self.cls]))
     def apply(self, w):
         k = int(w[:1] == _START)  # unanchored: from the path on, past scheme://authority (as the core)
         m = self.regex.search(w, 0 if self.alpha[:1] == _START else k + len(_split_url(w[k:])[0]))
         while m is not None:
-            out = _PH.sub(lambda _: m.group("v"), self.beta)
+            out = _PH.sub(lambda _: m.group("v"), self.beta)  # noqa: B023 - sub calls it at once, with this m
             if out != m.group(0):
                 return w[:m.start()] + out + w[m.end():]
             m = self.regex.search(w, m.start() + 1)
         return w
 
-#: every rule type, in canonization order (each core type's ``rank``, dustbuster.core.ruletype.REGISTRY)
+#: every rule type, in canonization order (each core type's ``rank``, dustbuster.core.model.ruletype.REGISTRY)
 _TYPES = dict(parameter=_Param, query=_Query, case=_Path, trailing_slash=_Path, substring=_Substring, pattern=_Pattern)
 
 def _rule(r):
@@ -228,7 +228,7 @@ class RuleSet:
     def _check(self, raw):
         site = (self.site or "").lower() if isinstance(self.site, str) else ""
         hosts = [site, "www." + site] if "." in site else ["example.com", "www.example.com"]
-        for r in self.rules:  # each rule alone on URLs built from it (dustbuster.core.admission.rule_probes)
+        for r in self.rules:  # each rule alone on URLs built from it (dustbuster.core.canon.admission.rule_probes)
             _verdict([r], _rule_probes(hosts, r), site, self.ma)
         urls = [s + "://" + h + p for h in hosts for s in ("http", "https") for p in _PROBE_PATHS]
         for ev in (r.get("evidence") for r in raw):
@@ -244,7 +244,7 @@ class RuleSet:
 def _normalized(normalize, url):
     try:
         return url if normalize is None else normalize(url)
-    except Exception:  # an unparseable URL is kept as it is, as the service does
+    except Exception:  # noqa: BLE001 - an unparseable URL is kept as it is, as the service does
         return url
 def _abs_host(url):  # the host of an absolute http(s) URL, lower case; None when ``url`` is not one
     return (_host(url) or None) if url.partition("://")[0].lower() in ("http", "https") else None
@@ -264,7 +264,7 @@ def _verdict(rules, urls, site, ma):
             raise Rejected("off_site", u + " moves to host " + after)
 
 def _rule_probes(hosts, r):
-    """At most 8 URLs of the site from rule ``r``, as dustbuster.core.admission.rule_probes builds them."""
+    """At most 8 URLs of the site from rule ``r``, as dustbuster.core.canon.admission.rule_probes builds them."""
     h, a = hosts[0], getattr(r, "alpha", "")
     a = a.replace("{%s}" % r.cls, _SAMPLES[r.cls][0]) if isinstance(r, _Pattern) else a
     start, end = a[:1] == _START, a[-1:] == _END
@@ -345,7 +345,7 @@ def load(path, ma=10, normalize=None, unvalidated=False, keys=None):
 def canonize(url, doc, ma=10, unvalidated=False):  # one-shot: canonize ``url`` with the rule set ``doc`` (a dict)
     return RuleSet(doc, ma, unvalidated=unvalidated).canonize(url)
 
-# ---- signed rule sets (dustbuster.core.signing): Ed25519 verification from RFC 8032 §5.1
+# ---- signed rule sets (dustbuster.core.model.signing): Ed25519 verification from RFC 8032 §5.1
 def _content(doc):
     """The bytes a signature covers: the document but "signature" and "__faust", sorted, compact."""
     return json.dumps({k: v for k, v in doc.items() if k not in ("signature", "__faust")}, sort_keys=True,

@@ -26,6 +26,7 @@ def register_all(app, settings, topics=None, stores=None) -> WorkerContext:
 
         @app.task
         async def probe_broker() -> None:
+            assert ctx.probe is not None  # build_context makes one
             await ctx.probe.run()
 
         register_ingest(ctx)

@@ -28,7 +28,7 @@ from typing import Callable
 from aiohttp import web
 
 from dustbuster.core.errors import ParseError
-from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.canon.rulebook import RuleBook
 from dustbuster.core.strictjson import loads_strict
 from dustbuster.agents.metrics import CONTENT_TYPE, Metrics
 from dustbuster.stream.records import MAX_URL_CHARS, url_problem
@@ -146,7 +146,7 @@ async def read_body(request: web.Request, body_timeout_s: float) -> bytes:
         raise RequestError(408, "body_timeout", f"the request body did not arrive within {body_timeout_s:g} s") from None
     except (web.HTTPException, asyncio.CancelledError):
         raise
-    except Exception as exc:  # aiohttp's RequestPayloadError: bad gzip/deflate, a truncated chunk
+    except Exception as exc:  # noqa: BLE001 - aiohttp's RequestPayloadError: bad gzip/deflate, a truncated chunk
         log.info("unreadable request body: %s", exc)
         raise RequestError(400, "bad_content_encoding", "the body could not be read: bad Content-Encoding "
                            "or transfer encoding") from None
@@ -181,7 +181,7 @@ class Views:
         sr = self.book.sites.get(site)
         if sr is None:
             return _error(404, f"no rule set for site {site!r} (GET /sites lists them)")
-        # the document as published: its signature (dustbuster.core.signing) covers every field, so
+        # the document as published: its signature (dustbuster.core.model.signing) covers every field, so
         # "site" and "version" are only added where the document has none
         return web.json_response({"site": site, "version": sr.version} | dict(sr.doc))
 
@@ -241,6 +241,7 @@ async def serve(ctx: WorkerContext) -> None:
     runner = web.AppRunner(api, access_log=None, lingering_time=0, keepalive_timeout=settings.api_idle_timeout_s,
                            shutdown_timeout=SHUTDOWN_S)
     await runner.setup()
+    assert runner.server is not None  # made by setup()
     cap = max_connections(settings.api_max_connections)
     try:
         server = await listen(runner.server, settings.api_host, settings.api_port, cap,

@@ -8,8 +8,8 @@ rules), look the canonical URLs' signatures up in the partition's seen set, send
 then commit them locally with the message's offset (state/seen.py; the store contract of
 state/store.py).  The message's URLs also go on to the raw topic as a URL list per site (format
 ``urls``, ``source`` "frontier"; ``DUST_FRONTIER_LISTS``, on by default), acknowledged before the
-commit: the ingest agent keeps them as listed URLs of their site (core/incremental.py), the URLs a
-crawler meets as a source of validation samples (issue 28 item 5).  A crash before the commit sends
+commit: the ingest agent keeps them as listed URLs of their site (core/mining/incremental.py), the URLs a
+crawler meets as a source of validation samples.  A crash before the commit sends
 them again, which lists nothing twice (only the line counters see it); a send the broker refuses is
 counted and logged, never the message's failure (agents/listedlinks.py ``send_listed``).  A seen-changelog write that fails is tried again until the broker takes it, as
 the ingest agent's URL changelog writes are (stream/changelog.py ``write_until_acked``).  A crash
@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from dustbuster.core.rulebook import SiteCanonized
+from dustbuster.core.canon.rulebook import SiteCanonized
 from dustbuster.core.errors import ERROR_DETAIL_CHARS, ParseError
 from dustbuster.state.seen import SeenStore, seen_batch, signature
 from dustbuster.stream.changelog import SeenChangelog, write_until_acked
@@ -44,9 +44,11 @@ def register(ctx: WorkerContext) -> None:
     stop_at_shutdown(ctx.app, changelog)  # its producer starts on the first write
     health = ctx.health
 
+    follower = ctx.follower
+
     @ctx.app.task
     async def follow_rules() -> None:
-        await follow(ctx.follower)
+        await follow(follower)
 
     @ctx.app.agent(ctx.topics.frontier, name="dust-canonizer")
     @health.agent("dust-canonizer")
@@ -61,7 +63,7 @@ async def follow(follower: TopicFollower) -> None:
         try:
             await follower.start()
             break
-        except Exception as exc:  # the rules topic not there yet, a broker hiccup: retry
+        except Exception as exc:  # noqa: BLE001 - the rules topic not there yet, a broker hiccup: retry
             log.warning("cannot follow the rules topic yet: %s", exc)
             await asyncio.sleep(2.0)
     try:
@@ -72,6 +74,7 @@ async def follow(follower: TopicFollower) -> None:
 
 async def wait_for_rules(ctx: WorkerContext) -> None:
     """Never canonicalize with rules not read yet: wait until the rules topic is read to its end."""
+    assert ctx.follower is not None, "the canonizer needs DUST_CANONIZE"
     waited = 0
     while not ctx.follower.ready.is_set():
         await asyncio.sleep(0.1)
@@ -84,6 +87,7 @@ async def wait_for_rules(ctx: WorkerContext) -> None:
 async def canonize_message(ctx: WorkerContext, changelog: SeenChangelog, msg, value) -> None:
     """One frontier message: its URLs canonicalized, sent with their seen flags, committed."""
     await wait_for_rules(ctx)
+    assert ctx.seen is not None, "the canonizer needs DUST_CANONIZE"
     store = ctx.seen.get(msg.partition)
 
     async def rebuild(sigs, applied: int) -> str:

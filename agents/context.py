@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 import faust
 
-from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.canon.rulebook import RuleBook
 from dustbuster.state.partitions import Stores
 from dustbuster.state.registry import PartitionStores
 from dustbuster.state.seen import SeenStore, seen_stores
@@ -96,7 +97,7 @@ def rules_follower(settings: Settings, book: RuleBook, metrics: Metrics,
 
 def stop_at_shutdown(app: faust.App, service) -> None:
     """``await service.stop()`` when the app shuts down (a producer a ``register`` started lazily)."""
-    async def stop(sender, **_) -> None:
+    async def stop(sender: Any, /, *_args: Any, **_: Any) -> None:  # a mode signal receiver: (sender, *args, signal=, **kw)
         try:
             await service.stop()
         except Exception:  # noqa: BLE001 - shutting down: log it, let the others stop

@@ -19,7 +19,7 @@ from importlib import resources
 
 from aiohttp import web
 
-from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.canon.rulebook import RuleBook
 
 from .dashboard_state import DashboardState
 from .dashboard_view import ViewCache, snapshot

@@ -15,8 +15,8 @@ import asyncio
 import logging
 import time
 
-from dustbuster.core.rulebook import RuleBook
-from dustbuster.core.rules import rule_dicts
+from dustbuster.core.canon.rulebook import RuleBook
+from dustbuster.core.model.rules import rule_dicts
 from dustbuster.stream.records import CandidateSet, decode_candidates
 from dustbuster.stream.rulesview import TopicFollower, Update
 
@@ -62,7 +62,7 @@ class CandidatesFollower:
             try:
                 await self.follower.start()
                 break
-            except Exception as exc:  # the broker not there yet, the topic not created: the dashboard waits
+            except Exception as exc:  # noqa: BLE001 - the broker not there yet, the topic not created: the dashboard waits
                 log.warning("dashboard: cannot read %s yet (%s); retrying", self.topic, exc)
                 await asyncio.sleep(5.0)
         try:

@@ -10,7 +10,7 @@
 * :class:`VersionLog` — every rule-set version this worker's rule book applied (or refused), with
   the rules added and removed, fed by the rules follower.
 
-The published rule sets themselves are the rule book's (``dustbuster.core.rulebook``); nothing is copied.
+The published rule sets themselves are the rule book's (``dustbuster.core.canon.rulebook``); nothing is copied.
 Everything here is touched from the worker's event loop only.
 """
 
@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from dustbuster.core.rules import LEGACY_LISTS, rule_dicts
+from dustbuster.core.model.rules import LEGACY_LISTS, rule_dicts
 
 MAX_POINTS = 240  #: time-series points kept per site (4 hours of 60 s windows)
 MAX_SITES = 500  #: sites whose traffic is kept (the least recently updated are forgotten)
@@ -47,7 +47,7 @@ class SiteTraffic:
     updated: float = 0.0
 
     def add(self, t: float, cand: Mapping[str, Any]) -> None:
-        stats = cand.get("stats") if isinstance(cand.get("stats"), dict) else {}
+        stats = cand["stats"] if isinstance(cand.get("stats"), dict) else {}
         window = int(cand.get("window") or 0)
         if self.candidates is not None and window < int(self.candidates.get("window") or 0):
             return  # an older window read late (another partition): keep the newer one
@@ -92,7 +92,7 @@ class LiveRound:
         return both
 
     def verdict(self, v: Any) -> None:
-        """``dustbuster.core.validate.validate``'s ``on_verdict``: one more rule decided."""
+        """``dustbuster.core.validation.validate.validate``'s ``on_verdict``: one more rule decided."""
         self.decided += 1
         self.cached += getattr(v, "reason", "") == "cached"
         valid = getattr(v, "valid", None)
@@ -187,7 +187,7 @@ class VersionLog:
         old = self.samples.get(site, {})
         new = {}
         for text, rj in rules.items():
-            ev = rj.get("evidence") if isinstance(rj.get("evidence"), Mapping) else {}
+            ev = rj["evidence"] if isinstance(rj.get("evidence"), Mapping) else {}
             got = [x for x in ev.get("samples") or [] if isinstance(x, list)][:5]
             if got:
                 new[text] = (version, got)

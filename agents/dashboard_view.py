@@ -12,10 +12,10 @@ import time
 from typing import Any
 
 from dustbuster.core.errors import RuleError
-from dustbuster.core.rulebook import RuleBook, SiteRules
-from dustbuster.core.rulecheck import unsafe_candidate
-from dustbuster.core.rules import Rule, rule_dicts, rule_from_json
-from dustbuster.core.validate import apply_rule
+from dustbuster.core.canon.rulebook import RuleBook, SiteRules
+from dustbuster.core.canon.rulecheck import unsafe_candidate
+from dustbuster.core.model.rules import Rule, rule_dicts, rule_from_json
+from dustbuster.core.validation.validate import apply_rule
 
 from .dashboard_state import DashboardState, SiteTraffic, VersionLog
 
@@ -91,7 +91,7 @@ def candidates_view(st: SiteTraffic, cache: ViewCache) -> dict[str, Any]:
     rules = [{"display": str(r.get("display", "")), "type": r.get("type", "substring"), "support": _num(r.get("support")),
               "support_high": r.get("support_high") if r.get("type", "substring") == "substring" else None,
               "disqualified": r.get("disqualified"), "unsafe": unsafe.get(str(r.get("display", "")))} for r in shown]
-    stats = cand.get("stats") if isinstance(cand.get("stats"), dict) else {}
+    stats = cand["stats"] if isinstance(cand.get("stats"), dict) else {}
     keep = ("lines", "urls", "records", "likely_pairs", "after_elimination", "param_rules", "window_seconds", "worker")
     return {"window": window, "received": cand.get("received"), "count": len(raw), "rules": rules,
             "stats": {k: stats[k] for k in keep if k in stats}, "status": "likely, not validated"}
@@ -123,7 +123,7 @@ def published_view(st: SiteTraffic | None, sr: SiteRules, cache: ViewCache, vers
     rules = []
     for k, rule in enumerate(sr.rules):
         rj = raw.get(rule.text, {})
-        ev = rj.get("evidence") if isinstance(rj.get("evidence"), dict) else {}
+        ev = rj["evidence"] if isinstance(rj.get("evidence"), dict) else {}
         samples = [s for s in ev.get("samples") or [] if isinstance(s, list) and len(s) >= 2]
         samples_version = sr.version
         kept = versions.samples_for(sr.site, rule.text) if versions is not None and not samples else None
@@ -138,7 +138,7 @@ def published_view(st: SiteTraffic | None, sr: SiteRules, cache: ViewCache, vers
                       "identities": _identities(ev), "parameters": [f for f in ev.get("parameters") or []
                                                                      if isinstance(f, dict)][:8],
                       "changes": changes.get(rule.text, {"count": 0, "examples": []})})
-    stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
+    stats = doc["stats"] if isinstance(doc.get("stats"), dict) else {}
     return {"version": sr.version, "created": doc.get("created"), "rules": rules,
             "set_check": stats.get("set_check"), "test_urls": len(urls),
             "stats": {k: stats.get(k) for k in ("candidates", "valid", "decided", "cached", "fetches", "undecided",
@@ -149,7 +149,8 @@ def _changes(rules: tuple[Rule, ...], urls: list[str]) -> dict[str, dict[str, An
     """Per rule: how many of the site's test URLs it changes, and a few of them (u → R(u))."""
     out = {}
     for r in rules:
-        n, examples = 0, []
+        n = 0
+        examples: list[list[str]] = []
         for u in urls:
             v = apply_rule(r, u)
             if v != u:
@@ -178,7 +179,7 @@ def redundancy(st: SiteTraffic | None, sr: SiteRules | None, cache: ViewCache, b
 
 
 def _identities(ev: dict) -> list[dict]:
-    """The first sample pairs' identity evidence (issue 23), each side cut to what a person reads:
+    """The first sample pairs' identity evidence (core/validation/identity.py), each side cut to what a person reads:
     status, title, declared canonical, final URL."""
     keep = ("status", "title", "canonical", "final_url")
     out = []

@@ -76,8 +76,8 @@ async def ingest_parsing_ahead(ctx: WorkerContext, changelog: Changelog, pool: P
     taken, while the group before it is staged, logged and committed (:data:`PARSE_AHEAD` groups
     queued, and one more parsing while it waits for room).  Only the parsing moves: groups are
     applied and acknowledged in the order they were taken, each after its commit, as without the
-    processes (issue 25 item 2: the parse of one group and the state work of the one before it on
-    two cores, not one after the other).  A rebalance finds nothing new: Faust waits until the
+    processes (so the parse of one group and the state work of the one before it run on two cores,
+    not one after the other).  A rebalance finds nothing new: Faust waits until the
     events taken are acknowledged, which the applier does as before."""
     ahead: asyncio.Queue = asyncio.Queue(maxsize=PARSE_AHEAD)
     applier = asyncio.ensure_future(_apply_in_order(ctx, changelog, pool, stream, ahead))
@@ -147,7 +147,8 @@ async def apply_until_done(ctx: WorkerContext, changelog: Changelog, events: lis
         if why is None:
             ctx.health.resumed("dust-ingest")
             return
-        parsing = _discard(parsing)  # the next try parses again
+        _discard(parsing)
+        parsing = None  # the next try parses again
         why = f"cannot apply raw partition {partition}: {why}"
         ctx.health.stalled("dust-ingest", why)
         log.error("%s; retrying in %.1fs", why, pause)
@@ -214,10 +215,11 @@ async def ingest_messages(ctx: WorkerContext, changelog: Changelog, events: list
             p = parsed[k] if parsed is not None else parse_inline(ctx, ev.value)
             if p.error is not None:
                 raise ParseError(*p.error[:2])
-        except Exception as exc:  # ParseError: junk; anything else: a decoder bug, never a dead agent
+        except Exception as exc:  # noqa: BLE001 - ParseError: junk; anything else: a decoder bug, never a dead agent
             await reject_message(ctx, msg, exc, ev.value)
             messages.append(Message(msg.offset, None, [], {}))
             continue
+        assert p.records is not None and p.rejects is not None and p.counts is not None  # set when no error
         messages.append(Message(msg.offset, p.site, p.records, p.counts, p.listed or [], p.errors or []))
         rejects += [(msg, reason, detail, line, p.site) for reason, detail, line in p.rejects]
         ctx.metrics.lines_in.inc(p.counts.get("lines", p.lines))

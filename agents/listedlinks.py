@@ -1,8 +1,8 @@
 """The links of the pages a validation round fetched, sent to the raw topic as *listed* URLs of the
-site (issue 28 item 5, beyond the papers: docs/validation.md "Links of fetched pages").
+site (beyond the papers: docs/validation.md "Links of fetched pages").
 
 A round's :attr:`dustbuster.sitevalidation.SiteValidation.links` (same-origin, absolute, normalized:
-:mod:`dustbuster.core.pagelinks`) less the candidate set's test URLs go to ``ctx.topics.raw`` (key =
+:mod:`dustbuster.core.urls.pagelinks`) less the candidate set's test URLs go to ``ctx.topics.raw`` (key =
 the site) as ``RawBatch(format="urls", source="validator-links")`` messages of at most
 ``DUST_MAX_LINES_PER_MESSAGE`` lines and at most the message budget in bytes
 (:func:`dustbuster.stream.fit.budget`).  The ingest agent keeps them as URLs without sizes: no
@@ -24,7 +24,7 @@ import asyncio
 import logging
 from typing import Iterable, Sequence
 
-from dustbuster.core.normalize import normalize_or_keep
+from dustbuster.core.urls.normalize import normalize_or_keep
 from dustbuster.stream.fit import budget, encoded_size
 from dustbuster.stream.records import RawBatch, encode, url_problem
 

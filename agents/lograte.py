@@ -1,4 +1,4 @@
-"""Repeated errors rate-limited in the worker's log (issue 27, finding 7): a broker outage of 30 s
+"""Repeated errors rate-limited in the worker's log: without it, a broker outage of 30 s
 wrote 7,000–9,000 ERROR lines, an exhausted file-descriptor table 76 MB of one message.
 
 :class:`RepeatFilter`, on every handler of the root logger, lets through the first WARNING-or-worse

@@ -15,11 +15,11 @@ from .context import WorkerContext
 
 log = logging.getLogger(__name__)
 
-I = TypeVar("I")
+Image = TypeVar("Image")  #: what a changelog reader gives for one partition, and its rebuild loads
 
 
 async def ensure_fresh(name: str, partition: int, offset: int, applied: int,
-                       read: Callable[[int], Awaitable[tuple[int, I]]], rebuild: Callable[[I, int], Awaitable[str]]) -> bool:
+                       read: Callable[[int], Awaitable[tuple[int, Image]]], rebuild: Callable[[Image, int], Awaitable[str]]) -> bool:
     """Rebuild a partition's local store from its changelog when the message at ``offset`` is not
     the one after the ``applied`` offset (another worker went on with the partition, or there is no
     local copy).  ``read(partition)`` gives the changelog's (applied offset, image); ``rebuild(image,

@@ -10,7 +10,7 @@ The counters and gauges a dashboard of the worker shows:
 | dust_validations_total | verdict (valid, invalid, undecided) | rule verdicts of validation rounds |
 | dust_fetches_total | outcome (ok, timeout, status_404, soft_error, refused_*...) | validator fetches |
 | dust_rules_published_total | | rule-set versions (and tombstones) published |
-| dust_listed_urls_sent_total | source (frontier, validator-links) | URLs sent to the raw topic as listed URLs of their site (issue 28 item 5): the frontier's (agents/canonizer.py), the links of the validator's fetched pages (agents/listedlinks.py) |
+| dust_listed_urls_sent_total | source (frontier, validator-links) | URLs sent to the raw topic as listed URLs of their site: the frontier's (agents/canonizer.py), the links of the validator's fetched pages (agents/listedlinks.py) |
 | dust_rule_set_updates_total / dust_rule_sets | | rule sets applied by this worker / sites it holds |
 | dust_canonizations_total | source (frontier, api) | URLs canonicalized |
 | dust_duplicates_skipped_total | | frontier URLs whose canonical URL was already seen |

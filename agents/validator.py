@@ -1,6 +1,6 @@
 """The validator agent: candidate sets in, rules fetched and decided (Figures 3–4), versioned rule
 sets out on the compacted rules topic (key = site).  A site's rule set changes only when a
-verdict changes (dustbuster.core.ruleversion decides); verdicts are cached with a TTL
+verdict changes (dustbuster.core.model.ruleversion decides); verdicts are cached with a TTL
 (re-validated after it, at the next window)."""
 
 from __future__ import annotations
@@ -8,12 +8,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import cast
 
 from dustbuster.core.errors import ParseError, RuleError, StreamError
-from dustbuster.core.fetched import MAX_ROUND_LINKS
-from dustbuster.core.rules import Rule, SubstringRule, rule_from_json
-from dustbuster.core.signing import sign_document
-from dustbuster.core.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, decide_version
+from dustbuster.core.validation.fetched import MAX_ROUND_LINKS
+from dustbuster.core.model.rules import Rule, SubstringRule, rule_from_json
+from dustbuster.core.model.signing import sign_document
+from dustbuster.core.model.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, decide_version
 from dustbuster.sitevalidation import SiteValidation, check_site_policies, site_policy, validate_site
 from dustbuster.state.verdicts import VerdictStore
 from dustbuster.stream.fit import budget
@@ -42,6 +43,7 @@ def register(ctx: WorkerContext) -> None:
     """The ``dust-validator`` agent on the candidates topic, and the ``dust-revalidate`` timer."""
     check_site_policies(ctx.settings)
     assert ctx.verdicts is not None, "the validator needs DUST_VALIDATE"
+    verdicts = ctx.verdicts
     if ctx.settings.signing_key is None:  # read now: a bad key file stops the worker at start (ConfigError)
         log.warning("DUST_SIGN_KEY_FILE is not set: rule sets are published unsigned, and consumers with "
                     "DUST_TRUSTED_KEYS will refuse them")
@@ -52,7 +54,7 @@ def register(ctx: WorkerContext) -> None:
     async def revalidate() -> None:
         """Rules are re-validated on a schedule even when a site sends no new candidates: the
         verdicts past their TTL are fetched again, and a rule that stopped holding is dropped."""
-        for site, raw in ctx.verdicts.all_candidates():
+        for site, raw in verdicts.all_candidates():
             try:
                 await run_round(ctx, site, candidates_from_json(raw), links)  # old stored sets too
             except Exception:
@@ -102,6 +104,7 @@ async def run_round(ctx: WorkerContext, site: str, cand, links: LinkSender | Non
         sr = ctx.book.sites.get(site)
         return sr.version if sr is not None else None
 
+    assert ctx.verdicts is not None, "the validator needs DUST_VALIDATE"
     rounds = ctx.dashboard.rounds if ctx.dashboard is not None else None
     track = rounds.begin(site, cand) if rounds is not None else None
     result: object = RuntimeError("round failed")
@@ -109,7 +112,7 @@ async def run_round(ctx: WorkerContext, site: str, cand, links: LinkSender | Non
         result = await validation_round(site, cand, ctx.settings, ctx.verdicts, publish, ctx.metrics, held_version,
                                         track, ctx.told_unconfigured, links)
     finally:
-        if track is not None:
+        if rounds is not None and track is not None:  # a track only with the dashboard's rounds
             rounds.end(track, result)
 
 
@@ -147,14 +150,18 @@ def candidate_rules(site: str, cand) -> tuple[list[SubstringRule], list[Rule]]:
     substring rules, the likely pairs; ``RuleType.reversible``) and the others (parameter, query,
     case, pattern and every registered type: docs/rules.md); a rule that does not decode is logged
     and skipped."""
-    pairs, others = [], []
+    pairs: list[SubstringRule] = []
+    others: list[Rule] = []
     for rj in cand.rules:
         try:
             r = rule_from_json(rj)
         except RuleError as exc:
             log.warning("skipping a bad candidate rule of %s: %s", site, exc)
             continue
-        (pairs if r.reversible else others).append(r)
+        if r.reversible:
+            pairs.append(cast(SubstringRule, r))  # the reversible type: the substring rule (core/model/rules.py)
+        else:
+            others.append(r)
     return pairs, others
 
 
@@ -175,7 +182,7 @@ async def validation_round(site: str, cand, settings: Settings, verdicts: Verdic
     (a RuleSet, None for a tombstone) or ``"unchanged"`` / ``"unconfigured"``.  ``told``: the
     sites already said to be unconfigured (the worker context's set; said once per site).
     ``links(site, links, test_urls)``, when given, gets the links of the pages the round fetched
-    (issue 28 item 5; agents/listedlinks.py), after the decision is sent."""
+    (agents/listedlinks.py), after the decision is sent."""
     pairs, params = candidate_rules(site, cand)
     policy = site_policy(settings, site)
     if policy is None:
@@ -211,7 +218,7 @@ async def validation_round(site: str, cand, settings: Settings, verdicts: Verdic
 
 
 def signed_record(rs: RuleSet, key) -> RuleSet:
-    """``rs`` with its signature (dustbuster.core.signing) over the record as it goes on the wire
+    """``rs`` with its signature (dustbuster.core.model.signing) over the record as it goes on the wire
     (Faust's representation, whose ``__faust`` field the signature leaves out); ``rs`` without a key."""
     if key is not None:
         rs.signature = sign_document(rs.to_representation(), key)["signature"]

@@ -4,7 +4,7 @@ mining runs on the state thread (``Stores.run``), off the event loop.
 Ticks come every DUST_WINDOW_S seconds from the worker's start, without drift (:func:`ticks`: a tick
 whose windows took 7 s of a 10 s interval is followed by the next one 3 s later, not 10; Faust's
 timer, used before, corrected at most 0.1 s a tick, so at the cap a site's windows came every ~17–20 s
-and a line waited up to ~24 s for a candidate set: issue 25, bench/bench_capfresh.py).
+and a line waited up to ~24 s for a candidate set: bench/bench_capfresh.py).
 
 A window costs the batch engine's time on the site's URLs (seconds for a site near its cap,
 docs/cost.md) and the state thread is the worker's one, so a site's windows take at most a share
@@ -14,8 +14,8 @@ thread leaves (:meth:`Pacer.share_for`): 1 − 2f, f being the part of the time 
 last window and this one that the thread spent on other work (the ingest, other sites' windows:
 ``Stores.busy_s``), between :data:`WINDOW_SHARE` and :data:`MAX_WINDOW_SHARE`.  A steady stream of a few
 thousand lines a second needs a few per cent of the thread, so a site at the cap gets a window
-every tick; an ingest that needs half of the thread still gets it (ours; before issue 25 the share
-was always one half)."""
+every tick; an ingest that needs half of the thread still gets it (ours; the share used to be
+always one half)."""
 
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ async def guarded_emit(ctx: WorkerContext, part: PartitionState, site: str, toke
         await emit(ctx, part, site, token, wid)
     except asyncio.CancelledError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - one site's failed window, counted and logged, never the timer's crash
         cause = exc.__cause__ if isinstance(exc, ProducerSendError) and exc.__cause__ else exc
         retriable = bool(getattr(cause, "retriable", False))
         ctx.metrics.send_failures.labels("candidates", type(cause).__name__).inc()
@@ -146,13 +146,14 @@ async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes
     doc["stats"]["window_seconds"] = round(time.perf_counter() - t0, 3)
     doc["stats"]["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     doc["stats"]["partition"] = part.partition
-    doc = fit_candidate_set({"site": site, "window": wid, "test_urls": getattr(result, "test_urls", []),
+    fitted = fit_candidate_set({"site": site, "window": wid, "test_urls": getattr(result, "test_urls", []),
                              "error_urls": getattr(result, "error_urls", [])} | doc,
                             ctx.settings.max_message_bytes)
-    if doc is None:
+    if fitted is None:
         ctx.metrics.send_failures.labels("candidates", "too_large").inc()
         await ctx.stores.run(part.clear_dirty, site, token)
         return
+    doc = fitted
     if "trimmed" in doc["stats"]:
         log.warning("%s: window %s trimmed to fit %s bytes: %s", site, wid, ctx.settings.max_message_bytes,
                     doc["stats"]["trimmed"])

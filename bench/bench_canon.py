@@ -11,15 +11,15 @@ frontier never repeats URLs much; normalization's cache is cleared before each r
 Measured, interleaved, ``--repeat`` times each, medians (one core: Python runs one thread):
 
 * ``w3lib``: ``w3lib.url.canonicalize_url`` (sorts the query, normalizes percent-encoding);
-* ``rules``: :class:`dustbuster.core.canonize.Canonizer` (Figure 5.5, Aho–Corasick prefilter);
-* ``normalize+rules``: :meth:`dustbuster.core.rulebook.RuleBook.canonize` — what the workers and the API
+* ``rules``: :class:`dustbuster.core.canon.canonize.Canonizer` (Figure 5.5, Aho–Corasick prefilter);
+* ``normalize+rules``: :meth:`dustbuster.core.canon.rulebook.RuleBook.canonize` — what the workers and the API
   do: RFC 3986 normalization, site lookup, rules, result record (on these URLs, 95 % already in
   normal form: one regular expression);
 * ``… URLs that need RFC 3986 work``: the same URLs written so that normalization must undo it (in
   turn: upper-case scheme, upper-case host, default port, fragment, ``/./``, an escaped letter),
-  through w3lib and through the full path (dustbuster.core.normfast, without yarl);
-* ``the same, every URL through yarl (before)``: with dustbuster.core.normfast switched off (the normalizer before the yarl-free fast path: 0.77×);
-* ``figure-5.5``: :func:`dustbuster.core.canonize.canonize`, the plain loop over every rule (reference);
+  through w3lib and through the full path (dustbuster.core.urls.normfast, without yarl);
+* ``the same, every URL through yarl (before)``: with dustbuster.core.urls.normfast switched off (the normalizer before the yarl-free fast path: 0.77×);
+* ``figure-5.5``: :func:`dustbuster.core.canon.canonize.canonize`, the plain loop over every rule (reference);
 * HTTP: ``dustbuster.agents.api.make_api`` served by a separate process on loopback; ``--requests`` POSTs of
   1,000 URLs at concurrency 1 and 4; URLs/s, p50 and p99 request latency.
 
@@ -48,9 +48,9 @@ sys.path.insert(0, str(ROOT))
 
 def rule_set(lines: int = 200_000) -> tuple[list, list[str]]:
     from dustbuster.sim.forum import generate
-    from dustbuster.core.mine import mine
+    from dustbuster.core.mining.mine import mine
     from dustbuster.logs.reader import parse_lines, read_urllist
-    from dustbuster.core.urllist import URLList
+    from dustbuster.core.urls.urllist import URLList
 
     ul = URLList()
     for rec in parse_lines(list(generate(lines, 1)), "www.forum.co.il").records:
@@ -101,7 +101,7 @@ def needs_work(u: str, k: int) -> str:
 @contextlib.contextmanager
 def yarl_only():
     """normalize() without the yarl-free fast path: every URL not already normal through yarl."""
-    import dustbuster.core.normalize as n
+    import dustbuster.core.urls.normalize as n
 
     saved = n.fast_normalize
     n.fast_normalize = lambda u: None
@@ -114,10 +114,10 @@ def yarl_only():
 def in_process(rules, urls, repeat: int) -> dict:
     from w3lib.url import canonicalize_url
 
-    from dustbuster.core.canonize import Canonizer, canonize
-    from dustbuster.core.normalize import _normalize, already_normal, normalize
-    from dustbuster.core.normfast import fast_normalize
-    from dustbuster.core.rulebook import RuleBook
+    from dustbuster.core.canon.canonize import Canonizer, canonize
+    from dustbuster.core.urls.normalize import _normalize, already_normal, normalize
+    from dustbuster.core.urls.normfast import fast_normalize
+    from dustbuster.core.canon.rulebook import RuleBook
 
     c = Canonizer(rules)
     book = RuleBook()
@@ -151,7 +151,7 @@ import asyncio, json, sys
 sys.path.insert(0, {root!r})
 from aiohttp import web
 from dustbuster.agents.api import make_api
-from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.canon.rulebook import RuleBook
 from dustbuster.agents.metrics import Metrics
 book = RuleBook()
 book.update("forum.co.il", json.load(open({doc!r})))
@@ -224,7 +224,7 @@ def main() -> int:
     ups = ip["urls_per_s"]
     print(f"{ip['urls']:,} unique URLs, {ip['rules']} rules ({ip['changed_by_rules']:,} URLs changed by them; "
           f"{ip['fast_path']:,} already normalized; of those rewritten to need work, {ip['need_work_fast']:,} "
-          f"taken by dustbuster.core.normfast); medians of {a.repeat}\n")
+          f"taken by dustbuster.core.urls.normfast); medians of {a.repeat}\n")
     print("| canonicalizer | URLs/s (one core) | vs w3lib on the same URLs |\n|---|---:|---:|")
     for k, v in ups.items():
         w3 = ups["w3lib, URLs that need RFC 3986 work" if "need" in k or "(before)" in k else "w3lib"]

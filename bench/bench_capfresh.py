@@ -34,10 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from devtools.benchout import emit  # noqa: E402
+from dustdev.benchout import emit  # noqa: E402
 
 from bench.bench_stream import feed, snapshots  # noqa: E402
-from devtools.devkafka import Worker, kafka_bootstrap, read_topic, stream_env  # noqa: E402
+from dustdev.devkafka import Worker, kafka_bootstrap, read_topic, stream_env  # noqa: E402
 
 SITE = "www.forum.co.il"
 BATCH = 500
@@ -86,7 +86,7 @@ def sets_of(env: dict) -> list[dict]:
     return sorted(out, key=lambda s: s["t"])
 
 
-#: a window's phases in a set's stats (state/partitions.py window, core/mine.py)
+#: a window's phases in a set's stats (state/partitions.py window, core/mining/mine.py)
 WINDOW_PHASES = ("urllist_seconds", "detect_seconds", "eliminate_seconds", "param_seconds", "general_seconds",
                  "unsafe_seconds")
 

@@ -26,11 +26,11 @@ Commands: ``mine`` (both logs; the host-aware one at ``--stage detect`` too, its
 candidates flagged), ``validate`` (host-aware log, thousands of candidates: CPU time next to the
 fetches and the time they take at the site's rate — 10 pages/s, the sites file's default — and at
 the rate the simulator was given), ``canonize --rules mine.json --unvalidated`` on the real log's
-URLs next to :class:`dustbuster.core.canonize.Canonizer` in process.  A worker's ingest needs the
+URLs next to :class:`dustbuster.core.canon.canonize.Canonizer` in process.  A worker's ingest needs the
 broker: bench/bench_stream.py measures it.  Growth: the fetch-free candidate checks (UNSAFE flags,
 and validate's unobserved output, applicable URLs and coverage) in process on U and 2U URLs × C
-and 2C candidates, one pass (core/urlreach.py) next to the per-candidate checks they replaced
-(devtools/checkref.py).
+and 2C candidates, one pass (core/canon/urlreach.py) next to the per-candidate checks they replaced
+(dustdev/checkref.py).
 
     .venv/bin/python bench/bench_commands.py [--repeat 3] [--ref-repeat 1] [--only mine,validate,canonize,growth]
     .venv/bin/python bench/bench_commands.py --small      # tiny logs, one run: what CI runs (tests/test_bench_small.py)
@@ -62,13 +62,13 @@ SITE = "www.example.com"
 SIM_HOST = {"semicomplete-apache": "www.forum.test", "secrepo-selflogs": "forum.test",
             "monitorware-twiki": "politics.forum.test", "nasa-ksc-1995-tsv-sample": "movies.forum.test"}
 NASA = ["nasa-ksc-1995-tsv-sample/nasa_19950801_fullday.tsv", "nasa-ksc-1995-tsv-sample/nasa_19950701.tsv"]
-SITE_RATE = 10.0  #: pages per second: the sites file's default rate_per_s (core/siteconfig.py)
+SITE_RATE = 10.0  #: pages per second: the sites file's default rate_per_s (core/validation/siteconfig.py)
 SIM_RATE = 2000.0  #: the rate the simulator on loopback is fetched at here
 
 ENGINE = r"""
 import json, sys, time
 sys.path.insert(0, {root!r})
-from dustbuster.core.mine import mine, unsafe_flags
+from dustbuster.core.mining.mine import mine, unsafe_flags
 from dustbuster.logs.reader import read_urllist
 t0 = time.perf_counter()
 ul, st = read_urllist({logs!r}, site={site!r})
@@ -186,7 +186,7 @@ def mine_table(rows: list[dict]) -> None:
 
 def bench_validate(lines: int | None, repeat: int) -> dict:
     """``dustbuster validate`` of the host-aware log against the simulator, with thousands of candidates."""
-    from devtools.devsim import SITE as SIM_SITE, start_sim_site, write_sites
+    from dustdev.devsim import SITE as SIM_SITE, start_sim_site, write_sites
 
     sim, port = start_sim_site(ROOT)
     try:
@@ -223,8 +223,8 @@ def bench_validate(lines: int | None, repeat: int) -> dict:
 CANON = r"""
 import json, sys, time
 sys.path.insert(0, {root!r})
-from dustbuster.core.canonize import Canonizer
-from dustbuster.core.rules import canonization_order, rules_from_document
+from dustbuster.core.canon.canonize import Canonizer
+from dustbuster.core.model.rules import canonization_order, rules_from_document
 doc = json.load(open({rules!r}))
 urls = open({urls!r}).read().splitlines()
 t0 = time.perf_counter()
@@ -271,8 +271,8 @@ def bench_canonize(logs: list[Path], repeat: int) -> dict:
 def bench_growth(log: Path, urls_n: int, cands_n: int, plain: bool) -> dict:
     """The fetch-free candidate checks at U/2U URLs × C/2C candidates of the host-aware log (its
     phase-1 pairs, the parameter and general rules): one pass and per candidate."""
-    from dustbuster.core.mine import mine
-    from dustbuster.core.rules import SubstringRule
+    from dustbuster.core.mining.mine import mine
+    from dustbuster.core.model.rules import SubstringRule
     from dustbuster.logs.reader import read_urllist
 
     ul, _ = read_urllist([str(log)])
@@ -299,9 +299,9 @@ def _fmt(x: float | None) -> str:
 def _checks(urls: list[str], rules: list, plain: bool) -> dict:
     """Seconds of the UNSAFE flags and of validate's fetch-free checks of every rule (unobserved
     output, applicable URLs, covered by the first five rules), one pass (and per candidate)."""
-    from dustbuster.core.coverage import Coverage
-    from dustbuster.core.rulecheck import unobserved_output, unsafe_candidates
-    from dustbuster.core.urlreach import URLReach
+    from dustbuster.core.canon.coverage import Coverage
+    from dustbuster.core.canon.rulecheck import unobserved_output, unsafe_candidates
+    from dustbuster.core.canon.urlreach import URLReach
 
     valid, seen = rules[:5], frozenset(urls)
     t0 = time.process_time()
@@ -313,7 +313,7 @@ def _checks(urls: list[str], rules: list, plain: bool) -> dict:
     t2 = time.process_time()
     out = {"unsafe_s": t1 - t0, "prefetch_s": t2 - t1, "unsafe": len(flags)}
     if plain:
-        from devtools.checkref import changed_plain, covered_by_plain, unobserved_output_plain, unsafe_candidate_plain
+        from dustdev.checkref import changed_plain, covered_by_plain, unobserved_output_plain, unsafe_candidate_plain
 
         t0 = time.process_time()
         old = {r.text: w for r in rules if (w := unsafe_candidate_plain(r, urls))}

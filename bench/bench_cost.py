@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from devtools.benchout import emit  # noqa: E402
+from dustdev.benchout import emit  # noqa: E402
 
 SITE = "www.example.com"
 
@@ -61,7 +61,7 @@ def _du(path: Path) -> int:
 
 
 def long_urls(n: int, tokens: int = 253, seed: int = 7) -> list[str]:
-    from dustbuster.core.tokens import token_count
+    from dustbuster.core.urls.tokens import token_count
 
     rnd = random.Random(seed)
     out = []
@@ -105,8 +105,8 @@ def typical_urls(n: int) -> list[tuple]:
 def run_one(kind: str, n: int, batch: int, cap: int | None) -> dict:
     """One scenario in this process."""
     from dustbuster.core.params import DustParams
-    from dustbuster.core.tokens import token_count
-    from dustbuster.core.detect import _positions
+    from dustbuster.core.urls.tokens import token_count
+    from dustbuster.core.mining.detect import _positions
     from dustbuster.state.partitions import PartitionState
 
     if kind == "typical":
@@ -206,9 +206,9 @@ def run_loop(n: int) -> dict:
 def run_rebuild(n: int) -> dict:
     import asyncio
 
-    from dustbuster.core.urlrecord import info_to_json
+    from dustbuster.core.urls.urlrecord import info_to_json
     from dustbuster.core.params import DustParams
-    from dustbuster.core.urllist import URLInfo
+    from dustbuster.core.urls.urllist import URLInfo
     from dustbuster.state.partitions import Stores
 
     image: dict[str, dict] = {}

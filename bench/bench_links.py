@@ -1,4 +1,4 @@
-"""What the links of a fetched page cost (issue 28 item 5): :func:`dustbuster.core.identity.page_identity`
+"""What the links of a fetched page cost (issue 28 item 5): :func:`dustbuster.core.validation.identity.page_identity`
 with the links resolved (what the fetcher does) and without (``same_origin_links`` replaced by a
 function that returns nothing: the hrefs are still collected by the one parse), per page, medians.
 
@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 from unittest import mock
 
-from dustbuster.core import identity
-from dustbuster.core.identity import page_identity
+from dustbuster.core.validation import identity
+from dustbuster.core.validation.identity import page_identity
 
 URL = "http://wiki.test/index.php?title=Main_Page"
 OUT = Path(__file__).resolve().parent / "out"

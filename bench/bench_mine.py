@@ -14,10 +14,10 @@ Implementations, each run in a fresh subprocess (its own peak RSS), interleaved,
 papers' defaults:
 
 * ``engine``: the readers in use (the bulk reader, logs/bulk.py, over logs/fastparse.py's fast
-  paths) + dustbuster.core.detect + dustbuster.core.refine; with ``--before`` also the same engine
+  paths) + dustbuster.core.mining.detect + dustbuster.core.mining.refine; with ``--before`` also the same engine
   with the line-loop reader (``read_urllist(bulk=False)``), interleaved;
-* ``reference``: the reference parsers (devtools.parsers.reference_parsers) + the naive
-  Figure-1 oracle (devtools.reference, plain dicts) + the same Figure 2 code.
+* ``reference``: the reference parsers (dustdev.parsers.reference_parsers) + the naive
+  Figure-1 oracle (dustdev.reference, plain dicts) + the same Figure 2 code.
 
 Reported per log: read, detect, eliminate and total seconds (total = read + detect + eliminate,
 the interpreter's start and imports excluded), peak RSS, likely pairs and survivors (and whether
@@ -53,10 +53,10 @@ CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
 from dustbuster.core.params import DustParams
-from dustbuster.core.detect import count_supports, likely_pairs, orient, Pair
-from dustbuster.core.refine import eliminate, elimination_order
-from devtools.reference import oracle_supports_both
-from devtools.parsers import reference_parsers
+from dustbuster.core.mining.detect import count_supports, likely_pairs, orient, Pair
+from dustbuster.core.mining.refine import eliminate, elimination_order
+from dustdev.reference import oracle_supports_both
+from dustdev.parsers import reference_parsers
 from dustbuster.logs.reader import read_urllist
 P = DustParams()
 engine = {which!r} != "reference"

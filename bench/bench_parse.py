@@ -19,7 +19,7 @@ core; the machine may be shared, and CPU time is what the parsing costs):
   size (for JSON lines ``json.loads`` + three ``get`` instead): what any reader must do at least;
 * ``reader``: ``dustbuster.logs.reader.iter_records`` (what ``dustbuster mine`` does: read, decode, parse,
   every line counted), with the parsers in use;
-* ``reader, reference parsers``: the same with ``devtools.parsers.REFERENCE_PARSERS`` (before);
+* ``reader, reference parsers``: the same with ``dustdev.parsers.REFERENCE_PARSERS`` (before);
 * ``parser``: the format's parser alone on the decoded lines in memory (fast path + fallback);
 * ``parse_lines``: the streaming ingest's batch parser (batches of 500 lines, format sniffed per batch).
 
@@ -129,7 +129,7 @@ def reader(path: Path, fmt: str) -> int:
 
 
 def reader_reference(path: Path, fmt: str) -> int:
-    from devtools.parsers import reference_parsers
+    from dustdev.parsers import reference_parsers
 
     with reference_parsers():
         return reader(path, fmt)

@@ -42,9 +42,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from devtools.benchout import emit  # noqa: E402
+from dustdev.benchout import emit  # noqa: E402
 
-from devtools.devkafka import Worker, kafka_bootstrap, latest_candidates, stream_env  # noqa: E402
+from dustdev.devkafka import Worker, kafka_bootstrap, latest_candidates, stream_env  # noqa: E402
 
 JOIN_S = 10  #: seconds the workers get to join the group before the first line
 

@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from devtools.devkafka import Worker, kafka_bootstrap, read_topic, stream_env  # noqa: E402
+from dustdev.devkafka import Worker, kafka_bootstrap, read_topic, stream_env  # noqa: E402
 from dustbuster.core.errors import ConfigError  # noqa: E402
 from dustbuster.stream.settings import Settings  # noqa: E402
 
@@ -119,7 +119,7 @@ def bare_consumer(bootstrap: str, topic: str) -> tuple[int, float]:
 
 def batch_engine(log: Path, site: str) -> tuple[float, int]:
     """(seconds, unique URLs): read + phases 1-3 of ``dustbuster mine`` on ``log``, in this process."""
-    from dustbuster.core.mine import mine
+    from dustbuster.core.mining.mine import mine
     from dustbuster.core.params import DustParams
     from dustbuster.logs.reader import read_urllist
 

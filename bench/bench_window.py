@@ -8,7 +8,7 @@ path (parse_lines, stage_group, commit) until the site holds ``--urls`` minus ``
 ``--new`` URLs; a first window runs (the cold one: every bucket counted); then ``--windows`` times:
 lines of another seed are staged until ``--new`` new URLs came in, and a window runs.  Reported per
 window: its seconds (the state thread's work: ``PartitionState.window``), the URLs, the candidates,
-and with ``--check`` whether its candidates equal ``dustbuster.core.mine.mine`` on the same URL list
+and with ``--check`` whether its candidates equal ``dustbuster.core.mining.mine.mine`` on the same URL list
 (the check itself is not timed).  Prints JSON; writes bench/out/bench_window.json.
 """
 
@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from devtools.benchout import emit  # noqa: E402
+from dustdev.benchout import emit  # noqa: E402
 
-from dustbuster.core.mine import mine, unsafe_flags  # noqa: E402
+from dustbuster.core.mining.mine import mine, unsafe_flags  # noqa: E402
 from dustbuster.core.params import DustParams  # noqa: E402
 from dustbuster.logs.reader import parse_lines  # noqa: E402
 from dustbuster.sim.forum import generate  # noqa: E402

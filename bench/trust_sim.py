@@ -27,10 +27,10 @@ argv = [x for x in argv if x not in ("--small", "--traps", "--wiki")]
 root = argv[0] if argv else str(pathlib.Path(__file__).resolve().parent.parent)
 sys.path.insert(0, root)
 from dustbuster.agents.validator import validation_round
-from dustbuster.core import mine
-from dustbuster.core.canonize import canonize
-from dustbuster.core.rules import rules_from_document
-from dustbuster.core.urllist import URLList
+from dustbuster.core.mining.mine import mine
+from dustbuster.core.canon.canonize import canonize
+from dustbuster.core.model.rules import rules_from_document
+from dustbuster.core.urls.urllist import URLList
 from dustbuster.sim.forum import SITE_HOSTS
 from dustbuster.sim.site import SimSite, start
 from dustbuster.state.verdicts import VerdictStore

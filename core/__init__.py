@@ -3,31 +3,48 @@
 Papers: Bar-Yossef, Keidar, Schonfeld, "Do not crawl in the DUST", WWW 2007, and Schonfeld's
 2006 thesis.  Section numbers in docstrings refer to them.
 
-The names below are imported on first use (PEP 562), so that importing one small module
-(``dustbuster.core.errors``, ``dustbuster.core.params``) does not import numpy and the engine
-(issue 25: the command line starts ~0.1 s sooner).  Three of them are also module names
-(``mine``, ``detect``, ``canonize``): ``dustbuster.core.mine`` is the function, as it was when this
-file imported everything, even after the module ``dustbuster.core.mine`` has been loaded
-(:class:`_Core` keeps the import system from binding the module over the function).
+The core is cut by stage, and each stage imports only the stages before it
+(docs/architecture.md draws the graph; tests/test_layout.py keeps it so):
+
+==============  ==========================================================================
+``urls``        tokens, envelopes' substrings, normalization, the URL list, scopes, queries
+``model``       the rule types, their registry and JSON form, evidence, versions, signatures
+``canon``       canonization (thesis Figure 5.5), rule-set checks, admission, the rule book
+``mining``      Figure 1 (``detect``), Figure 2 (``refine``), parameter rules, ``mine``
+``validation``  Figures 3 and 4 (``validate``), page identity and sketches, set-level checks
+``report``      the content truth, the papers' metrics, exports for other crawlers
+==============  ==========================================================================
+
+``errors``, ``params`` and ``strictjson`` sit at the root, below every stage.
+
+The names below are the public API, imported on first use (PEP 562) so that importing one small
+module (``dustbuster.core.errors``) does not import numpy and the engine:
+
+>>> from dustbuster.core import URLList, mine
+>>> ul = URLList()
+>>> for i in range(40):
+...     ul.add(f"http://s.test/story?id={i}", size=1000 + i)
+...     ul.add(f"http://s.test/story_{i}", size=1000 + i)
+>>> [r.text for r in mine(ul).substring_rules()]
+['"^http://s.test/story?id=" → "^http://s.test/story_"']
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-from types import ModuleType
 
 #: exported name → the module (under dustbuster.core) that defines it
 _EXPORTS = {
-    "Canonized": "canonize", "Canonizer": "canonize", "canonical": "canonize", "canonize": "canonize",
-    "redundancy": "canonize",
-    "Pair": "detect", "count_supports": "detect", "detect": "detect",
+    "Canonized": "canon.canonize", "Canonizer": "canon.canonize", "canonical": "canon.canonize",
+    "canonize": "canon.canonize", "redundancy": "canon.canonize",
+    "Pair": "model.pair", "count_supports": "mining.detect", "detect": "mining.detect",
     "ConfigError": "errors", "DustError": "errors", "ParseError": "errors", "RuleError": "errors",
-    "MineResult": "mine", "mine": "mine",
+    "MineResult": "mining.mine", "mine": "mining.mine",
     "DustParams": "params",
-    "eliminate": "refine", "pair_refines": "refine", "rule_refines": "refine",
-    "ParamRule": "rules", "SubstringRule": "rules", "rule_from_json": "rules", "rules_from_document": "rules",
-    "URLInfo": "urllist", "URLList": "urllist", "likely_similar": "urllist",
+    "eliminate": "mining.refine", "pair_refines": "mining.refine", "rule_refines": "mining.refine",
+    "ParamRule": "model.rules", "SubstringRule": "model.rules", "rule_from_json": "model.rules",
+    "rules_from_document": "model.rules",
+    "URLInfo": "urls.urllist", "URLList": "urls.urllist", "likely_similar": "urls.urllist",
 }
 __all__ = sorted(_EXPORTS)
 
@@ -43,17 +60,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
-
-
-class _Core(ModuleType):
-    """The package's module type: a submodule named like an exported function (``mine``) does not
-    replace the function as the package's attribute when it is first imported."""
-
-    def __setattr__(self, name: str, value) -> None:
-        if isinstance(value, ModuleType) and _EXPORTS.get(name) == name:
-            sys.modules[__name__].__dict__.pop(name, None)  # resolved again through __getattr__
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Core

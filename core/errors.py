@@ -46,7 +46,7 @@ class RuleError(DustError):
 
 
 class RuleSetRejected(RuleError):
-    """A consumer does not admit a rule set (dustbuster.core.admission); ``reason`` is one word."""
+    """A consumer does not admit a rule set (dustbuster.core.canon.admission); ``reason`` is one word."""
 
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)

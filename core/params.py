@@ -6,7 +6,7 @@ Defaults are those of the thesis §6.2 ("DustBuster parameter settings") and the
   The ``^``/``$`` sentinel tokens count toward it.
 * ``max_envelopes`` = 2048 (ours, not the papers'; 0 = no cap): most envelopes taken from one URL
   in phase 1.  A URL of n tokens has about n·S envelopes; when that exceeds the cap, S is lowered
-  *for that URL* to the largest value that fits (:func:`dustbuster.core.detect.max_span`), so the longest
+  *for that URL* to the largest value that fits (:func:`dustbuster.core.mining.detect.max_span`), so the longest
   substrings of very long URLs are the ones left out.  Both engines (batch and streaming) apply
   it, so they stay equal; docs/cost.md explains the choice.
 * ``t_low`` = 6: overflow threshold used for ranking and filtering (§5.2).
@@ -20,8 +20,9 @@ Defaults are those of the thesis §6.2 ("DustBuster parameter settings") and the
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
-from .errors import ConfigError
+from dustbuster.core.errors import ConfigError
 
 #: the most canonization iterations (thesis Figure 5.5): DustParams.ma and every ``ma=`` default
 DEFAULT_MA = 10
@@ -42,7 +43,7 @@ class DustParams:
     ma: int = DEFAULT_MA
     #: validation count N (thesis §5.4, Figure 5.3).  The papers ran N = 100; the thesis' own
     #: experiment (§6.4, Figure 6.4: "100% precision is reached after 40 validations", 8 logs) says
-    #: 40 suffice, and we take 40: a valid rule costs 38 comparisons instead of 95 (issue 12's
+    #: 40 suffice, and we take 40: a valid rule costs 38 comparisons instead of 95 (the validator's
     #: fetch budget), a rule is refuted at 2 negatives (ε·N) instead of 5 — stricter, not looser.
     n: int = 40
     epsilon: float = 0.05
@@ -59,7 +60,7 @@ class DustParams:
     sketch_threshold: float = 1.0
     #: most envelopes per URL in phase 1 (0 = no cap): bounds the work and state of one URL.
     max_envelopes: int = 2048
-    #: LikelySimilar on sizes (ours, core/urllist.py likely_similar): intervals closer than this
+    #: LikelySimilar on sizes (ours, core/urls/urllist.py likely_similar): intervals closer than this
     #: fraction of the larger size overlap (0 = the paper's exact test).
     size_slack: float = 0.02
     #: the rule language mined and validated: "paper" (substring rules + global parameter rules,
@@ -95,7 +96,7 @@ class DustParams:
         if problems:
             raise ConfigError("; ".join(problems))
 
-    def with_(self, **changes: object) -> "DustParams":
+    def with_(self, **changes: Any) -> "DustParams":
         known = {f.name for f in fields(self)}
         unknown = set(changes) - known
         if unknown:

@@ -13,7 +13,7 @@ import math
 import re
 from typing import Any
 
-from .errors import ParseError
+from dustbuster.core.errors import ParseError
 
 #: the deepest JSON nesting any of our records needs (a rule's evidence is the deepest: ~4)
 MAX_JSON_DEPTH = 32

@@ -6,7 +6,7 @@ Recipe: ../shared/notes/kafka-from-maven.md, run and timed in docs/kafka.md.  Th
 the client port accepting connections (Kafka opens it only once the broker is unfenced).
 
 Used by ``dustbuster broker start|stop|status`` (persistent data dir, pid file) and by
-:mod:`devtools.devkafka` for the tests and benchmarks (a throwaway dir and free ports).
+:mod:`dustdev.devkafka` for the tests and benchmarks (a throwaway dir and free ports).
 """
 
 from __future__ import annotations

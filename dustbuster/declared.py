@@ -1,7 +1,7 @@
-"""The declared candidates' round of one site's validation (issue 23): the pairs (u, c) that the
+"""The declared candidates' round of one site's validation: the pairs (u, c) that the
 round's fetches met — redirects and declared canonicals, kept by
-:class:`dustbuster.core.validate.RoundFetcher` — turned into candidates
-(:func:`dustbuster.core.declared.declared_candidates`) and decided by Figure 3 on the same test
+:class:`dustbuster.core.validation.validate.RoundFetcher` — turned into candidates
+(:func:`dustbuster.core.mining.declared.declared_candidates`) and decided by Figure 3 on the same test
 list and fetch cache, after every mined candidate (the rules found valid so far cover them).
 Shared by ``dustbuster validate`` and the validator agent (dustbuster.sitevalidation)."""
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from dustbuster.core.declared import declared_candidates
-from dustbuster.core.rules import Rule
-from dustbuster.core.validate import RoundFetcher, ValidationResult, canonization_order, validate
+from dustbuster.core.mining.declared import declared_candidates
+from dustbuster.core.model.rules import Rule
+from dustbuster.core.validation.validate import RoundFetcher, ValidationResult, canonization_order, validate
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@
 | a worker's HTTP API | ``http://127.0.0.1:8870`` | ``GET /sites``, then ``GET /sites/{site}/rules`` for each new version; polled every ``refresh_s`` |
 | the rules topic | ``kafka://127.0.0.1:9092/dust-rules`` | followed live from its start (dustbuster.stream.rulesview.TopicFollower) |
 
-Every set goes through the rule book's admission (:meth:`dustbuster.core.rulebook.RuleBook.update`: valid
+Every set goes through the rule book's admission (:meth:`dustbuster.core.canon.rulebook.RuleBook.update`: valid
 rules only, a newer version, converging, on the site; with ``keys``, signed by one of them); a refused set is counted by reason and
 logged, and the site keeps the set it had.  :meth:`LiveRules.start` returns once the source has
 been read (the file, the first poll, the topic up to its end at start; at most ``wait_s``), so the
@@ -29,8 +29,8 @@ from typing import Any
 
 from dustbuster.core.errors import ConfigError, DustError, ParseError, RuleError
 from dustbuster.core.params import DEFAULT_MA
-from dustbuster.core.rulebook import SiteCanonized, RuleBook
-from dustbuster.core.signing import parse_key_list, trusted_keys
+from dustbuster.core.canon.rulebook import SiteCanonized, RuleBook
+from dustbuster.core.model.signing import parse_key_list, trusted_keys
 from dustbuster.core.strictjson import loads_strict
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ class LiveRules:
     def __init__(self, source: str, token: str = "", refresh_s: float = 30.0, normalize: bool = True, ma: int = DEFAULT_MA,
                  wait_s: float = 30.0, keys: str | list[str] = "") -> None:
         """``keys``: trusted Ed25519 public keys (base64, a list or one string separated by commas):
-        when given, only rule sets signed by one of them are applied (dustbuster.core.signing)."""
+        when given, only rule sets signed by one of them are applied (dustbuster.core.model.signing)."""
         if not source or not source.strip():
             raise ConfigError("no rules source: give a rules file, a worker's API (http://host:8870) "
                               "or the rules topic (kafka://host:9092/dust-rules)")
@@ -160,7 +160,7 @@ class LiveRules:
         while not self._stop.wait(self.refresh_s):
             try:
                 self._poll_api()
-            except Exception as exc:  # a worker restarting, a network hiccup: keep the sets held, retry
+            except Exception as exc:  # noqa: BLE001 - a worker restarting, a network hiccup: keep the sets held, retry
                 log.warning("rules API %s: %s; keeping the current sets", self.source, exc)
 
     # the rules topic, followed live

@@ -33,7 +33,7 @@ rule sets").
 from __future__ import annotations
 
 import logging
-import os
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 from scrapy import signals
@@ -41,24 +41,15 @@ from scrapy.dupefilters import RFPDupeFilter
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.job import job_dir
 
-from dustbuster.core.errors import ConfigError
 
 from .rulesource import LiveRules
+from .scrapykey import DustLinks, DustRequestFingerprinter  # key-only and rewrite modes, importable from here
+from .scrapysettings import live_rules
+
+if TYPE_CHECKING:
+    from scrapy.utils.request import RequestFingerprinterProtocol
 
 log = logging.getLogger(__name__)
-
-
-def live_rules(settings) -> LiveRules:
-    """The rule source a crawler's settings name (not started)."""
-    source = settings.get("DUSTBUSTER_RULES")
-    if not source:
-        raise ConfigError("DUSTBUSTER_RULES is not set: a rules file, a worker's API (http://127.0.0.1:8870) "
-                          "or the rules topic (kafka://127.0.0.1:9092/dust-rules)")
-    return LiveRules(str(source), token=settings.get("DUSTBUSTER_TOKEN") or os.environ.get("DUST_API_TOKEN", ""),
-                     refresh_s=settings.getfloat("DUSTBUSTER_REFRESH_S", 30.0),
-                     normalize=settings.getbool("DUSTBUSTER_NORMALIZE", True),
-                     wait_s=settings.getfloat("DUSTBUSTER_WAIT_S", 30.0),
-                     keys=settings.getlist("DUSTBUSTER_TRUSTED_KEYS") or os.environ.get("DUST_TRUSTED_KEYS", ""))
 
 
 class _Counting:
@@ -66,6 +57,7 @@ class _Counting:
 
     stats = None
     rules: LiveRules
+    fingerprinter: RequestFingerprinterProtocol  #: Scrapy's (the crawler's ``request_fingerprinter``)
 
     def _inc(self, key: str, n: int = 1) -> None:
         if self.stats is not None:
@@ -102,6 +94,8 @@ class _Counting:
 
 class DustDupeFilter(_Counting, RFPDupeFilter):
     """``DUPEFILTER_CLASS``: Scrapy's duplicate filter on the requests' canonical URLs."""
+
+    _plain: set[bytes]  #: the fingerprints of the requests' own URLs (set in from_crawler)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -190,5 +184,4 @@ class DustDownloaderMiddleware(_Counting):
         return response
 
 
-# key-only and rewrite modes (dustbuster/scrapykey.py), importable from here
-from .scrapykey import DustLinks, DustRequestFingerprinter  # noqa: E402,F401
+__all__ = ["DustDownloaderMiddleware", "DustDupeFilter", "DustLinks", "DustRequestFingerprinter", "live_rules"]

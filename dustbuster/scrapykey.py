@@ -34,6 +34,7 @@ from scrapy import signals
 from scrapy.utils.request import fingerprint
 
 from .rulesource import LazyRules, LiveRules
+from .scrapysettings import live_rules
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +57,6 @@ class DustRequestFingerprinter:
 
     @classmethod
     def from_crawler(cls, crawler):
-        from .scrapy import live_rules
-
         fp = cls(live_rules(crawler.settings), crawler.stats)
         crawler.signals.connect(fp.engine_stopped, signal=signals.engine_stopped)
         return fp
@@ -105,8 +104,6 @@ class DustLinks:
 
     @classmethod
     def from_crawler(cls, crawler, base: str = "") -> "DustLinks":
-        from .scrapy import live_rules
-
         links = cls(live_rules(crawler.settings), base)
         crawler.signals.connect(links._rules.stop, signal=signals.engine_stopped)
         return links

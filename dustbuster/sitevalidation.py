@@ -1,6 +1,6 @@
 """One site's validation without Kafka: its fetch policy from the sites file, Figure 4's verdicts
-over its candidates (dustbuster.core.validate), then the set-level checks of the result
-(dustbuster.core.setcheck).  The validator agent (dustbuster.agents.validator) runs it once per
+over its candidates (dustbuster.core.validation.validate), then the set-level checks of the result
+(dustbuster.core.validation.setcheck).  The validator agent (dustbuster.agents.validator) runs it once per
 round; ``dustbuster validate`` and ``dustbuster truth`` use it without loading the worker (no
 Faust, no Kafka client)."""
 
@@ -10,15 +10,15 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, cast
 
-from dustbuster.core.detect import Pair
+from dustbuster.core.model.pair import Pair
 from dustbuster.core.errors import ConfigError
-from dustbuster.core.ruleversion import carried_over
-from dustbuster.core.rules import ParamRule, Rule
-from dustbuster.core.setcheck import SetCheck, check_rule_set
-from dustbuster.core.siteconfig import SiteConfig
-from dustbuster.core.validate import RoundFetcher, ValidationResult, canonization_order, validate
+from dustbuster.core.model.ruleversion import carried_over
+from dustbuster.core.model.rules import Rule, SubstringRule
+from dustbuster.core.validation.setcheck import SetCheck, check_rule_set
+from dustbuster.core.validation.siteconfig import SiteConfig
+from dustbuster.core.validation.validate import RoundFetcher, ValidationResult, canonization_order, validate
 from dustbuster.fetch.client import FetchPolicy, Fetcher, fetch_policy
 from dustbuster.fetch.softerrors import SoftErrorAware
 from dustbuster.declared import declared_round
@@ -71,8 +71,8 @@ class SiteValidation:
     fetch_outcomes: dict[str, int]
     seconds: float
     probes: int = 0  #: soft-error probes fetched (dustbuster.fetch.softerrors)
-    signals: dict = None  # type: ignore[assignment]  #: what the identity signals decided (issue 23)
-    #: the same-origin links of the pages fetched this round (RoundFetcher.links; issue 28 item 5): the
+    signals: dict = None  # type: ignore[assignment]  #: what the identity signals decided
+    #: the same-origin links of the pages fetched this round (RoundFetcher.links): the
     #: validator agent sends them as listed URLs of the site; not in :meth:`stats` (nor `validate`'s output)
     links: tuple[str, ...] = ()
     links_over_cap: int = 0  #: links left out: the round already held core.fetched.MAX_ROUND_LINKS
@@ -94,28 +94,29 @@ class SiteValidation:
                 "set_check": self.setcheck.stats(), "seconds": round(self.seconds, 3)}
 
     def made_samples(self) -> dict[str, int]:
-        """The made u's this round compared and skipped (core/madesamples.py), over its verdicts."""
+        """The made u's this round compared and skipped (core/validation/madesamples.py), over its verdicts."""
         fresh = [v.made for v in self.result.verdicts if v.reason != "cached"]
         return {k: sum(m.get(k, 0) for m in fresh) for k in ("made_samples", "made_skipped")}
 
     def partial_evidence(self) -> list[dict]:
-        """The rules left undecided because part of the site showed too few positives (issue 27:
-        failing families, a tripped circuit breaker): each with those families, their positives and
+        """The rules left undecided because part of the site showed too few positives
+        (failing families, a tripped circuit breaker): each with those families, their positives and
         why their pages failed (``status_500``, ``timeout``, ``site_down``, …)."""
         return [{"rule": v.rule.text, "type": v.rule.type, "positives": v.positives, "skipped": v.skipped,
                  "families": [f for f in v.families if f.get("short")]}
                 for v in self.result.verdicts if v.reason == "partial_evidence"]
 
 
-async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: list[str], policy: FetchPolicy,
-                        settings: Settings, cache=None, previous: list[Rule] = (), on_verdict=None,
-                        track=None, extra: list[Rule] = (), logged_errors: Sequence[str] = ()) -> SiteValidation | None:
+async def validate_site(pairs: Sequence[Pair | SubstringRule], params: Sequence[Rule], test_urls: list[str],
+                        policy: FetchPolicy, settings: Settings, cache=None, previous: Sequence[Rule] = (),
+                        on_verdict=None, track=None, extra: Sequence[Rule] = (),
+                        logged_errors: Sequence[str] = ()) -> SiteValidation | None:
     """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept (only a
-    refutation removes a rule), then the set-level checks (dustbuster.core.setcheck).  None when the site does
+    refutation removes a rule), then the set-level checks (dustbuster.core.validation.setcheck).  None when the site does
     not answer at all (an outage decides nothing).  The validator agent and ``dustbuster validate``
     both run this.  ``extra``: candidates from elsewhere (``validate --candidates``), decided last and
     never at the mined rules' expense (:func:`with_extras`).  ``logged_errors``: URLs logged only with
-    status >= 400; a rule's parameters changed there and never tested are kept (core/narrow.py).  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
+    status >= 400; a rule's parameters changed there and never tested are kept (core/validation/narrow.py).  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
     t0 = time.perf_counter()
     threshold = settings.params.sketch_threshold
     async with Fetcher(policy) as fetcher:
@@ -132,7 +133,9 @@ async def validate_site(pairs: list[Pair], params: list[ParamRule], test_urls: l
         rf.logged_errors = tuple(logged_errors)
         for f in fronts:  # the front pages' links too (a site's front page links to most of it)
             rf.take_links(f)
-        res = await validate(pairs, params, test_urls, rf, settings.params, threshold=threshold,
+        # core's validate decides substring rules as pairs (its _validate_pairs: Pair | SubstringRule,
+        # the same four fields) though its signature names Pair only
+        res = await validate(cast("Sequence[Pair]", pairs), params, test_urls, rf, settings.params, threshold=threshold,
                              cache=cache, on_verdict=on_verdict, extra=extra)
         declared = await declared_round(res, rf, test_urls, settings.params, threshold, cache, on_verdict)
         kept = carried_over(previous, (v.rule.text for v in res.verdicts if v.valid is None), res.valid)

@@ -22,9 +22,9 @@ Policy (every refusal and failure is counted by reason in ``Fetcher.counts``):
   contents where there is one page (the quality run of 2026-11-27).
 
 Every page answered (2xx, or an error status with a body) comes with its identity evidence
-(:class:`dustbuster.core.identity.PageIdentity`: status, redirect chain, final URL, declared
+(:class:`dustbuster.core.validation.identity.PageIdentity`: status, redirect chain, final URL, declared
 canonical from the document or the ``Link`` header, title, robots meta, sketch, the page's same-origin
-links: dustbuster.core.pagelinks) in ``Fetched.identity``.
+links: dustbuster.core.urls.pagelinks) in ``Fetched.identity``.
 """
 
 from __future__ import annotations
@@ -37,16 +37,16 @@ import time
 import urllib.robotparser
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, cast
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
-from dustbuster.core.identity import page_identity
-from dustbuster.core.siteconfig import SiteConfig
-from dustbuster.core.sketch import sketch
-from dustbuster.core.validate import Fetched
+from dustbuster.core.validation.identity import page_identity
+from dustbuster.core.validation.siteconfig import SiteConfig
+from dustbuster.core.validation.sketch import sketch
+from dustbuster.core.validation.validate import Fetched
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class PolicyResolver(AbstractResolver):
             addrs = [pinned]
         else:
             infos = await asyncio.get_running_loop().getaddrinfo(host, port, family=family, type=socket.SOCK_STREAM)
-            addrs = list(dict.fromkeys(i[4][0] for i in infos))
+            addrs = list(dict.fromkeys(cast(str, i[4][0]) for i in infos))  # an IPv4 or IPv6 sockaddr: (address, port, ...)
         ok = [a for a in addrs if self.policy.allow_private or not _forbidden(a)]
         if not ok:
             raise Refused("refused_private_address")
@@ -171,8 +171,8 @@ class Fetcher:
                     rp.parse(body.decode("utf-8", "replace").splitlines())
                 elif status in (401, 403):
                     rp = urllib.robotparser.RobotFileParser()
-                    rp.disallow_all = True
-            except Exception as exc:  # no robots.txt reachable: allowed (RFC 9309 §2.3.1.3)
+                    rp.disallow_all = True  # type: ignore[attr-defined]  # set by RobotFileParser.__init__, not in typeshed
+            except Exception as exc:  # noqa: BLE001 - no robots.txt reachable: allowed (RFC 9309 §2.3.1.3)
                 log.debug("robots.txt of %s: %s", origin, exc)
             self._robots[origin] = rp
         rp = self._robots[origin]
@@ -238,7 +238,7 @@ class Fetcher:
                 return Fetched(False, reason=r.reason)
             if status in (301, 302, 303, 307, 308):
                 if not extra:
-                    return Fetched(False, status, reason="redirect_without_location")
+                    return Fetched(False, status=status, reason="redirect_without_location")
                 nxt = u.join(URL(extra))
                 if self.policy.origin_of(nxt) not in self.policy.origins:
                     return Fetched(False, status=status, reason="refused_redirect_off_site")
@@ -302,8 +302,8 @@ OFF_LOOP_BODY = 32 * 1024
 
 async def _identify(url: str, final: str, chain: list[str], status: int, body: bytes, content_type: str,
                     link: str) -> tuple:
-    """The page's sketch and identity (core/identity.py); a large body is parsed in a thread, so the
-    HTML parser and the shingling never hold the event loop for long (issue 23 review)."""
+    """The page's sketch and identity (core/validation/identity.py); a large body is parsed in a thread, so the
+    HTML parser and the shingling never hold the event loop for long."""
     def work() -> tuple:
         sk = sketch(body, content_type)
         return sk, page_identity(url, final, chain, status, body, content_type, link, sk)

@@ -1,5 +1,5 @@
 """The validator's soft-error filter around a fetch function: the probes and signatures of
-:mod:`dustbuster.core.softerror` (Bar-Yossef et al., WWW 2004), made as pages are fetched.
+:mod:`dustbuster.core.validation.softerror` (Bar-Yossef et al., WWW 2004), made as pages are fetched.
 
 A page that matches its site's error signature comes back as a failed fetch with reason
 ``soft_error`` (its identity kept), so Figure 3 never counts it as a positive; the probes are
@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from typing import Awaitable, Callable, Sequence
+from typing import Awaitable, Callable, Sequence, cast
 
-from dustbuster.core.identity import PageIdentity
-from dustbuster.core.softerror import (MAX_SCOPE_PROBES, ErrorSignature, accept_scope_probes, alike,
+from dustbuster.core.validation.identity import PageIdentity
+from dustbuster.core.validation.softerror import (MAX_SCOPE_PROBES, ErrorSignature, accept_scope_probes, alike,
                                        is_soft_error, path_probe, scope_key, value_dropped, value_probe)
-from dustbuster.core.validate import Fetched
+from dustbuster.core.validation.validate import Fetched
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +83,8 @@ class SoftErrorAware:
         key = scope_key(url)
         if key not in self.scope_sigs:
             self.scope_sigs[key] = await self._scope_signature(origin, key, url, got)
-        if self.scope_sigs[key] is not None:
-            sigs.append(self.scope_sigs[key])
+        if (scope_sig := self.scope_sigs[key]) is not None:
+            sigs.append(scope_sig)
         return sigs
 
     @staticmethod
@@ -104,7 +104,7 @@ class SoftErrorAware:
         idents = [got.identity] if got.identity is not None else []
         dropped = None
         if idents and probes and alike(probes[0], idents[0]) and value_dropped(url):
-            bare = await self._probe(value_dropped(url))  # an ignored parameter, or is the URL itself an error?
+            bare = await self._probe(cast(str, value_dropped(url)))  # an ignored parameter, or is the URL itself an error?
             dropped = bare.identity if bare.ok else None
         sig = accept_scope_probes(idents, probes[:2], dropped) if len(sources) == len(probes) else None
         if sig is not None:

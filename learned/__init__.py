@@ -1,1 +1,1 @@
-"""The learned canonizer of the seq2seq paper (issue 15, docs/learned.md): optional extra ``[learned]``."""
+"""The learned canonizer of the seq2seq paper (docs/learned.md): optional extra ``[learned]``."""

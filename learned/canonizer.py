@@ -1,10 +1,10 @@
 """A site's trained model as a URL → URL function (seq2seq paper §2, "we apply the model to each
 URL in the crawling queue to get its canonical form"): encode with placeholders, translate, put the
-arguments back (:mod:`dustbuster.core.urltokens`).
+arguments back (:mod:`dustbuster.core.urls.urltokens`).
 
 Used for the paper's evaluation of the model alone (``dustbuster eval --model``) and by
 ``dustbuster learn propose``, which turns the rewrites into candidate rules for the validator.  No
-part of the service canonizes URLs with it (issue 15: "the model never rewrites a URL by itself").
+part of the service canonizes URLs with it (by design: the model never rewrites a URL by itself).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from dustbuster.core.rulecheck import is_http_url
-from dustbuster.core.urltokens import FunctionTokens, decode, encode
+from dustbuster.core.canon.rulecheck import is_http_url
+from dustbuster.core.urls.urltokens import FunctionTokens, decode, encode
 
 from .seq2seq import Model
 from .store import load_model

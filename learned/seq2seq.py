@@ -3,7 +3,7 @@
 The model knows nothing of URLs: it maps a ``list[str]`` to a ``list[str]``.  Tokenization with
 argument placeholders (§2.1, ``<arg1>``...) and the training pairs (§2.3, every URL of a duplicate
 cluster -> the cluster's shortest URL, ``(target, target)`` included) are built elsewhere
-(dustbuster.core.learnpairs).  What this module does, as the paper's §2.4 describes:
+(dustbuster.core.report.learnpairs).  What this module does, as the paper's §2.4 describes:
 
 * one vocabulary for source and target, the embeddings shared by encoder and decoder, plus the
   specials ``<pad> <s> </s> <unk>``;
@@ -12,7 +12,7 @@ cluster -> the cluster's shortest URL, ``(target, target)`` included) are built 
 
 Departures from the paper, and why:
 
-* **attention** (issue 15 asks for it): Luong's "general" score ``h_t^T W_a h_s`` with input feeding
+* **attention**: Luong's "general" score ``h_t^T W_a h_s`` with input feeding
   (the previous ``h~ = tanh(W_c [c; h])`` joins the decoder GRU's input), then the output layer.
   The paper tried attention and saw no significant gain (§2.4);
 * **bidirectional encoder**: still one layer, but a forward and a backward GRU whose states are
@@ -318,7 +318,7 @@ def _buckets(model: Model, pairs, hyper: Hyper) -> tuple[list[tuple[np.ndarray, 
             continue
         width = _round_up(max(len(src), len(tgt) + 1), hyper.bucket)
         grouped.setdefault(width, []).append((model.ids(src), model.ids(tgt)))
-    out = []
+    out: list[tuple[np.ndarray, ...]] = []
     for width in sorted(grouped):
         members = grouped[width]
         arrays = np.zeros((3, len(members) + 1, width), np.int32)

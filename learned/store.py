@@ -1,4 +1,4 @@
-"""Saved seq2seq models, versioned per site (issue 15; the model is dustbuster.learned.seq2seq, §2.4).
+"""Saved seq2seq models, versioned per site (the model is dustbuster.learned.seq2seq, §2.4).
 
 A model directory holds two files:
 
@@ -48,7 +48,7 @@ def save_model(model: Model, directory: str | os.PathLike, meta: dict | None = N
     arrays = {name: np.asarray(value) for name, value in model.params.items()}
     tmp = path / "model.npz.tmp"
     with open(tmp, "wb") as fh:
-        np.savez(fh, **arrays)
+        np.savez(fh, **arrays)  # type: ignore[arg-type]  # the keys are parameter names, never savez's allow_pickle
     os.replace(tmp, path / "model.npz")
     manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "vocab": list(model.vocab),
                 "hyper": dataclasses.asdict(model.hyper), "info": model.info, "jax_version": jax.__version__,

@@ -29,14 +29,15 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import repeat
-from operator import add, contains, itemgetter, not_
+from operator import add, not_
+from typing import Sequence
 
 import numpy as np
 
-from dustbuster.core.urllist import NO_BODY_STATUSES, URLInfo, URLList
+from dustbuster.core.urls.urllist import NO_BODY_STATUSES, URLInfo, URLList
 
 from .fastparse import _prefix, fast_url
-from .record import BODY_METHODS, Context
+from .record import BODY_METHODS, Context, LogRecord
 
 # the target: a path of printable ASCII without space, '"', '\\' or '#' (an absolute or fragmented
 # target, rare, goes to the line loop): fastparse.fast_url then forms prefix + target as it is
@@ -155,7 +156,7 @@ def _records(rows: list, scanner: Scanner, ctx: Context) -> list[tuple | None]:
     the URL is within both limits and the host one the reference takes; :func:`_record`
     (fastparse.fast_url) for the rest (and the catch-all rows)."""
     n = len(rows)
-    cols = dict(zip(scanner.roles, zip(*rows)))
+    cols: dict[str, tuple[str, ...]] = dict(zip(scanner.roles, zip(*rows)))
     target, status = cols["target"], cols["status"]
     method, size = cols.get("method", repeat("GET", n)), cols.get("size", repeat("", n))
     prefixes = _prefixes(cols.get("host"), n, ctx, scanner.vhost)
@@ -202,7 +203,7 @@ def _record(f: dict, scanner: Scanner, ctx: Context) -> tuple | None:
     target, host = f["target"], f.get("host")
     if not target or not f["status"]:
         return None  # a catch-all row, or an empty TSV target (the reference rejects it)
-    url = fast_url(target, _vhost(host, ctx) if scanner.vhost else host, ctx)
+    url = fast_url(target, _vhost(host, ctx) if scanner.vhost else host, ctx)  # type: ignore[arg-type]  # a vhost row has a host
     if url is None:
         return None
     method, size = f.get("method", "GET"), f.get("size", "")
@@ -212,7 +213,7 @@ def _record(f: dict, scanner: Scanner, ctx: Context) -> tuple | None:
     return url, int(f["status"]), n if method in _BODY else -1
 
 
-def aggregate(ul: URLList, scan_: Scan, extra: list[tuple[int, object]] = ()) -> tuple[int, int]:
+def aggregate(ul: URLList, scan_: Scan, extra: Sequence[tuple[int, LogRecord]] = ()) -> tuple[int, int]:
     """Add a block's records to ``ul``, each distinct URL once: its hits, its size interval (sizes
     of statuses whose body is not the document left out, as :meth:`URLInfo.observe` does), new
     URLs in first-seen order.  ``extra``: (position, LogRecord) of the line loop's records, placed
@@ -228,7 +229,7 @@ def aggregate(ul: URLList, scan_: Scan, extra: list[tuple[int, object]] = ()) ->
     dropped, records = int(cnt[drop & fast].sum()), int(cnt[~drop & fast].sum())
     keep = ~drop
     if not keep.all():
-        ul.note_errors(itertools.compress(urls, drop.tolist()))  # for the validator (core/narrow.py)
+        ul.note_errors(itertools.compress(urls, drop.tolist()))  # for the validator (core/validation/narrow.py)
         urls = list(itertools.compress(urls, keep.tolist()))
         cnt, st, sz = cnt[keep], st[keep], sz[keep]
     pos = None

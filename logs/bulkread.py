@@ -13,17 +13,17 @@ import io
 import itertools
 import sys
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator
+from typing import IO, Callable, Iterable, Iterator, cast
 
 import numpy as np
 
 from dustbuster.core.errors import MAX_LINE_CHARS, ConfigError
 from dustbuster.core.strictjson import has_surrogate
-from dustbuster.core.urllist import URLInfo, URLList
+from dustbuster.core.urls.urllist import URLInfo, URLList
 
 from . import bulk
 from .formats import FAST_PARSERS, FORMATS, PARSERS
-from .reader import SNIFF_LINES, RejectSink, ReadStats, _choose_format, add_record, open_lines, parse_each
+from .lineloop import SNIFF_LINES, ReadStats, RejectSink, add_record, choose_format, open_lines, parse_each
 from .record import Context, Limits, LogRecord
 
 BLOCK_BYTES = 4 << 20  #: bytes of whole lines scanned at once
@@ -54,9 +54,10 @@ def read_urllist_bulk(sources: Iterable[str | Path], fmt: str = "auto", site: st
 
 def _read_one(ul: URLList, name: str, fh: IO[bytes], fmt: str, ctx: Context, stats: ReadStats,
               rejects: RejectSink, on_bytes: Callable[[int], None] | None) -> None:
-    buffered = io.BufferedReader(fh) if not isinstance(fh, io.BufferedIOBase) else fh  # type: ignore[arg-type]
+    # not buffered: a raw binary stream
+    buffered = io.BufferedReader(cast(io.RawIOBase, fh)) if not isinstance(fh, io.BufferedIOBase) else fh
     head = list(itertools.islice(buffered, SNIFF_LINES))
-    chosen = _choose_format(name, head, fmt, ctx, stats)
+    chosen = choose_format(name, head, fmt, ctx, stats)
 
     def reject(lineno: int, reason: str, detail: str, line: str) -> None:
         rejects.write(name, lineno, reason, detail, line)
@@ -67,6 +68,8 @@ def _read_one(ul: URLList, name: str, fh: IO[bytes], fmt: str, ctx: Context, sta
         for rec in parse_each(itertools.chain(head, buffered), chosen, ctx, stats, reject, on_bytes=on_bytes):
             add_record(ul, rec)
         return
+    assert chosen is not None  # a scanner is for a chosen format (scanner_for)
+    cache: dict
     first, cache = 1, {}
     for block in blocks(head, buffered):
         if on_bytes:
@@ -196,7 +199,7 @@ def batch_records(lines: list, chosen: str, ctx: Context, stats: ReadStats, reje
     stats.lines += s.lines - len(s.fallback)
     stats.records += s.lines - len(s.fallback) - dropped
     stats.dropped_status += dropped
-    out = list(map(final.get, s.keys))
+    out: list[tuple | None] = list(map(final.get, s.keys))
     items = [line for _, line in s.fallback]
     for n, rec in line_loop(items, [pos + 1 for pos, _ in s.fallback], chosen, ctx, stats, reject, max_chars):
         out[n - 1] = (rec.url, rec.status, rec.size, rec.digest, rec.sketch)

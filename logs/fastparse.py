@@ -31,10 +31,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import Literal
 
 from dustbuster.core.errors import ParseError
 from dustbuster.core.strictjson import check_json_value
-from dustbuster.core.tokens import token_count
+from dustbuster.core.urls.tokens import token_count
 
 from . import parsers as ref
 from .parsers import parse_sketch
@@ -182,7 +183,7 @@ def parse_vhost(line: str, ctx: Context) -> LogRecord:
 
 
 #: json.loads's own scanner (the C one), called without json.loads's layers of Python
-_SCAN = json.JSONDecoder().scan_once
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__, not in typeshed
 
 
 def _plain_json(obj: object) -> bool:
@@ -218,7 +219,7 @@ def _json_int(v: object, default: int | None) -> int | None | bool:
     return False
 
 
-def _json_digest(v: object) -> str | None | bool:
+def _json_digest(v: object) -> str | None | Literal[False]:
     """The reference's ``_digest(v)`` when it accepts v; False when the reference must decide."""
     if not isinstance(v, str) or not v:
         return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, cast
 
 from dustbuster.core.errors import ParseError
 
@@ -76,7 +76,7 @@ FAST_PARSERS: dict[str, Parser] = {f.name: f.fast for f in TABLE if f.fast is no
 PARSERS: dict[str, Parser] = {f.name: f.fast or f.parser for f in TABLE}
 #: the formats :func:`sniff` scores, in the order it tries them
 SNIFF_ORDER: tuple[str, ...] = tuple(f.name for f in sorted((f for f in TABLE if f.sniff_rank is not None),
-                                                            key=lambda f: f.sniff_rank))
+                                                            key=lambda f: cast(int, f.sniff_rank)))  # None: left out
 
 
 def format_help() -> str:
@@ -153,7 +153,7 @@ def _score(parse: Parser, fmt: str, lines: list[str], probe: Context) -> int:
         except ParseError as exc:
             if exc.reason != "malformed":
                 score += 1
-        except Exception as exc:  # a parser bug: this format does not match the line
+        except Exception as exc:  # noqa: BLE001 - a parser bug: this format does not match the line
             log.debug("%s parser raised %r while sniffing", fmt, exc)
     return score
 

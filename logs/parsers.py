@@ -220,7 +220,7 @@ def parse_tsv(line: str, ctx: Context) -> LogRecord:
 
 
 def parse_urls(line: str, ctx: Context) -> LogRecord:
-    """A URL list (issue 28): one absolute URL, or a path of ``ctx.site``, per line; blank lines and
+    """A URL list: one absolute URL, or a path of ``ctx.site``, per line; blank lines and
     ``#`` comments are skipped.  The URL exists (a crawler met it) and nothing of its page is known:
     a listed record (``LogRecord.listed``), never Figure 1 size evidence (docs/semantics.md)."""
     text = line.strip()

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from dustbuster.core.errors import ParseError
 from dustbuster.core.strictjson import has_surrogate
-from dustbuster.core.tokens import token_count
+from dustbuster.core.urls.tokens import token_count
 
 #: methods whose responses observe the document; others of HTTP_METHODS are listed without size.
 BODY_METHODS = frozenset({"GET"})
@@ -39,7 +39,7 @@ class LogRecord:
     digest: str | None = None
     sketch: tuple[int, ...] | None = None
     #: a URL from a URL list (format ``urls``: a crawler's frontier, a sitemap): it exists, nothing
-    #: was observed of it; listed apart from the log's URLs (dustbuster.core.urllist.URLList.listed)
+    #: was observed of it; listed apart from the log's URLs (dustbuster.core.urls.urllist.URLList.listed)
     listed: bool = False
 
 
@@ -86,6 +86,7 @@ def absolute_url(target: str, host: str | None, ctx: Context) -> str:
     if not target:
         raise ParseError("bad_target", "empty request target")
     low = target[:8].lower()
+    h: str | None
     if low.startswith("http://") or low.startswith("https://"):
         scheme, rest = target.split("://", 1)
         slash = rest.find("/")

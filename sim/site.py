@@ -103,7 +103,7 @@ class SimSite:
                 self._requests[key] = self._requests.get(key, 0) + 1
                 if self._requests[key] % self.comment_every == 0:
                     self.comment(host, n)  # a dynamic page: it grows between requests
-            page = int(re.match(r"\d*", query.get("page", "1")).group() or 1)
+            page = int(re.match(r"\d*", query.get("page", "1")).group() or 1)  # type: ignore[union-attr]  # \d* always matches
             text = self.story_text(host, n)
             if page > 1:  # another page of the thread: other comments, other text
                 text = f"page {page} of story {n} " + self.story_text(host, n, salt=f"page{page}")
@@ -129,7 +129,7 @@ class SimSite:
             if not m:
                 return None
             host, path, q = m.group(1), m.group(2), m.group(3) or ""
-            query = dict(p.split("=", 1) if "=" in p else (p, "") for p in q.split("&") if p)
+            query = dict(p.split("=", 1) if "=" in p else (p, "") for p in q.split("&") if p)  # type: ignore[misc]  # split in two by its "="
             status, html, loc = self.render(host, path, query)
             if loc is None:
                 if self.traps and "<title>Error</title>" in html:
@@ -188,7 +188,7 @@ class SimSite:
             if rnd.random() < 0.02:
                 self.comment(host, s)
             path, _, q = target.partition("?")
-            query = dict(p.split("=", 1) if "=" in p else (p, "") for p in q.split("&") if p)
+            query = dict(p.split("=", 1) if "=" in p else (p, "") for p in q.split("&") if p)  # type: ignore[misc]  # split in two by its "="
             status, html, _ = self.render(host, path, query)
             size = len(html.encode()) if status == 200 else 0
             out.append(f'{vhost} 10.0.{k % 250}.{rnd.randrange(1, 250)} - - [25/Nov/2026:10:00:00 +0000] '

@@ -1,4 +1,4 @@
-"""The simulator's traps for "the same page, or only the same text today?" (issue 23), on with
+"""The simulator's traps for "the same page, or only the same text today?", on with
 ``SimSite(traps=True)`` (``dustbuster sim-site --traps``).  Deterministic; each trap is a URL family
 whose pages look alike today while they are different pages, or that the site declares:
 

@@ -1,4 +1,4 @@
-"""The simulator's one-page families (issue 28 item 4), on with ``SimSite(wiki=True)`` (off by default).
+"""The simulator's one-page families, on with ``SimSite(wiki=True)`` (off by default).
 Deterministic.  A wiki script that names the page in the query, as MediaWiki does:
 
 * ``/index.php?title=Special:UserLogin&returnto=X`` — the login page; ``returnto`` is kept for after
@@ -6,7 +6,7 @@ Deterministic.  A wiki script that names the page in the query, as MediaWiki doe
   the one page that has it (``remove returnto=* where title=Special:UserLogin`` is valid);
 * ``/index.php?title=Special:Recent&returnto=X`` — recent changes of page X: there ``returnto`` is
   read (the page differs per X), so ``remove returnto=*`` holds at no path scope and the miner
-  proposes it under the login page's query scope (core/qscope.py), as on a real MediaWiki;
+  proposes it under the login page's query scope (core/mining/qscope.py), as on a real MediaWiki;
 * ``/index.php?title=Special:AllPages&page=K`` — one listing per K: ``page`` is not a no-op on
   its one page (``remove page=* where title=Special:AllPages`` is invalid);
 * ``/index.php?title=story_N`` — the articles (story N's text).

@@ -1,5 +1,5 @@
 """Worker state: one RocksDB per input partition, holding the URL lists of the sites whose lines
-land on that partition (core/incremental.py), plus per-partition metadata in the same atomic writes:
+land on that partition (core/mining/incremental.py), plus per-partition metadata in the same atomic writes:
 
 * ``meta:applied:<topic>`` → the last input offset applied (replays at or below it are skipped, so
   at-least-once delivery and a restarted worker change nothing: exactly-once state; the store
@@ -29,15 +29,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, TypeVar
+from typing import Callable, Iterable, TypeVar, cast
 
 import orjson
 
-from dustbuster.core.incremental import SiteSupports
-from dustbuster.core.mine import MineResult, mine, unsafe_flags
+from dustbuster.core.mining.incremental import SiteSupports
+from dustbuster.core.mining.mine import MineResult, mine, unsafe_flags
 from dustbuster.core.params import DustParams
-from dustbuster.core.urllist import URLInfo
-from dustbuster.core.urlrecord import info_from_json
+from dustbuster.core.urls.urllist import URLInfo
+from dustbuster.core.urls.urlrecord import info_from_json
 
 from .registry import PartitionStores, partition_dir
 from .rocks import RocksKV, wipe
@@ -47,10 +47,10 @@ log = logging.getLogger(__name__)
 
 COUNTERS = ("lines", "records", "dropped_status", "skipped", "rejected", "over_cap")
 TEST_URLS = 3000  #: most recently seen URLs sent with each candidate set, for validation
-#: of them, at most this many are listed URLs (a crawler's frontier, fetched pages' links: issue 28
-#: item 5), the most recently listed; the log's URLs take the rest
+#: of them, at most this many are listed URLs (a crawler's frontier, fetched pages' links), the
+#: most recently listed; the log's URLs take the rest
 LISTED_TEST_URLS = TEST_URLS // 3
-#: URLs logged only with status >= 400 sent with each candidate set (core/narrow.py, issue 23)
+#: URLs logged only with status >= 400 sent with each candidate set (core/validation/narrow.py)
 ERROR_URLS = 1000
 REBUILD_LOG_EVERY = 10_000  #: a rebuild logs its progress every this many URLs
 #: records a rebuild writes at once (one RocksDB write holds the GIL throughout)
@@ -61,7 +61,7 @@ CACHED_RECORDS = 100_000
 #: sites of the partition together: beyond it the lists of the sites windowed longest ago are dropped
 #: (read from the store again at their next window), so memory does not grow with the sites
 KEPT_URLS = 250_000
-#: the layout of a partition's store: 2 = URL records only (issue 13); a store without it is older
+#: the layout of a partition's store: 2 = URL records only; a store without it is older
 STATE_FORMAT = b"2"
 FORMAT_KEY = b"meta:format"
 T = TypeVar("T")
@@ -93,7 +93,7 @@ class Staged(OffsetBatch):
     over_cap: int = 0  #: records of new URLs the group could not add (their site is at its cap)
 
 
-class PartitionState(OffsetStore):
+class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
     """One raw partition's state: the URL records of its sites and their metadata, under the
     store contract of state/store.py (applied offset, commit with offset, rebuild)."""
 
@@ -118,7 +118,7 @@ class PartitionState(OffsetStore):
                                                  records=self._records, max_records=CACHED_RECORDS)
         return s
 
-    def counters(self, site: str) -> dict[str, int]:
+    def counters(self, site: str) -> dict[str, int | float]:  # counts, and the ingest's first and last times
         raw = self.kv.get(b"meta:count:" + site.encode())
         return orjson.loads(raw) if raw else {k: 0 for k in COUNTERS}
 
@@ -154,13 +154,14 @@ class PartitionState(OffsetStore):
 
     def _apply(self, st: Staged, m: Message, t_start: float) -> None:
         """One message's records and counts into the staged group."""
+        assert m.site is not None  # stage_group applies only the messages of a site
         sup = self.site(m.site)
         if sup not in st.sites:
             st.sites.append(sup)
         added, over, side_over = sup.added, sup.over_cap, sum(sup.side_over_cap.values())
         observe, now = sup.observe, int(t_start)
         for rec in m.records:
-            observe(*rec, when=now)
+            observe(*rec, when=now)  # type: ignore[misc]  # a record, (url, status, size[, digest, sketch]), never reaches when
         for url in m.errors:
             sup.note_error(url, when=now)
         for url in m.listed:
@@ -178,7 +179,7 @@ class PartitionState(OffsetStore):
             total[k] = total.get(k, 0) + v
         if over:
             total["over_cap"] = total.get("over_cap", 0) + over
-        if side_over:  # listed or error URLs refused by their caps (core/incremental.py)
+        if side_over:  # listed or error URLs refused by their caps (core/mining/incremental.py)
             total["side_over_cap"] = total.get("side_over_cap", 0) + side_over
         # wall-clock span of this site's ingest (for throughput figures)
         total["ingest_first"] = total.get("ingest_first") or round(t_start, 3)
@@ -207,7 +208,7 @@ class PartitionState(OffsetStore):
 
     def _committed(self, batch: OffsetBatch) -> None:
         """The sites' in-memory state catches up with the committed group."""
-        for sup in batch.sites:  # type: ignore[attr-defined] - a Staged
+        for sup in cast(Staged, batch).sites:  # this store commits the groups stage_group made
             sup.committed()
         self._staged = None
 

@@ -1,11 +1,11 @@
 """RocksDB (rocksdict): the one place a store of ours opens (:func:`open_rdict`) or wipes
-(:func:`wipe`) a database, and :class:`RocksKV`, dustbuster.core.incremental's KV interface on
+(:func:`wipe`) a database, and :class:`RocksKV`, dustbuster.core.mining.incremental's KV interface on
 disk, surviving restarts.
 
 Writes of one batch, and the caller's metadata (input offsets, changelog positions), go in one
 ``WriteBatch``: RocksDB applies it atomically, so a crash leaves either the whole batch or none.
 The metadata (offsets, counters) also goes through a bounded write-through cache, since the worker
-is its only writer; a known URL's record is cached decoded by its reader (core/incremental.py).
+is its only writer; a known URL's record is cached decoded by its reader (core/mining/incremental.py).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class RocksKV:
 
     def get(self, key: bytes) -> bytes | None:
         """The value of ``key``; metadata (``meta:`` keys) is cached, the URL records are cached
-        decoded by their reader (core/incremental.py), and a miss is never cached (a flood of new
+        decoded by their reader (core/mining/incremental.py), and a miss is never cached (a flood of new
         URLs would fill the cache with them)."""
         try:
             return self.cache[key]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, cast
 
 import xxhash
 from rocksdict import Rdict, WriteBatch
@@ -38,7 +38,7 @@ def seen_batch(topic: str, offset: int, new: Iterable[bytes]) -> OffsetBatch:
     return OffsetBatch(topic, offset, {_SIG + s: b"" for s in new})
 
 
-class SeenStore(OffsetStore):
+class SeenStore(OffsetStore[Iterable[bytes]]):
     """One frontier partition's seen set: key ``S<signature>`` (empty value), and the offset
     applied (state/store.py)."""
 
@@ -62,7 +62,7 @@ class SeenStore(OffsetStore):
     def seen_many(self, sigs: list[bytes]) -> list[bool]:
         if not sigs:
             return []
-        got = self.db.get([_SIG + s for s in sigs])
+        got = cast("list[bytes | None]", self.db.get([_SIG + s for s in sigs]))  # keys in a list: values in a list
         return [g is not None for g in got]
 
     def _get(self, key: bytes) -> bytes | None:
@@ -85,7 +85,8 @@ class SeenStore(OffsetStore):
 
     def _load(self, sigs: Iterable[bytes], *, applied: int, progress: Progress | None = None) -> int:
         """The signatures of a seen-changelog image, :data:`REBUILD_WRITE_EVERY` per write."""
-        n, chunk = 0, {}
+        n = 0
+        chunk: dict[bytes, bytes | None] = {}
         for s in sigs:
             chunk[_SIG + s] = b""
             n += 1

@@ -1,4 +1,4 @@
-"""The one contract of the per-partition stores (issue 24): the miner's partition states
+"""The one contract of the per-partition stores: the miner's partition states
 (state/partitions.py) and the canonizer's seen sets (state/seen.py).
 
 Both are a RocksDB per input partition, fed by one topic's messages in offset order, backed by a
@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Generic, Iterable, TypeVarTuple
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,9 @@ APPLIED_PREFIX = b"meta:applied:"
 LEGACY_APPLIED_PREFIXES = (b"M:applied:",)
 
 Progress = Callable[[int, int], None]  #: progress(loaded, total) of a rebuild
+#: the parts of a store's changelog image (what its changelog reader gives, :meth:`OffsetStore.rebuild`
+#: loads): each store has its own, so that a type checker knows each store's ``rebuild``
+Image = TypeVarTuple("Image")
 
 
 def applied_key(topic: str) -> bytes:
@@ -69,8 +72,9 @@ class OffsetBatch:
     meta: dict[bytes, bytes] = field(default_factory=dict)  #: the store's own metadata (counters, marks)
 
 
-class OffsetStore(ABC):
-    """A partition's store, exactly-once against its input topic (see the module doc)."""
+class OffsetStore(ABC, Generic[*Image]):
+    """A partition's store, exactly-once against its input topic (see the module doc); ``Image``:
+    the parts of its changelog image."""
 
     partition: int
 
@@ -84,7 +88,7 @@ class OffsetStore(ABC):
         self._write(batch.puts, {**batch.meta, **offset_entry(batch.topic, batch.offset)})
         self._committed(batch)
 
-    def rebuild(self, topic: str, applied: int, *image, progress: Progress | None = None) -> int:
+    def rebuild(self, topic: str, applied: int, *image: *Image, progress: Progress | None = None) -> int:
         """Replace the contents by a changelog image (``image``: the parts its changelog reader
         gives) whose offset is ``applied``; returns the items loaded.  The offset is written last."""
         self._reopen_empty()
@@ -100,7 +104,7 @@ class OffsetStore(ABC):
     def _write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None:
         """``puts`` and ``meta`` in one RocksDB ``WriteBatch``."""
 
-    def _committed(self, batch: OffsetBatch) -> None:
+    def _committed(self, batch: OffsetBatch) -> None:  # noqa: B027 - an optional hook: nothing to catch up by default
         """Called after a batch is committed (in-memory state catches up)."""
 
     @abstractmethod
@@ -108,6 +112,6 @@ class OffsetStore(ABC):
         """Close, delete and reopen the store (empty): a rebuild starts from nothing."""
 
     @abstractmethod
-    def _load(self, *image, applied: int, progress: Progress | None = None) -> int:
+    def _load(self, *image: *Image, applied: int, progress: Progress | None = None) -> int:
         """Write a changelog image (up to offset ``applied``) into the (empty) store; returns the
         items loaded."""

@@ -96,10 +96,12 @@ class Changelog:
         def on(key: bytes, value: bytes | None) -> None:
             img.records += 1
             if key == APPLIED:
+                assert value is not None  # written with every batch, never deleted
                 img.applied = int(value)
                 return
             site, _, rest = key.decode().partition("\0")
             if rest.startswith("\0"):
+                assert value is not None  # a site's counters are never deleted (write: values only)
                 img.counters[site] = orjson.loads(value)
             elif value is not None:
                 img.sites.setdefault(site, {})[rest] = orjson.loads(value)
@@ -143,6 +145,7 @@ class SeenChangelog:
 
         def on(key: bytes, value: bytes | None) -> None:
             if key == APPLIED:
+                assert value is not None  # written with every batch, never deleted
                 state["applied"] = int(value)
             elif key and value is not None:
                 sigs.add(key)

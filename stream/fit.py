@@ -1,4 +1,4 @@
-"""Records that fit the broker's message limit by construction (issue 27, finding 1).
+"""Records that fit the broker's message limit by construction.
 
 A window's candidate set carries up to ``state.partitions.TEST_URLS`` recent URLs of the site for
 validation (Figure 3's test list) next to its rules; with long URLs (3,000 URLs of 351 characters)
@@ -6,7 +6,7 @@ the record passes the producer's ``max_request_size`` and the broker's ``message
 (1,000,000 and 1,048,588 bytes by default) and the send fails.  Before any send,
 :func:`fit_candidate_set` therefore measures the encoded record and, when it is over the budget,
 
-1. keeps only the head of the error URLs (side information for core/narrow.py), then of the test
+1. keeps only the head of the error URLs (side information for core/validation/narrow.py), then of the test
    URLs, that fits (the test list is the log's newest first, then listed URLs; the validator samples them),
 2. and only if the rules alone are still too big, drops the lowest-ranked rules (within a type
    the list is in rank order: support, then Figure 4's order) a tenth at a time, the types beyond

@@ -15,7 +15,7 @@ from typing import Any, List, Optional
 import faust
 
 from dustbuster.core.errors import REJECT_EXCERPT_CHARS, ParseError
-from dustbuster.core.rules import LEGACY_LISTS, SCHEMA_RULESET
+from dustbuster.core.model.rules import LEGACY_LISTS, SCHEMA_RULESET
 from dustbuster.core.strictjson import loads_strict
 
 
@@ -41,7 +41,7 @@ class CandidateSet(faust.Record, namespace="dustbuster.candidates.v1", serialize
     stats: Any
     params: Any
     test_urls: List[str] = []  #: recent URLs of the site, for validation (Figure 3's test list)
-    #: URLs the site's log holds only with status >= 400, for the validator's narrowing (core/narrow.py)
+    #: URLs the site's log holds only with status >= 400, for the validator's narrowing (core/validation/narrow.py)
     error_urls: List[str] = []
 
 
@@ -54,7 +54,7 @@ class RuleSet(faust.Record, namespace="dustbuster.ruleset.v1", serializer="json"
     rules: List[Any]
     schema: str = SCHEMA_RULESET
     stats: Any = None
-    #: {"alg": "ed25519", "key_id": ..., "sig": base64} over the rest (dustbuster.core.signing); None: unsigned
+    #: {"alg": "ed25519", "key_id": ..., "sig": base64} over the rest (dustbuster.core.model.signing); None: unsigned
     signature: Any = None
 
 
@@ -249,8 +249,8 @@ def decode_candidates(data: bytes | None) -> CandidateSet:
 
 def candidates_from_json(obj: Any) -> CandidateSet:
     """A candidate set from its JSON object (a message, or one the validator stored): one ``rules``
-    list, or the three lists of a record written before issue 24 (``rules``, ``param_rules``,
-    ``general_rules``) joined as dustbuster.core.rules.LEGACY_LISTS orders them."""
+    list, or the three lists of a record written by an older version (``rules``, ``param_rules``,
+    ``general_rules``) joined as dustbuster.core.model.rules.LEGACY_LISTS orders them."""
     if not isinstance(obj, dict):
         raise ParseError("bad_record", "the message is not a JSON object")
     site = obj.get("site")

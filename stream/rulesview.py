@@ -46,7 +46,7 @@ OFF_LOOP_BYTES = 256 * 1024
 #: what makes a fetched batch unreadable: skipped, counted, never a stuck follower
 BAD_BATCH = (BatchTooLarge, UnsupportedCodecError, CorruptRecordException)
 
-Update = Callable[[str, Any], None]  #: (site, decoded value; None for a tombstone)
+Update = Callable[[str, Any], object]  #: (site, decoded value; None for a tombstone); what it returns is ignored
 Rejected = Callable[[str, str], None]  #: (reason, site)
 Decoder = Callable[[bytes | None, bytes | None], tuple[str, Any]]  #: (key, value) -> (site, value)
 
@@ -191,6 +191,7 @@ class TopicFollower:
         counts) the offsets whose batch raises and applies the first good batch after them; the
         follower goes on from there."""
         c, n = self._consumer, 0
+        assert c is not None  # a poll raised: the follower was started
         for tp in sorted(c.assignment()):
             pos = await c.position(tp)
             end = (await c.end_offsets([tp]))[tp]
@@ -254,7 +255,7 @@ class TopicFollower:
             site, doc = self.decode(key, value)
             self.on_update(site, doc)
             return True
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - untrusted records: one cannot stop a follower
             self._count_skip(_reason(exc), where, str(exc), site)
             return False
         finally:

@@ -13,13 +13,13 @@ other commands never read it).  It is read once: edits need a restart.
 | DUST_WINDOW_S | 60 | seconds between candidate windows |
 | DUST_WEB_PORT | 0 (off) | worker web port |
 | DUST_SESSION_TIMEOUT_S | 30 | consumer-group session timeout (how long a dead worker holds its partitions) |
-| DUST_VALIDATOR_SITES | (none) | JSON file: site → {"origins": [...], "allow_private": false, "resolve": {host: ip}}; only the sites listed there are ever fetched; read once, when the validator starts (core/siteconfig.py): edits need a restart |
+| DUST_VALIDATOR_SITES | (none) | JSON file: site → {"origins": [...], "allow_private": false, "resolve": {host: ip}}; only the sites listed there are ever fetched; read once, when the validator starts (core/validation/siteconfig.py): edits need a restart |
 | DUST_VERDICT_TTL_S | 86400 | a verdict is re-validated after this many seconds |
 | DUST_SKETCH_THRESHOLD | 1.0 | DustParams.sketch_threshold: fraction of the 4 min-hashes that must agree for "same page" (0.5 = "2 of 4"; thesis §6.3), in mining and validation alike; was DUST_SKETCH_MIN_EQUAL, now refused |
 | DUST_VALIDATE | true | run the validator agent in this worker |
 | DUST_VALIDATOR_LINKS | true | after each round, the validator sends the same-origin links of the pages it fetched to the raw topic as listed URLs of the site (`RawBatch` `format="urls"`, `source="validator-links"`; agents/listedlinks.py); false: it sends none |
 | DUST_CANONIZE | true | run the canonizer agent (frontier → canonical URLs) and follow the rules topic |
-| DUST_NORMALIZE | true | RFC 3986 normalization before the site rules (core/normalize.py) |
+| DUST_NORMALIZE | true | RFC 3986 normalization before the site rules (core/urls/normalize.py) |
 | DUST_API_PORT | 8870 (0 = off) | the HTTP API (POST /canonicalize, /sites, /healthz, /metrics) |
 | DUST_API_HOST | 127.0.0.1 | the address the API listens on |
 | DUST_API_TOKEN | (none) | when set, requests must carry `Authorization: Bearer <token>` (all but /healthz) |
@@ -27,7 +27,7 @@ other commands never read it).  It is read once: edits need a restart.
 | DUST_API_IDLE_TIMEOUT_S | 15 | a connection that has not sent a whole request (headers included) within this many seconds of opening or of its last answer is closed |
 | DUST_API_MAX_BATCH | 10000 | most URLs in one POST /canonicalize (more: 413) |
 | DUST_INGEST_GROUP | 50 | raw messages the ingest agent applies together at most (one state write, one changelog acknowledgement; agents/ingest.py) |
-| DUST_PARSE_PROCESSES | auto: 1 with two or more usable CPUs, else 0 | processes of the worker that decode and parse raw messages for the ingest agent, each group's while the group before it is applied, so one worker uses more cores (agents/parsepool.py, agents/ingest.py; issue 25: 2.9× the known-URL lines on two cores); 0: parsed on the agent's own thread |
+| DUST_PARSE_PROCESSES | auto: 1 with two or more usable CPUs, else 0 | processes of the worker that decode and parse raw messages for the ingest agent, each group's while the group before it is applied, so one worker uses more cores (agents/parsepool.py, agents/ingest.py; 2.9× the known-URL lines on two cores, docs/performance.md); 0: parsed on the agent's own thread |
 | DUST_MAX_MESSAGE_BYTES | 1000000 | the most bytes of one record the worker produces (the producer's `max_request_size`; the broker's default `message.max.bytes` is 1,048,588): a candidate set over it is trimmed to fit (stream/fit.py), a send that still fails is a counted, logged skip (`dust_send_failures_total`) |
 | DUST_MAX_RECORD_BYTES | 4000000 | the largest record value a rules or candidates reader parses (after decompression); a bigger one is skipped unparsed (`oversized`), and a compressed batch that would unpack to more than twice it is skipped without being unpacked (`batch_too_large`; stream/boundedcodec.py) |
 | DUST_BROKER_GRACE_S | 15 | `/healthz` answers 503 once the broker has not answered a metadata request (every 2 s) for this many seconds (stream/brokerprobe.py) |
@@ -36,9 +36,9 @@ other commands never read it).  It is read once: edits need a restart.
 | DUST_N, DUST_EPSILON | DustParams | validation: the comparisons that decide a rule and the refutation threshold (Figure 3) |
 | DUST_SIZE_SLACK | 0.02 | DustParams.size_slack: LikelySimilar on sizes, intervals closer than this fraction of the larger size overlap (0 = the paper's exact test) |
 | DUST_LANGUAGE | extended | DustParams.language: `paper` (substring + global parameter rules) or `extended` (+ scoped parameter, query, case, pattern rules; docs/rules.md) |
-| DUST_SIGN_KEY_FILE | (none) | the validator's Ed25519 private key (PEM, `dustbuster keys`): every rule set it publishes is signed (core/signing.py); read when the validator starts |
+| DUST_SIGN_KEY_FILE | (none) | the validator's Ed25519 private key (PEM, `dustbuster keys`): every rule set it publishes is signed (core/model/signing.py); read when the validator starts |
 | DUST_TRUSTED_KEYS | (none) | base64 Ed25519 public keys, separated by commas: when set, every consumer (canonizer agents, API, `canonize`/`export`/`rules --from-topic`) applies only sets signed by one of them (`unsigned`, `bad_signature` otherwise); several keys for a rotation |
-| DUST_MAX_VERSION_SKEW_S | 86400 | a rule set whose version (publish time in ms) is further ahead of this consumer's clock is refused (`version_from_future`; core/admission.py MAX_SKEW_MS says why a day) |
+| DUST_MAX_VERSION_SKEW_S | 86400 | a rule set whose version (publish time in ms) is further ahead of this consumer's clock is refused (`version_from_future`; core/canon/admission.py MAX_SKEW_MS says why a day) |
 | DUST_MAX_ENVELOPES | 2048 (0 = no cap) | most envelopes per URL in phase 1 (core/params.py; the same in `dustbuster mine`) |
 """
 
@@ -48,14 +48,14 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from dustbuster.core.errors import MAX_LINE_CHARS, ConfigError
 from dustbuster.core.params import DustParams
-from dustbuster.core.signing import load_private_key, parse_key_list
-from dustbuster.core.siteconfig import SiteConfig, parse_sites
+from dustbuster.core.model.signing import load_private_key, parse_key_list
+from dustbuster.core.validation.siteconfig import SiteConfig, parse_sites
 
-from .topics import TOPICS, TopicSpec, topic_spec
+from .topics import topic_spec
 
 PREFIX = "DUST_"
 #: environment variables no longer read, with the one that replaced each: setting one is an error
@@ -78,8 +78,8 @@ class Settings:
     validator_links: bool = True
     canonize: bool = True
     normalize: bool = True
-    #: the frontier's URLs go on to the raw topic as a URL list (listed URLs of their site, issue 28
-    #: item 5): ``DUST_FRONTIER_LISTS``
+    #: the frontier's URLs go on to the raw topic as a URL list (listed URLs of their site):
+    #: ``DUST_FRONTIER_LISTS``
     frontier_lists: bool = True
     api_port: int = 8870
     api_host: str = "127.0.0.1"
@@ -121,6 +121,50 @@ class Settings:
         """The name of the topic ``key`` of the topic table (stream/topics.py), under DUST_TOPIC_PREFIX."""
         return topic_spec(key).name(self.topic_prefix)
 
+    # ``<key>_topic``: one property per row of the topic table (stream/topics.py), the name of that
+    # row's topic.  The table alone declares a topic; these are spelled out so that a type checker
+    # sees them (tests/test_topics.py checks there is one per row, and no other).
+
+    @property
+    def raw_topic(self) -> str:
+        """Access-log lines of one site: the ingest agent's input (stream/topics.py)."""
+        return self.topic("raw")
+
+    @property
+    def candidates_topic(self) -> str:
+        """Likely rules of one site at one window, with its newest test URLs (stream/topics.py)."""
+        return self.topic("candidates")
+
+    @property
+    def rules_topic(self) -> str:
+        """The validated rules of one site, the latest set per site kept (stream/topics.py)."""
+        return self.topic("rules")
+
+    @property
+    def rejects_topic(self) -> str:
+        """Dead letters: junk messages and bad lines, with the reason (stream/topics.py)."""
+        return self.topic("rejects")
+
+    @property
+    def changelog_topic(self) -> str:
+        """The URL records of every site, per raw partition (stream/topics.py)."""
+        return self.topic("changelog")
+
+    @property
+    def frontier_topic(self) -> str:
+        """URLs a crawler wants canonicalized (stream/topics.py)."""
+        return self.topic("frontier")
+
+    @property
+    def canonical_topic(self) -> str:
+        """The frontier's URLs with their canonical URL and seen flag (stream/topics.py)."""
+        return self.topic("canonical")
+
+    @property
+    def seen_changelog_topic(self) -> str:
+        """The seen signatures of every frontier partition (stream/topics.py)."""
+        return self.topic("seen_changelog")
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "Settings":
         env = os.environ if env is None else env
@@ -128,7 +172,7 @@ class Settings:
             if old in env:
                 raise ConfigError(f"{old} is no longer read: set {new} instead (the same value)")
         base = cls()
-        values: dict[str, object] = {}
+        values: dict[str, Any] = {}  # each a field's value, of that field's type (_convert)
         for f in fields(cls):
             if f.name == "params":
                 continue
@@ -188,22 +232,8 @@ def cgroup_cpu_quota(path: Path = Path("/sys/fs/cgroup/cpu.max")) -> float | Non
         return None
 
 
-def _topic_property(spec: TopicSpec) -> property:
-    def name(self: Settings) -> str:
-        return spec.name(self.topic_prefix)
-
-    name.__doc__ = f"{spec.doc} (stream/topics.py)"
-    return property(name)
-
-
-#: ``Settings.<key>_topic`` for every row of the topic table: a topic is declared there alone
-for _spec in TOPICS:
-    setattr(Settings, f"{_spec.key}_topic", _topic_property(_spec))
-del _spec
-
-
 def read_sites(path: Path) -> dict[str, SiteConfig]:
-    """The sites file at ``path``, parsed (core/siteconfig.py); ConfigError when it is missing or malformed."""
+    """The sites file at ``path``, parsed (core/validation/siteconfig.py); ConfigError when it is missing or malformed."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"no such sites file: {path}")
@@ -211,7 +241,7 @@ def read_sites(path: Path) -> dict[str, SiteConfig]:
 
 
 def read_signing_key(path: Path):
-    """The Ed25519 private key in the PEM file at ``path`` (core/signing.py); ConfigError otherwise."""
+    """The Ed25519 private key in the PEM file at ``path`` (core/model/signing.py); ConfigError otherwise."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"no such signing key file: {path}")

@@ -1,12 +1,14 @@
-"""The topic table: every Kafka topic of the product, declared once (issue 24).
+"""The topic table: every Kafka topic of the product, declared once.
 
 One row per topic: its name (``<DUST_TOPIC_PREFIX>-<suffix>``), its partitions (DUST_PARTITIONS, or
 one), its cleanup policy and retention, the record it carries (a class of stream/records.py) and the
 function a reader decodes it with, and how the Faust app declares it.  From it are derived
-:class:`~dustbuster.stream.settings.Settings`' ``<key>_topic`` names, the topics
+:class:`~dustbuster.stream.settings.Settings`' ``<key>_topic`` names (one property per row, spelled
+out in the class so that a type checker sees it, returning the row's name), the topics
 :func:`~dustbuster.stream.admin.ensure_topics` creates, and the Faust topics of
-:func:`~dustbuster.stream.app.topics`.  So a new topic is a row here (and, when an agent reads or
-writes it, a field of ``stream.app.Topics``), plus its row in docs/topics.md.
+:func:`~dustbuster.stream.app.topics`.  So a new topic is a row here, its ``<key>_topic`` property
+in stream/settings.py (tests/test_topics.py checks there is one per row), (when an agent reads or
+writes it) a field of ``stream.app.Topics``, plus its row in docs/topics.md.
 
 No Faust or Kafka import: the record classes are named, and resolved by the Faust app only
 (``feed``, ``frontier`` and the settings read this table too).

@@ -19,8 +19,8 @@ def logs_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def kafka() -> str:
-    """Bootstrap address of a real Kafka broker (see devtools.devkafka)."""
-    from devtools.devkafka import kafka_bootstrap
+    """Bootstrap address of a real Kafka broker (see dustdev.devkafka)."""
+    from dustdev.devkafka import kafka_bootstrap
 
     with kafka_bootstrap() as bootstrap:
         yield bootstrap

@@ -2,7 +2,7 @@
 
     python tests/crawlee_crawl.py SEEDS OUT [--rules SOURCE] [--follow] [--max N]
 
-SEEDS: one URL a line (hosts *.test, reached through devtools.loopproxy on 127.0.0.1).  With
+SEEDS: one URL a line (hosts *.test, reached through dustdev.loopproxy on 127.0.0.1).  With
 --rules, every request's unique_key is its canonical URL (dustbuster.crawlee.DustKeys), for the
 seeds and for the links enqueued (--follow: links of the same host).  OUT: JSON with every page
 handled (request URL, loaded URL, status) and the counts.
@@ -25,7 +25,7 @@ from crawlee.crawlers import ParselCrawler  # noqa: E402
 from crawlee.proxy_configuration import ProxyConfiguration  # noqa: E402
 from crawlee.storage_clients import MemoryStorageClient  # noqa: E402
 
-from devtools.loopproxy import LoopbackProxy  # noqa: E402
+from dustdev.loopproxy import LoopbackProxy  # noqa: E402
 
 
 async def crawl(seeds: list[str], rules: str, follow: bool, most: int, proxy: str) -> dict:

@@ -38,7 +38,7 @@ RUNS = {
 
 
 def run(name: str) -> dict:
-    from dustbuster.core.mine import mine
+    from dustbuster.core.mining.mine import mine
     from dustbuster.logs.reader import read_urllist
 
     files, site = RUNS[name]

@@ -3,7 +3,7 @@ compared before issue 24: substring rules, parameter rules, the other types (eac
 
 from __future__ import annotations
 
-from dustbuster.core.rules import document_rules_json
+from dustbuster.core.model.rules import document_rules_json
 
 
 def by_list(doc: dict) -> dict[str, list]:

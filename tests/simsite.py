@@ -1,4 +1,4 @@
-"""The DUST site simulator as the end-to-end tests run it (devtools.devsim, shared with the
+"""The DUST site simulator as the end-to-end tests run it (dustdev.devsim, shared with the
 benchmarks): ``dustbuster sim-site`` as a real process on a free loopback port, and the sites file
 that lets the validator fetch it."""
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from devtools import devsim
+from dustdev import devsim
 from tests.conftest import ROOT
 
 write_sites = devsim.write_sites

@@ -1,5 +1,5 @@
 """Helpers for the integration tests: feeding, mining, waiting for candidates; workers as real
-processes and topic reads are :mod:`devtools.devkafka`'s (the benchmarks use them too)."""
+processes and topic reads are :mod:`dustdev.devkafka`'s (the benchmarks use them too)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from devtools.devkafka import Worker, latest_candidates, read_topic, stream_env  # noqa: F401 - the tests import them from here
+from dustdev.devkafka import Worker, latest_candidates, read_topic, stream_env  # noqa: F401 - the tests import them from here
 from tests.conftest import ROOT
 from tests.ruledocs import by_list
 

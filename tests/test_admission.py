@@ -1,4 +1,4 @@
-"""Rule-set admission at every consumer (dustbuster.core.admission through the rule book; dustcanon.py the
+"""Rule-set admission at every consumer (dustbuster.core.canon.admission through the rule book; dustcanon.py the
 same): the schema-valid but harmful sets of the reliability issue are refused, counted by reason,
 and the previous set stays."""
 
@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 import dustcanon
 from dustbuster.core import ParamRule, SubstringRule
-from dustbuster.core.pattern import PatternRule
-from dustbuster.core.scopedrules import CaseRule, QueryRule
-from dustbuster.core.admission import MAX_RULES, admit_rules, probe_urls
+from dustbuster.core.model.pattern import PatternRule
+from dustbuster.core.model.scopedrules import CaseRule, QueryRule
+from dustbuster.core.canon.admission import MAX_RULES, admit_rules, probe_urls
 from dustbuster.core.errors import RuleError
-from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.canon.rulebook import RuleBook
 from dustbuster.stream.rulesview import TopicFollower
 
 R = SubstringRule.from_parts
@@ -97,7 +97,7 @@ def test_an_admitted_set_never_leaves_the_site_nor_breaks_a_probe(parts, urls):
         got = admit_rules(SITE, {"version": 1, "rules": rules})
     except RuleError:
         return
-    from dustbuster.core.canonize import Canonizer
+    from dustbuster.core.canon.canonize import Canonizer
 
     canon = Canonizer(list(got[1]))
     for u in probe_urls(SITE, {}, []) + urls:

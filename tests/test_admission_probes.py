@@ -1,6 +1,6 @@
 """Issue 27, finding 3: admission checks every rule on URLs built from the rule itself, bounds
 versions by the consumer's clock, and counts a version reused with other content
-(dustbuster.core.admission, dustbuster.core.rulebook, dustcanon.py alike; docs/canonizer.md "Admission")."""
+(dustbuster.core.canon.admission, dustbuster.core.canon.rulebook, dustcanon.py alike; docs/canonizer.md "Admission")."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 import dustcanon
 from dustbuster.core import SubstringRule
-from dustbuster.core.admission import MAX_VERSION, admit_rules, rule_probes
+from dustbuster.core.canon.admission import MAX_VERSION, admit_rules, rule_probes
 from dustbuster.core.errors import RuleError
-from dustbuster.core.pattern import _PH, PatternRule
-from dustbuster.core.rulebook import RuleBook
-from dustbuster.core.rules import rule_from_json
+from dustbuster.core.model.pattern import _PH, PatternRule
+from dustbuster.core.canon.rulebook import RuleBook
+from dustbuster.core.model.rules import rule_from_json
 
 SITE = "p1.test"
 
@@ -142,7 +142,7 @@ PIECES = st.sampled_from(["/", "http://", "https://", "www.", "p1.test", "p1", "
 @given(st.lists(PIECES, min_size=1, max_size=5), st.lists(PIECES, max_size=3), st.booleans(), st.booleans(),
        st.sampled_from(["p1.test", "www.p1.test", "", "localhost"]))
 def test_dustcanon_builds_the_same_probes_as_the_core(alpha, beta, start, end, site):
-    """The same URLs from the same rule (dustcanon.py copies dustbuster.core.admission.rule_probes)."""
+    """The same URLs from the same rule (dustcanon.py copies dustbuster.core.canon.admission.rule_probes)."""
     a, b = "".join(alpha), "".join(beta)
     kind = "pattern" if len(_PH.findall(a)) == 1 else "substring"
     r = {"type": kind, "alpha": a, "beta": _PH.sub("", b), "anchor_start": start, "anchor_end": end, "status": "valid"}

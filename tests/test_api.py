@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from dustbuster.agents.api import make_api
 from dustbuster.core import ParamRule, SubstringRule
-from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.canon.rulebook import RuleBook
 from dustbuster.agents.metrics import Metrics
 
 R = SubstringRule.from_parts

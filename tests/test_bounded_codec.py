@@ -14,8 +14,8 @@ import tracemalloc
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from dustbuster.core.rulebook import RuleBook
-from dustbuster.core.rules import SubstringRule
+from dustbuster.core.canon.rulebook import RuleBook
+from dustbuster.core.model.rules import SubstringRule
 from dustbuster.stream.boundedcodec import BatchTooLarge, gunzip_bounded
 from dustbuster.stream.rulesview import TopicFollower
 

@@ -15,7 +15,7 @@ from dustbuster.logs import bulk, bulkread
 from dustbuster.logs.reader import RejectSink, parse_lines, read_urllist
 from dustbuster.logs.record import Context, Limits
 
-from devtools.parsers import reference_parsers
+from dustdev.parsers import reference_parsers
 from tests.conftest import LOGS
 from tests.fuzzlog import SITE as FUZZ_SITE
 from tests.fuzzlog import write_fuzz_log

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import DustParams, ParamRule, RuleError, SubstringRule, URLList, canonize, mine, rule_from_json
-from dustbuster.core.canonize import canonical, redundancy
-from dustbuster.core.rules import rules_from_document
+from dustbuster.core.canon.canonize import canonical, redundancy
+from dustbuster.core.model.rules import rules_from_document
 
 R = SubstringRule.from_parts
 

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import Canonizer, DustParams, ParamRule, RuleError, SubstringRule, canonize, mine
-from dustbuster.core.normalize import normalize, normalize_or_keep
-from dustbuster.core.rulebook import RuleBook, _host
+from dustbuster.core.urls.normalize import normalize, normalize_or_keep
+from dustbuster.core.canon.rulebook import RuleBook, _host
 from tests.test_canonize import dusty_list
 
 R = SubstringRule.from_parts
@@ -160,7 +160,7 @@ HOSTS = st.sampled_from(["h.com", "www.h.com", "a-b.h.com", "xn--bcher-kva.de", 
 @settings(max_examples=2000, deadline=None)
 @given(st.sampled_from(["http", "https", "HTTP"]), HOSTS, PLAINISH)
 def test_fast_path_only_skips_urls_yarl_leaves_unchanged(scheme, host, rest):
-    from dustbuster.core.normalize import _normalize, already_normal
+    from dustbuster.core.urls.normalize import _normalize, already_normal
 
     u = f"{scheme}://{host}/{rest}"
     if already_normal(u):

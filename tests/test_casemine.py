@@ -1,4 +1,4 @@
-"""Mining case rules from URLs that differ only in the case of their path (core/casemine.py)."""
+"""Mining case rules from URLs that differ only in the case of their path (core/mining/casemine.py)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dustbuster.core.canonize import canonize
-from dustbuster.core.casemine import case_groups, mine_case_rules
+from dustbuster.core.canon.canonize import canonize
+from dustbuster.core.mining.casemine import case_groups, mine_case_rules
 from dustbuster.core.params import DustParams
-from dustbuster.core.scopedrules import CaseRule
-from dustbuster.core.urllist import URLList
+from dustbuster.core.model.scopedrules import CaseRule
+from dustbuster.core.urls.urllist import URLList
 
 P = DustParams()
 

@@ -44,7 +44,7 @@ def test_mine_json_and_stage_detect(tmp_path):
     assert doc["stats"]["read"]["rejected"] == {"malformed": 1}
     assert rej.read_text().startswith(f"{TWIKI}:907\tmalformed")
     # the paper's exact size test (--size-slack 0) finds 8 likely pairs; the default 2 % slack
-    # (core/urllist.py likely_similar) keeps those and finds 4 whose sizes differ by a few bytes
+    # (core/urls/urllist.py likely_similar) keeps those and finds 4 whose sizes differ by a few bytes
     exact = json.loads(dust("mine", TWIKI, "--site", "m", "--json", "-q", "--stage", "detect", "--size-slack", "0").stdout)
     exact = exact | by_list(exact)
     assert len(exact["rules"]) == exact["stats"]["likely_pairs"] == 8
@@ -109,7 +109,7 @@ RULESET = {"schema": "dustbuster/ruleset@1", "site": "forum.test", "version": 3,
 
 
 def test_export_formats_from_a_rule_file(tmp_path):
-    from dustbuster.core.export import parse_nutch_xml
+    from dustbuster.core.report.export import parse_nutch_xml
 
     f = tmp_path / "rs.json"
     f.write_text(json.dumps(RULESET))

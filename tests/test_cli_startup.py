@@ -40,7 +40,8 @@ def test_a_command_imports_no_other_command():
 
 def test_core_names_on_first_use():
     mods = _imported_after("import dustbuster.core.errors")
-    assert "numpy" not in mods and "dustbuster.core.detect" not in mods
+    assert "numpy" not in mods and "dustbuster.core.mining.detect" not in mods
     mods = _imported_after("from dustbuster.core import mine\nassert callable(mine) and mine.__name__ == 'mine'\n"
-                           "import dustbuster.core.mine as m\nassert m is mine")
-    assert "dustbuster.core.mine" in mods
+                           "import types, dustbuster.core.mining.mine as m\n"
+                           "assert isinstance(m, types.ModuleType) and m.mine is mine")
+    assert "dustbuster.core.mining.mine" in mods

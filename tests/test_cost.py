@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import DustParams, URLList, count_supports
-from dustbuster.core.detect import _positions, envelope_count, max_span
-from dustbuster.core.incremental import SiteSupports
-from devtools.supports import supports
-from dustbuster.core.kv import MemoryKV
-from dustbuster.core.tokens import token_count
+from dustbuster.core.mining.detect import _positions, envelope_count, max_span
+from dustbuster.core.mining.incremental import SiteSupports
+from dustdev.supports import supports
+from dustbuster.core.mining.kv import MemoryKV
+from dustbuster.core.urls.tokens import token_count
 from dustbuster.state.partitions import PartitionState, Stores
 from tests.oracle import oracle_supports
 
@@ -103,7 +103,7 @@ def test_capped_streaming_equals_capped_batch(recs, cap, commit_every):
 def test_real_log_results_unchanged_by_the_default_cap(logs_dir):
     """The cap only trims substrings of very long URLs: on a real log whose longest URLs pass it
     (76 tokens) the mined rules are those of the uncapped Figure 1."""
-    from dustbuster.core.mine import mine
+    from dustbuster.core.mining.mine import mine
     from dustbuster.logs.reader import read_urllist
 
     files = [logs_dir / "netarchivesuite-heritrix-crawllogs" / n
@@ -346,7 +346,7 @@ def test_a_window_between_stage_and_commit_is_not_reused_after_the_commit(tmp_pa
     """A window that runs while a group is staged (its changelog write pending) mines the committed
     URL list; once the group is committed, the next window mines again (found by bench_scale: a
     stale result was reused with the new line counts)."""
-    from dustbuster.core.mine import mine
+    from dustbuster.core.mining.mine import mine
 
     a = [f"http://s.org/a/{k}/index.html" for k in range(30)] + [f"http://s.org/a/{k}/" for k in range(30)]
     b = [f"http://s.org/b/{k}/story.php?id={k}" for k in range(40)]

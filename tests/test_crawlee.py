@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("crawlee", reason="Crawlee is not installed (pip install -e '.[crawlee]')")
 
-from dustbuster.core.rulebook import RuleBook  # noqa: E402
+from dustbuster.core.canon.rulebook import RuleBook  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 from tests.test_scrapy import SEEDS, page, sim  # noqa: E402,F401 (the simulator fixture, shared)
 
@@ -70,7 +70,7 @@ def test_keys_transform_and_request(tmp_path):
 
 def test_keys_apply_only_signed_sets_when_trusted_keys_are_given(tmp_path):
     from dustbuster.core import ParamRule
-    from dustbuster.core.signing import load_private_key, new_key, sign_document
+    from dustbuster.core.model.signing import load_private_key, new_key, sign_document
     from dustbuster.crawlee import DustKeys
 
     pem, public = new_key()

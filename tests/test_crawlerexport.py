@@ -1,4 +1,4 @@
-"""Heritrix, StormCrawler, Nutch-per-scope and Yandex Clean-param exports (dustbuster.core.crawlerexport),
+"""Heritrix, StormCrawler, Nutch-per-scope and Yandex Clean-param exports (dustbuster.core.report.crawlerexport),
 checked with their engines' regex semantics, as the Nutch export is (tests/test_export.py):
 
 * Heritrix's RegexRule: ``Matcher.matches()`` on the whole URI, then ``appendReplacement`` of the
@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import Canonizer, ParamRule, SubstringRule
-from dustbuster.core.crawlerexport import (PER_PARAM, clean_params, parse_heritrix_xml, skipped, to_clean_param,
+from dustbuster.core.report.crawlerexport import (PER_PARAM, clean_params, parse_heritrix_xml, skipped, to_clean_param,
                                            to_heritrix_xml, to_nutch_site_xml, to_stormcrawler)
-from dustbuster.core.pattern import PatternRule
-from dustbuster.core.scopedrules import CaseRule, QueryRule
+from dustbuster.core.model.pattern import PatternRule
+from dustbuster.core.model.scopedrules import CaseRule, QueryRule
 from tests.test_export import NEW_CASES, exportable, java_replace_all, trajectory, urls_new
 
 R = SubstringRule.from_parts
@@ -75,7 +75,7 @@ def few_items(u: str, rules) -> bool:
 def odd_head(u: str, rules) -> bool:
     """A URL passed through whose text before its first '://' holds '/', '?' or '#' (a rule wrote text in
     front of the scheme): the exported pattern rules then read the head differently from
-    dustbuster.core.pattern — the Nutch export too (tests/test_export.py's regexes, found here)."""
+    dustbuster.core.model.pattern — the Nutch export too (tests/test_export.py's regexes, found here)."""
     return any("://" in v and re.search(r"[/?#]", v.split("://", 1)[0]) for v in trajectory(u, rules))
 
 
@@ -175,7 +175,7 @@ def test_exports_run_by_the_jvm_rewrite_as_canonizer(tmp_path):
 
     import pytest
 
-    from dustbuster.core.export import parse_nutch_xml, to_nutch_xml
+    from dustbuster.core.report.export import parse_nutch_xml, to_nutch_xml
     from tests.conftest import ROOT
 
     if shutil.which("java") is None:

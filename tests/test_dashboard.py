@@ -17,10 +17,10 @@ from dustbuster.agents.dashboard_state import DashboardState, Rounds
 from dustbuster.agents.dashboard_view import ViewCache, snapshot
 from dustbuster.core import ParamRule, SubstringRule
 from dustbuster.core.errors import RuleError
-from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.canon.rulebook import RuleBook
 from dustbuster.agents.metrics import Metrics
 
-from devtools.dashboard import record_versions
+from dustdev.dashboard import record_versions
 
 R = SubstringRule.from_parts
 SID = ParamRule("sid", "remove", status="valid", evidence={"positives": 95, "negatives": 0, "samples": [

@@ -17,11 +17,11 @@ from collections import Counter
 from dustbuster.agents.api import make_api
 from dustbuster.agents.dashboard_state import DashboardState
 from dustbuster.core import ParamRule, SubstringRule
-from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.canon.rulebook import RuleBook
 from dustbuster.broker import free_port, port_open
 from dustbuster.agents.metrics import Metrics
 
-from devtools.dashboard import record_versions
+from dustdev.dashboard import record_versions
 from tests.apiserver import ApiThread
 from tests.browser import chrome, open_rule, screenshot, visible_text, wait
 from tests.streamtools import Worker, feed, stream_env

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import DustParams, URLList, count_supports, detect
-from dustbuster.core.tokens import END, START
+from dustbuster.core.urls.tokens import END, START
 from tests.oracle import brute_support, oracle_supports
 
 P = DustParams()
@@ -187,7 +187,7 @@ def test_real_sample_equals_oracle(logs_dir):
 def test_sort_keys_packed_and_partitioned(n, hi):
     import numpy as np
 
-    from dustbuster.core.substrings import sort_keys as _sort_keys
+    from dustbuster.core.urls.substrings import sort_keys as _sort_keys
 
     rng = np.random.default_rng(n)
     key = rng.integers(0, hi, size=n, dtype=np.int64)
@@ -201,8 +201,8 @@ def test_sort_keys_packed_and_partitioned(n, hi):
 def test_figure_7_forum_rules_from_a_generated_log():
     """The forum of Figure 7 (dustbuster.sim.forum): its valid rules come out of phases 1-2."""
     from dustbuster.sim.forum import generate
-    from dustbuster.core import mine
-    from dustbuster.core.rules import SubstringRule
+    from dustbuster.core.mining.mine import mine
+    from dustbuster.core.model.rules import SubstringRule
     from dustbuster.logs.formats import PARSERS
     from dustbuster.logs.record import Context
 

@@ -1,4 +1,4 @@
-"""The exact naming behind the batch engine (dustbuster.core.substrings) and the engine's shortcuts
+"""The exact naming behind the batch engine (dustbuster.core.urls.substrings) and the engine's shortcuts
 (tuples alone in their envelope left unsorted, LikelySimilar on float intervals): names equal
 exactly when texts are equal, tokens as the tokenizer's, supports equal to the oracle's."""
 
@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import DustParams, URLList, count_supports
-from dustbuster.core.substrings import Tokens, dense, pack, seq_keys
-from dustbuster.core.tokens import _TOKEN_RE, wrap
+from dustbuster.core.urls.substrings import Tokens, dense, pack, seq_keys
+from dustbuster.core.urls.tokens import _TOKEN_RE, wrap
 from tests.oracle import oracle_supports
 from tests.test_detect import small_urllist
 

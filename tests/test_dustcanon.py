@@ -13,8 +13,8 @@ import pytest
 
 import dustcanon
 from dustbuster.core.errors import RuleError
-from dustbuster.core.normalize import normalize
-from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.urls.normalize import normalize
+from dustbuster.core.canon.rulebook import RuleBook
 from tests.test_canonizer import rule_list, url
 
 from tests.conftest import ROOT
@@ -86,10 +86,10 @@ def test_module_imports_nothing_outside_the_standard_library():
 # ------------------------------------------------------------------ the rule types beyond the papers
 
 from dustbuster.core import ParamRule  # noqa: E402
-from dustbuster.core.canonize import canonize as core_canonize  # noqa: E402
-from dustbuster.core.pattern import PatternRule  # noqa: E402
-from dustbuster.core.scopedrules import CaseRule, QueryRule  # noqa: E402
-from dustbuster.core.ruletype import REGISTRY  # noqa: E402
+from dustbuster.core.canon.canonize import canonize as core_canonize  # noqa: E402
+from dustbuster.core.model.pattern import PatternRule  # noqa: E402
+from dustbuster.core.model.scopedrules import CaseRule, QueryRule  # noqa: E402
+from dustbuster.core.model.ruletype import REGISTRY  # noqa: E402
 from tests.test_canonizer import SEPS, param_rule, substring_rule  # noqa: E402
 
 TOK2 = st.sampled_from(["a", "b", "A", "Story", "www", "id", "sid", "x", "1", "12", "0a1b", "FF", "3f", "p", ""])
@@ -124,7 +124,7 @@ def pattern_rule(draw):
 
 
 pattern_rules = pattern_rule().filter(lambda r: r is not None)
-#: the rules of the types beyond the core's (dustbuster.core.ruletypes): each type's own samples
+#: the rules of the types beyond the core's (dustbuster.core.model.ruletypes): each type's own samples
 REGISTERED = [r for cls in REGISTRY.values() for r in cls.samples()]
 new_rule = st.one_of(scoped_param, query_rule, case_rule, pattern_rules, *([st.sampled_from(REGISTERED)] if REGISTERED else []))
 mixed_rules = st.lists(st.one_of(substring_rule(), param_rule, new_rule), max_size=8)
@@ -223,8 +223,8 @@ def test_a_mine_document_is_put_in_canonization_order():
 
 def test_pattern_matches_may_overlap_as_in_the_core():
     import dustcanon
-    from dustbuster.core.canonize import canonical
-    from dustbuster.core.pattern import PatternRule
+    from dustbuster.core.canon.canonize import canonical
+    from dustbuster.core.model.pattern import PatternRule
 
     rule = PatternRule("/{digits}/", "/1/", status="valid")
     doc = {"schema": "dustbuster/ruleset@1", "site": "h.com", "version": 1, "rules": [rule.to_json()]}

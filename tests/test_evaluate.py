@@ -1,10 +1,10 @@
-"""dustbuster.core.evaluate: the papers' metrics worked by hand (WWW 2007 §3, thesis §6.6-6.7, SIGIR 2017 §3.2)."""
+"""dustbuster.core.report.evaluate: the papers' metrics worked by hand (WWW 2007 §3, thesis §6.6-6.7, SIGIR 2017 §3.2)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dustbuster.core.evaluate import Page, by_class, consistent, score
+from dustbuster.core.report.evaluate import Page, by_class, consistent, score
 
 D = "http://domain"
 # SIGIR 2017 Table 3, cases 1-4, as a URL list in crawl order with its content clusters:
@@ -116,6 +116,6 @@ def test_per_class_scores_are_each_class_alone():
 
 
 def test_consistency_check_finds_an_impossible_score():
-    from dustbuster.core.evaluate import Scores
+    from dustbuster.core.report.evaluate import Scores
 
     assert "covered <= crawled" in consistent(Scores(5, 3, 2, 3, 0, 0, 0))

@@ -16,7 +16,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import Canonizer, ParamRule, SubstringRule
-from dustbuster.core.export import parse_nutch_xml, to_clearurls, to_nutch_xml
+from dustbuster.core.report.export import parse_nutch_xml, to_clearurls, to_nutch_xml
 from tests.realruns import LOGS, RUNS
 from tests.test_canonizer import FRAG, rule_list, substring_rule
 
@@ -136,7 +136,7 @@ def test_nutch_xml_is_escaped_and_annotated():
 
 @pytest.mark.parametrize("name", ["semicomplete", "monitorware", "secrepo"])
 def test_exports_on_real_log_urls(name):
-    from dustbuster.core.mine import mine
+    from dustbuster.core.mining.mine import mine
     from dustbuster.logs.reader import read_urllist
 
     files, site = RUNS[name]
@@ -195,9 +195,9 @@ def test_clearurls_skips_what_it_cannot_say():
 
 # ------------------------------------------------------------------ the rule types beyond the papers
 
-from dustbuster.core.export import nutch_regexes, unexported  # noqa: E402
-from dustbuster.core.pattern import PatternRule  # noqa: E402
-from dustbuster.core.scopedrules import CaseRule, QueryRule  # noqa: E402
+from dustbuster.core.report.export import nutch_regexes, unexported  # noqa: E402
+from dustbuster.core.model.pattern import PatternRule  # noqa: E402
+from dustbuster.core.model.scopedrules import CaseRule, QueryRule  # noqa: E402
 from tests.test_dustcanon import FRAG2, SCOPES, pattern_rules, url2  # noqa: E402
 
 P = PatternRule
@@ -228,7 +228,7 @@ def test_nutch_export_of_the_new_types_rewrites_exactly_as_canonizer(rules, us):
 
 def test_a_growing_rule_set_is_refused_before_any_export():
     """The example hypothesis found for the skip above: admission refuses the set."""
-    from dustbuster.core.admission import check_rules
+    from dustbuster.core.canon.admission import check_rules
     from dustbuster.core.errors import RuleSetRejected
     rules = [SubstringRule("", "/z"), PatternRule("{word}", "")]
     assert not Canonizer(rules).canonize("http://www.h.com").converged
@@ -269,7 +269,7 @@ def test_what_each_export_skips_is_said_with_the_reason(caplog):
     why = dict((r.text, w) for r, w in skipped)
     assert "letter case" in why[rules[0].text] and "sorting" in why[rules[1].text]
     assert "scoped value replacement" in why[rules[2].text] and "may equal" in why[rules[3].text]
-    with caplog.at_level("WARNING", logger="dustbuster.core.export"):
+    with caplog.at_level("WARNING", logger="dustbuster.core.report.export"):
         xml = to_nutch_xml("h.com", rules)
     assert xml.count("<!-- skipped: ") == 4 and len(parse_nutch_xml(xml)) == 2
     assert sum("skipped" in m for m in caplog.messages) == 4

@@ -1,5 +1,5 @@
 """The fast parsers (logs/fastparse.py) give exactly what the reference parsers
-(devtools.parsers.REFERENCE_PARSERS, the parsers as they were) give: the same record, or the same
+(dustdev.parsers.REFERENCE_PARSERS, the parsers as they were) give: the same record, or the same
 skip, or the same reject reason and detail, on every line of every real log in tests/data/logs
 (through each fast parser, so mismatching formats are covered too), on JSON lines made of their
 records, and on Hypothesis-generated and mutated lines; the reader's records and counts are the
@@ -23,7 +23,7 @@ from dustbuster.logs.parsers import _RE_COMBINED, _RE_COMMON, _RE_VHOST
 from dustbuster.logs.reader import ReadStats, iter_records, parse_lines
 from dustbuster.logs.record import Context, Limits, Skip
 
-from devtools.parsers import REFERENCE_PARSERS, reference_parsers
+from dustdev.parsers import REFERENCE_PARSERS, reference_parsers
 from tests.conftest import LOGS
 
 FAST = tuple(FAST_PARSERS)  # common, combined, vhost, jsonl

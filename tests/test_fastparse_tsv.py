@@ -12,7 +12,7 @@ from dustbuster.logs import fastparse
 from dustbuster.logs.formats import PARSERS, tsv_header
 from dustbuster.logs.record import Context, Limits
 
-from devtools.parsers import REFERENCE_PARSERS
+from dustdev.parsers import REFERENCE_PARSERS
 from tests.conftest import LOGS
 from tests.test_fastparse import mostly, number, odd_text, outcome, real_lines, status, target, vhost
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from collections import Counter
 
-from dustbuster.core.rules import document_rules_json
+from dustbuster.core.model.rules import document_rules_json
 from tests.conftest import LOGS, ROOT
 from tests.fuzzlog import SITE, write_fuzz_log
 from tests.ruledocs import by_list

@@ -231,3 +231,22 @@ def test_no_cookies_a_page_does_not_depend_on_what_was_fetched_before():
     before, after = run(go())
     assert before.ok and after.ok
     assert before.sketch == after.sketch  # without the fix: 30 words, then 900
+
+
+def test_a_redirect_without_location_keeps_its_status_and_no_sketch():
+    """A 302 with no Location header: a failure that says its status (it was once stored as the
+    page's sketch, leaving the status unknown)."""
+    async def go():
+        a = web.Application()
+        a.router.add_get("/r", lambda request: web.Response(status=302))
+        runner, port = await serve_app(a)
+        base = f"http://site.test:{port}"
+        policy = FetchPolicy(origins=frozenset({base}), allow_private=True, resolve={"site.test": "127.0.0.1"},
+                             robots=False, timeout_s=2, retries=0)
+        async with Fetcher(policy) as f:
+            got = await f.fetch(base + "/r")
+        await runner.cleanup()
+        return got
+
+    got = run(go())
+    assert (got.ok, got.status, got.sketch, got.reason) == (False, 302, None, "redirect_without_location")

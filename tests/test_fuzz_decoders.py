@@ -39,8 +39,8 @@ import pytest
 from dustbuster.agents.api import RequestError, parse_canonicalize_body
 from dustbuster.core import ParamRule, SubstringRule
 from dustbuster.core.errors import DustError, ParseError
-from dustbuster.core.rulebook import RuleBook
-from dustbuster.core.rules import rule_from_json
+from dustbuster.core.canon.rulebook import RuleBook
+from dustbuster.core.model.rules import rule_from_json
 from dustbuster.core.strictjson import loads_strict
 from dustbuster.logs.formats import PARSERS, sniff, tsv_header
 from dustbuster.logs.record import Context, Limits, Skip

@@ -1,4 +1,4 @@
-"""Token-class rules generalised from families of likely pairs (core/generalize.py)."""
+"""Token-class rules generalised from families of likely pairs (core/mining/generalize.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dustbuster.core.canonize import canonize
-from dustbuster.core.detect import Pair
-from dustbuster.core.generalize import generalize_pairs
+from dustbuster.core.canon.canonize import canonize
+from dustbuster.core.model.pair import Pair
+from dustbuster.core.mining.generalize import generalize_pairs
 from dustbuster.core.params import DustParams
-from dustbuster.core.tokens import END, START
+from dustbuster.core.urls.tokens import END, START
 
 P = DustParams()
 

@@ -1,6 +1,6 @@
-"""The rule language beyond the papers (docs/rules.md): path scopes (core/scope.py), scoped parameter
-rules (core/rules.py), query and case rules (core/scopedrules.py), token-class pattern rules
-(core/pattern.py), their JSON forms and their canonization order.  Case tables first, then
+"""The rule language beyond the papers (docs/rules.md): path scopes (core/urls/scope.py), scoped parameter
+rules (core/model/rules.py), query and case rules (core/model/scopedrules.py), token-class pattern rules
+(core/model/pattern.py), their JSON forms and their canonization order.  Case tables first, then
 Hypothesis properties: idempotence, convergence, the compiled canonizer equal to Figure 5.5's
 canonize, and the JSON round trip."""
 
@@ -11,12 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import Canonizer, ParamRule, RuleError, SubstringRule, canonize, rule_from_json, rules_from_document
-from dustbuster.core.canonize import canonical
-from dustbuster.core.pattern import PatternRule, token_class
-from dustbuster.core.rules import canonization_order
-from dustbuster.core.scope import check_scope, in_scope, scope_text, scopes_of, split_url, url_in_scope
-from dustbuster.core.scopedrules import CaseRule, QueryRule
-from dustbuster.core.tokens import END, START
+from dustbuster.core.canon.canonize import canonical
+from dustbuster.core.model.pattern import PatternRule, token_class
+from dustbuster.core.model.rules import canonization_order
+from dustbuster.core.urls.scope import check_scope, in_scope, scope_text, scopes_of, split_url, url_in_scope
+from dustbuster.core.model.scopedrules import CaseRule, QueryRule
+from dustbuster.core.urls.tokens import END, START
 
 R = SubstringRule.from_parts
 

@@ -10,7 +10,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from dustbuster.agents.api import make_api
-from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.canon.rulebook import RuleBook
 from dustbuster.agents.health import Health, consumer_problem, watch_loop
 from dustbuster.agents.metrics import Metrics
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 import asyncio
 import random
 
-from dustbuster.core.declared import declared_candidates
-from dustbuster.core.fetched import RoundFetcher, compare_pages
-from dustbuster.core.identity import (PageIdentity, link_header_canonical, normalize_title, page_identity,
+from dustbuster.core.mining.declared import declared_candidates
+from dustbuster.core.validation.fetched import RoundFetcher, compare_pages
+from dustbuster.core.validation.identity import (PageIdentity, link_header_canonical, normalize_title, page_identity,
                                       parse_head)
-from dustbuster.core.paramstrata import ParamStrata, changed_pages, changed_params, revision_like
-from dustbuster.core.sketch import sketch
-from dustbuster.core.softerror import (ErrorSignature, accept_scope_probes, is_id_value, is_soft_error, scope_key,
+from dustbuster.core.validation.paramstrata import ParamStrata, changed_pages, changed_params, revision_like
+from dustbuster.core.validation.sketch import sketch
+from dustbuster.core.validation.softerror import (ErrorSignature, accept_scope_probes, is_id_value, is_soft_error, scope_key,
                                        value_dropped, value_probe)
-from dustbuster.core.validate import Fetched
+from dustbuster.core.validation.validate import Fetched
 
 MEDIAWIKI = b"""<!DOCTYPE html>
 <html class="client-nojs" lang="en" dir="ltr">
@@ -183,7 +183,7 @@ def test_declared_pairs_and_candidates():
     rf = asyncio.run(go())
     assert rf.declared == {f"http://h/story?id={i}": f"http://h/story_{i}" for i in range(5)}
     rules = declared_candidates(list(rf.declared.items()))
-    from dustbuster.core.coverage import apply_rule
+    from dustbuster.core.canon.coverage import apply_rule
 
     assert len(rules) == 1 and all(apply_rule(rules[0], u) == c for u, c in rf.declared.items())
     assert rules[0].evidence["source"] == "declared" and rules[0].status == "likely"
@@ -216,8 +216,8 @@ def test_identity_shown_by_rules_dashboard_and_eval_html(tmp_path, capsys):
 
 
 def test_a_failing_v_is_no_evidence_and_soft_error_families_owe_nothing():
-    from dustbuster.core.families import FAMILY_GIVE_UP, Family
-    from dustbuster.core.validate import validate_rule
+    from dustbuster.core.urls.families import FAMILY_GIVE_UP, Family
+    from dustbuster.core.validation.validate import validate_rule
 
     async def fetch(url):
         if url.endswith("?x=1"):

@@ -6,9 +6,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import DustParams, URLList, count_supports, detect
-from dustbuster.core.incremental import SiteSupports
-from devtools.supports import likely_pairs, supports
-from dustbuster.core.kv import MemoryKV
+from dustbuster.core.mining.incremental import SiteSupports
+from dustdev.supports import likely_pairs, supports
+from dustbuster.core.mining.kv import MemoryKV
 
 SEGMENTS = ["a", "b", "ab", "1", "12", "index.html", "story", "id"]
 SEPS = ["/", "?", "=", "&", "_", "."]
@@ -125,7 +125,7 @@ def test_rocksdb_on_disk_equals_batch_and_survives_restart(tmp_path, logs_dir):
 @given(record_stream(), st.integers(1, 30))
 def test_rebuild_from_final_records_equals_incremental(recs, cut):
     """What a worker rebuilds from the URL changelog equals what the original worker had."""
-    from dustbuster.core.urlrecord import info_from_json, info_to_json
+    from dustbuster.core.urls.urlrecord import info_from_json, info_to_json
 
     params = DustParams(S=5, t_low=3, t_high=5)
     orig = SiteSupports(MemoryKV(), "h", params)

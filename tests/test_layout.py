@@ -1,7 +1,7 @@
 """The repository's layout rules (docs/architecture.md), checked without importing our code.
 
-One import namespace, ``dustbuster.*``; the layers are top-level folders mapped to subpackages by
-pyproject.toml's ``[tool.setuptools.package-dir]``.  Every check here reads files: the Python
+One import namespace, ``dustbuster.*``; the layers are top-level folders, linked into the package
+as ``dustbuster/<layer>`` -> ``../<layer>`` (symbolic links: the package is a plain folder tree).  Every check here reads files: the Python
 sources through :mod:`ast`, pyproject.toml through :mod:`tomllib`.  The last one builds a wheel
 (a few seconds) and looks inside it.
 
@@ -16,9 +16,9 @@ The rules:
 * ``bench/`` and ``tests/`` are outside the package and do not import each other; the package does
   not import either;
 * nothing imports the old top-level names (``dust``, ``stream``, ...): everything says ``dustbuster.``;
-* pyproject.toml installs ``dustbuster`` and its subpackages and the ``dustcanon`` module, nothing
-  else, and every package folder is listed, so the wheel holds every module;
-* test support is ``devtools/``, outside the package: not installed, never imported by the package
+* pyproject.toml installs ``dustbuster`` and its subpackages (found through the links) and the
+  ``dustcanon`` module, nothing else, and the wheel holds every module;
+* test support is ``dustdev/``, outside the package: not installed, never imported by the package
   (tests and bench import it); no module of the package imports a test tool (pytest, Hypothesis,
   docker, testcontainers) or is a test oracle or development helper by its name.
 """
@@ -42,9 +42,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
 
-#: import name of each layer (dustbuster.<layer>) -> its folder, from pyproject.toml
-LAYER_DIRS: dict[str, str] = {name.split(".", 1)[1]: folder
-                              for name, folder in SETUPTOOLS["package-dir"].items()}
+#: import name of each layer (dustbuster.<layer>) -> its folder: the symbolic links dustbuster/<layer>
+#: -> ../<folder>, the one place the mapping is declared
+LAYER_DIRS: dict[str, str] = {link.name: Path(os.readlink(link)).name
+                              for link in sorted((ROOT / "dustbuster").iterdir()) if link.is_symlink()}
 #: the CLI package keeps its name as its folder
 FOLDERS: dict[str, str] = {**{folder: f"dustbuster.{layer}" for layer, folder in LAYER_DIRS.items()},
                            "dustbuster": "dustbuster"}
@@ -72,7 +73,7 @@ MAX_FUNCTION_LINES = 60
 LONG_FUNCTIONS: dict[tuple[str, str], int] = {
     # Figure 1 as one pass of numpy over every URL's envelopes (tokens, prefix/suffix ids, the
     # sort into buckets, the pairs of each usable bucket): bench/bench_mine.py measures it.
-    ("core/detect.py", "count_supports"): 130,
+    ("core/mining/detect.py", "count_supports"): 130,
 }
 
 SKIP_DIRS = {"__pycache__", "var", "build", "dist", "node_modules"}
@@ -92,8 +93,15 @@ def _repo_python_files() -> list[Path]:
 
 def _package_files() -> list[Path]:
     """The .py files that the wheel installs: the package folders and dustcanon.py."""
-    files = [p for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py")) if "__pycache__" not in p.parts]
+    files = [p for folder in FOLDERS for p in sorted(_walk(ROOT / folder)) if "__pycache__" not in p.parts]
     return files + [ROOT / f"{m}.py" for m in SETUPTOOLS.get("py-modules", [])]
+
+
+def _walk(folder: Path) -> list[Path]:
+    """The .py files below a folder, not through the links of dustbuster/ (each layer is walked
+    from its own folder)."""
+    return [p for p in folder.rglob("*.py") if not any(q.is_symlink() for q in p.relative_to(ROOT).parents
+                                                     if q != Path(".") and (ROOT / q).is_symlink())]
 
 
 def _rel(path: Path) -> str:
@@ -161,11 +169,113 @@ def test_import_rule(layer):
     assert not bad, (f"dustbuster.{layer} may import only {sorted(allowed)}:\n  " + "\n  ".join(sorted(bad)))
 
 
+#: the core's stages, lowest first: a stage imports only the ones before it (and the core's root
+#: modules, ``errors``, ``params``, ``strictjson``, below them all)
+CORE_STAGES = ("urls", "model", "canon", "mining", "validation", "report")
+MAX_FOLDER_MODULES = 25  #: modules in one folder of the package, at most
+
+
+def _stage(name: str) -> str | None:
+    """The core stage of a dotted name (``dustbuster.core.mining.detect`` -> ``mining``), ``""`` for
+    the core's root modules, None outside the core."""
+    parts = name.split(".")
+    if parts[:2] != ["dustbuster", "core"] or len(parts) < 3:
+        return None
+    return parts[2] if parts[2] in CORE_STAGES else ""
+
+
+def test_core_stages_import_only_down():
+    """Each stage of the core imports only the stages below it (docs/architecture.md), function-level
+    imports included; the root modules import no stage."""
+    bad = []
+    for path in _walk(ROOT / "core"):
+        here = _stage(_module_name(path)[0])
+        rank = CORE_STAGES.index(here) if here else -1
+        for line, name in _imports(path):
+            there = _stage(name)
+            if there and CORE_STAGES.index(there) > rank:
+                bad.append(f"{_rel(path)}:{line} imports {name} (stage {there} is above {here or 'the root'})")
+    assert not bad, "\n  ".join(bad)
+
+
+def test_every_core_module_is_in_a_stage_or_the_root():
+    root = sorted(p.name for p in (ROOT / "core").glob("*.py"))
+    assert root == ["__init__.py", "errors.py", "params.py", "strictjson.py"], root
+    assert sorted(p.name for p in (ROOT / "core").iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(CORE_STAGES)
+
+
+def test_no_folder_of_the_package_holds_too_many_modules():
+    """A folder is a room a reader walks into: past ~25 modules it wants cutting by stage."""
+    crowded = {}
+    for folder in FOLDERS:
+        for d in [ROOT / folder, *[p for p in (ROOT / folder).rglob("*") if p.is_dir() and p.name != "__pycache__"]]:
+            if d.is_symlink():
+                continue
+            n = len(list(d.glob("*.py")))
+            if n > MAX_FOLDER_MODULES:
+                crowded[_rel(d)] = n
+    assert not crowded, crowded
+
+
+def _runtime_imports(path: Path) -> list[tuple[int, str]]:
+    """:func:`_imports` less the imports under ``if TYPE_CHECKING:`` (they never run: they only name
+    the types a signature takes)."""
+    tree = ast.parse(path.read_text(), str(path))
+    typing_only = {id(n) for node in ast.walk(tree)
+                   if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                   for stmt in node.body for n in ast.walk(stmt)}
+    lines = {n.lineno for n in ast.walk(tree) if id(n) in typing_only and isinstance(n, (ast.Import, ast.ImportFrom))}
+    return [(line, name) for line, name in _imports(path) if line not in lines]
+
+
+def test_no_import_cycle_between_modules():
+    """The modules of the package and their imports, function-level ones included, form no cycle:
+    a reader can take them in order, each after what it uses."""
+    mods = {(_module_name(p)[0] if p.parent != ROOT else p.stem): p for p in _package_files()}
+    edges: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        out = set()
+        for _, imported in _runtime_imports(path):
+            parts = imported.split(".")
+            target = next((".".join(parts[:k]) for k in range(len(parts), 0, -1) if ".".join(parts[:k]) in mods), None)
+            if target is not None and target != name and not name.startswith(target + "."):
+                out.add(target)
+        edges[name] = out
+    cycles, state = [], {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                cycles.append(" -> ".join(trail[trail.index(nxt):] + [node, nxt]) if nxt in trail else f"{node} -> {nxt}")
+            elif nxt not in state:
+                visit(nxt, trail + [node])
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [])
+    assert not cycles, "import cycles:\n  " + "\n  ".join(cycles)
+
+
 def test_layers_are_the_mapped_folders():
-    """Every layer the import rule names is a folder pyproject.toml maps; agents sits on top."""
+    """Every layer the import rule names is a top-level folder linked from dustbuster/ under its own
+    name; agents sits on top."""
     assert set(ALLOWED) | {"agents"} == set(LAYER_DIRS)
+    for layer, folder in LAYER_DIRS.items():
+        assert layer == folder and os.readlink(ROOT / "dustbuster" / layer) == f"../{folder}", layer
     for folder in FOLDERS:
         assert (ROOT / folder / "__init__.py").is_file(), folder
+
+
+def test_the_package_is_importable_from_a_clean_checkout():
+    """No install and no import hook: the repository root on sys.path is enough (the links), as for
+    an editor, a type checker or ``python -m pytest`` in a fresh clone."""
+    code = "import dustbuster.core.mining.mine as m, dustbuster.stream.settings as s; print(m.__file__, s.__file__)"
+    no_hook = "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]"
+    out = subprocess.run([sys.executable, "-c", f"import sys; sys.path[:0] = [{str(ROOT)!r}]; {no_hook}\n{code}"],
+                         capture_output=True, text=True, cwd="/", timeout=120)
+    assert out.returncode == 0 and str(ROOT / "dustbuster" / "core") in out.stdout, out.stderr[-2000:]
 
 
 def test_dustcanon_imports_only_the_standard_library():
@@ -250,7 +360,7 @@ def test_package_does_not_import_bench():
 
 
 #: top-level names only tests and development use (the ``test`` extra): never imported by the package
-TEST_TOOLS = ("pytest", "hypothesis", "docker", "testcontainers", "devtools")
+TEST_TOOLS = ("pytest", "hypothesis", "docker", "testcontainers", "dustdev")
 #: module names of test support (oracles, reference implementations, development helpers)
 TEST_SUPPORT_MODULE = re.compile(r"^(dev\w*|reference\w*|checkref|\w*oracle\w*|conftest|test_\w+)$")
 
@@ -258,21 +368,20 @@ TEST_SUPPORT_MODULE = re.compile(r"^(dev\w*|reference\w*|checkref|\w*oracle\w*|c
 @pytest.mark.parametrize("tool", TEST_TOOLS)
 def test_package_does_not_import_test_tools(tool):
     """The wheel holds what runs in production: no module of it imports pytest, Hypothesis, docker,
-    testcontainers or devtools/ (where the tests' and benchmarks' support lives)."""
+    testcontainers or dustdev/ (where the tests' and benchmarks' support lives)."""
     bad = _top_imports(_package_files(), tool)
-    assert not bad, f"test support belongs in devtools/, not the package:\n  " + "\n  ".join(bad)
+    assert not bad, f"test support belongs in dustdev/, not the package:\n  " + "\n  ".join(bad)
 
 
 def test_no_test_support_module_in_the_package():
     bad = [_rel(p) for p in _package_files() if TEST_SUPPORT_MODULE.match(p.stem)]
-    assert not bad, "test support belongs in devtools/: " + ", ".join(bad)
+    assert not bad, "test support belongs in dustdev/: " + ", ".join(bad)
 
 
-def test_devtools_is_not_installed_and_imports_neither_tests_nor_bench():
-    assert (ROOT / "devtools" / "__init__.py").is_file()
-    assert not any(p.split(".")[0] == "devtools" for p in SETUPTOOLS["packages"])
-    assert "devtools" not in FOLDERS and "devtools" not in SETUPTOOLS["package-dir"].values()
-    paths = sorted((ROOT / "devtools").rglob("*.py"))
+def test_dustdev_is_not_installed_and_imports_neither_tests_nor_bench():
+    assert (ROOT / "dustdev" / "__init__.py").is_file()
+    assert "dustdev" not in FOLDERS and "dustdev" not in LAYER_DIRS.values()
+    paths = sorted((ROOT / "dustdev").rglob("*.py"))
     bad = _top_imports(paths, "tests") + _top_imports(paths, "bench")
     assert not bad, "\n  ".join(bad)
 
@@ -297,24 +406,10 @@ def test_no_import_of_the_old_top_level_names():
 # --- pyproject.toml and the wheel ------------------------------------------------------------
 
 def test_pyproject_installs_only_dustbuster_and_dustcanon():
-    packages = SETUPTOOLS["packages"]
-    assert all(p == "dustbuster" or p.startswith("dustbuster.") for p in packages), packages
+    """The packages are found (through the links), never listed by hand: only dustbuster.*."""
     assert SETUPTOOLS.get("py-modules") == ["dustcanon"]
-    assert all(k.startswith("dustbuster.") for k in SETUPTOOLS["package-dir"])
-    assert set(SETUPTOOLS["package-dir"]) <= set(packages)
-
-
-def test_pyproject_lists_every_package_folder():
-    """packages is an explicit list: a folder with __init__.py that is missing from it (a new
-    subpackage such as dustbuster/cli/) would be left out of the wheel."""
-    have = set(SETUPTOOLS["packages"])
-    missing = []
-    for folder in FOLDERS:
-        for init in sorted((ROOT / folder).rglob("__init__.py")):
-            name, _ = _module_name(init)
-            if name not in have:
-                missing.append(f"{name} ({_rel(init.parent)}/)")
-    assert not missing, "add to [tool.setuptools] packages: " + ", ".join(missing)
+    assert "package-dir" not in SETUPTOOLS
+    assert SETUPTOOLS["packages"]["find"]["include"] == ["dustbuster", "dustbuster.*"]
 
 
 def _source_copy(dest: Path) -> Path:
@@ -325,7 +420,7 @@ def _source_copy(dest: Path) -> Path:
     for name in ("pyproject.toml", "README.md", *(f"{m}.py" for m in SETUPTOOLS.get("py-modules", []))):
         shutil.copy2(ROOT / name, dest / name)
     for folder in FOLDERS:
-        shutil.copytree(ROOT / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(ROOT / folder, dest / folder, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return dest
 
 
@@ -345,7 +440,7 @@ def test_wheel_holds_dustbuster_dustcanon_and_the_dashboard(tmp_path):
     tops = {n.split("/")[0] for n in names}
     dist_info = {t for t in tops if re.fullmatch(r"dustbuster-[^/]+\.dist-info", t)}
     assert len(dist_info) == 1 and tops == {"dustbuster", "dustcanon.py"} | dist_info, sorted(tops)
-    assert "devtools" not in tops and not [n for n in names if TEST_SUPPORT_MODULE.match(Path(n).stem)], names
+    assert "dustdev" not in tops and not [n for n in names if TEST_SUPPORT_MODULE.match(Path(n).stem)], names
     assert [n for n in names if re.fullmatch(r"dustbuster/agents/dashboard_static/[^/]+\.html", n)], \
         "the dashboard's page is not in the wheel"
     # every module of the package folders, at its import path

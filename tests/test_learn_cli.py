@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("jax")
 
-from dustbuster.core.sketch import Sketch  # noqa: E402
-from dustbuster.core.truth import SIG_K  # noqa: E402
+from dustbuster.core.validation.sketch import Sketch  # noqa: E402
+from dustbuster.core.report.truth import SIG_K  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 
 H = "http://h.test"

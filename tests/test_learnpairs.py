@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from dustbuster.core.errors import DustError
-from dustbuster.core.learnpairs import Page, canonical_member, pages_from_truth, training_data
-from dustbuster.core.truth import SIG_K
-from dustbuster.core.sketch import Sketch
-from dustbuster.core.urltokens import decode, encode
+from dustbuster.core.report.learnpairs import Page, canonical_member, pages_from_truth, training_data
+from dustbuster.core.report.truth import SIG_K
+from dustbuster.core.validation.sketch import Sketch
+from dustbuster.core.urls.urltokens import decode, encode
 
 
 def sig(n: int, change: int = 0) -> Sketch:

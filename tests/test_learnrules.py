@@ -1,4 +1,4 @@
-"""Candidate rules from a learned model's rewrites u → v (core/learnrules.py, issue 15)."""
+"""Candidate rules from a learned model's rewrites u → v (core/mining/learnrules.py, issue 15)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dustbuster.core import learnrules
-from dustbuster.core.learnrules import rules_from_rewrites
-from dustbuster.core.canonize import canonize
-from dustbuster.core.rules import ParamRule, SubstringRule, rule_from_json
-from dustbuster.core.scopedrules import QueryRule
-from dustbuster.core.tokens import wrap
+from dustbuster.core.mining import learnrules
+from dustbuster.core.mining.learnrules import rules_from_rewrites
+from dustbuster.core.canon.canonize import canonize
+from dustbuster.core.model.rules import ParamRule, SubstringRule, rule_from_json
+from dustbuster.core.model.scopedrules import QueryRule
+from dustbuster.core.urls.tokens import wrap
 
 H = "http://h.com"
 IDS = ("3f9a", "0b1c", "77ad", "a1b2")

@@ -15,8 +15,8 @@ from dustbuster.agents import listedlinks
 from dustbuster.agents.listedlinks import SOURCE, LinkSender, chunks, new_links, raw_batches, send_links
 from dustbuster.agents.metrics import Metrics
 from dustbuster.agents.validator import validation_round
-from dustbuster.core.fetched import MAX_ROUND_LINKS, Fetched, RoundFetcher
-from dustbuster.core.identity import PageIdentity
+from dustbuster.core.validation.fetched import MAX_ROUND_LINKS, Fetched, RoundFetcher
+from dustbuster.core.validation.identity import PageIdentity
 from dustbuster.stream.fit import budget
 from dustbuster.stream.records import decode_raw, encode
 from dustbuster.stream.settings import Settings

@@ -1,6 +1,6 @@
 """URLs beside the log in the streaming state (issue 28 item 5, issue 23): a URL list's URLs (a crawler's
 frontier, the links of pages the validator fetched) and the URLs logged only with status >= 400 are kept
-by the worker as the batch reader keeps them (core/urllist.py ``listed`` and ``errors``), survive a
+by the worker as the batch reader keeps them (core/urls/urllist.py ``listed`` and ``errors``), survive a
 rebuild from the changelog, have caps of their own, and reach the validator with each window."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import DustParams, URLList
-from dustbuster.core import incremental
-from dustbuster.core.incremental import ERROR_ID, LISTED_ID, SiteSupports
-from dustbuster.core.kv import MemoryKV
-from dustbuster.core.urlrecord import dec_info
+from dustbuster.core.mining import incremental
+from dustbuster.core.mining.incremental import ERROR_ID, LISTED_ID, SiteSupports
+from dustbuster.core.mining.kv import MemoryKV
+from dustbuster.core.urls.urlrecord import dec_info
 from dustbuster.logs.reader import parse_lines
 from dustbuster.state.partitions import LISTED_TEST_URLS, Message, PartitionState
 

@@ -19,7 +19,7 @@ from crawleff import crawl_table  # noqa: E402
 from lostrules import rules_key  # noqa: E402
 
 from dustbuster.core import ParamRule  # noqa: E402
-from dustbuster.core.truth import signature  # noqa: E402
+from dustbuster.core.report.truth import signature  # noqa: E402
 
 SITE = "http://forum.test"
 PLAIN, OURS = "scrapy", "scrapy + our rules"

@@ -1,4 +1,4 @@
-"""Made samples (issue 23, reach; core/madesamples.py): a remove-parameter rule whose parameter the
+"""Made samples (issue 23, reach; core/validation/madesamples.py): a remove-parameter rule whose parameter the
 logs show on too few URLs is decided on test URLs the validator makes by adding the parameter to
 other test URLs.  Unit tests of the maker, the decision on a fetch function, then a loopback site
 with the validator's real fetcher: (a) a no-op tracking parameter logged on 3 URLs is published,
@@ -15,12 +15,12 @@ from aiohttp import web
 from tests.loopback import serve
 
 from dustbuster.core import ParamRule
-from dustbuster.core.identity import page_identity
-from dustbuster.core.madesamples import MIN_LOGGED, MadeSamples, lacks, logged_values, make_samples, with_param
-from dustbuster.core.rules import SubstringRule
-from dustbuster.core.scopedrules import QueryRule
-from dustbuster.core.sketch import sketch
-from dustbuster.core.validate import Fetched, RoundFetcher, apply_rule, validate_rule
+from dustbuster.core.validation.identity import page_identity
+from dustbuster.core.validation.madesamples import MIN_LOGGED, MadeSamples, lacks, logged_values, make_samples, with_param
+from dustbuster.core.model.rules import SubstringRule
+from dustbuster.core.model.scopedrules import QueryRule
+from dustbuster.core.validation.sketch import sketch
+from dustbuster.core.validation.validate import Fetched, RoundFetcher, apply_rule, validate_rule
 from dustbuster.fetch.client import FetchPolicy
 from dustbuster.sitevalidation import validate_site
 from dustbuster.stream.settings import Settings
@@ -215,7 +215,7 @@ def test_dustbuster_rules_and_validate_say_the_made_samples(site_round, capsys):
     doc = {"site": "s", "version": 1, "created": 0, "rules": [r.to_json() for r in sv.rules], "stats": sv.stats(2)}
     _print_readable("s", doc)
     made = sv.rules[0].evidence["made_samples"]
-    assert f"made samples (core/madesamples.py): {made} compared, 0 skipped" in capsys.readouterr().out
+    assert f"made samples (core/validation/madesamples.py): {made} compared, 0 skipped" in capsys.readouterr().out
     out = io.StringIO()
     _summary("s", doc | {"stats": doc["stats"] | {"urls": 69}}, None, out)
     assert f"{made} of them made" in out.getvalue() and "made URLs compared" in out.getvalue()

@@ -1,4 +1,4 @@
-"""Issue 23: a whole-query rule must not drop a parameter it never tested (core/narrow.py).
+"""Issue 23: a whole-query rule must not drop a parameter it never tested (core/validation/narrow.py).
 
 The loopback site: under /wiki campaign parameters do not matter, while ``target=`` on
 /wiki/Links selects another page — whose listing, for every target the log holds, is empty and
@@ -14,10 +14,10 @@ from types import SimpleNamespace
 from aiohttp import web
 from tests.loopback import serve
 
-from dustbuster.core.narrow import narrow_verdict, narrowed, restored, untested
-from dustbuster.core.rules import SubstringRule
-from dustbuster.core.scopedrules import QueryRule
-from dustbuster.core.validate import Verdict
+from dustbuster.core.validation.narrow import narrow_verdict, narrowed, restored, untested
+from dustbuster.core.model.rules import SubstringRule
+from dustbuster.core.model.scopedrules import QueryRule
+from dustbuster.core.validation.validate import Verdict
 from dustbuster.fetch.client import FetchPolicy
 from dustbuster.sitevalidation import validate_site
 from dustbuster.stream.settings import Settings

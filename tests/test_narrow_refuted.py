@@ -1,5 +1,5 @@
-"""Issue 23: what a refutation says, and what a redirect says (core/narrow.py ``refuted_by``,
-core/fetched.py ``v_redirects_same_page``, core/validate.py ``_one_page_again``).
+"""Issue 23: what a refutation says, and what a redirect says (core/validation/narrow.py ``refuted_by``,
+core/validation/fetched.py ``v_redirects_same_page``, core/validation/validate.py ``_one_page_again``).
 
 The loopback wiki (as MediaWiki behaves on the quality harness' traffic):
 
@@ -20,14 +20,14 @@ from collections import Counter
 from aiohttp import web
 from tests.loopback import serve
 
-from dustbuster.core.fetched import Fetched, compare_pages
-from dustbuster.core.narrow import keep_names, kept_after_refutation, raw_forms, refuted_by, restored, stale_keep
-from dustbuster.core.onepage import one_page_of
-from dustbuster.core.rules import ParamRule, SubstringRule
-from dustbuster.core.scopedrules import QueryRule
-from dustbuster.core.sketch import sketch
-from dustbuster.core.tokens import START
-from dustbuster.core.validate import Verdict, apply_rule
+from dustbuster.core.validation.fetched import Fetched, compare_pages
+from dustbuster.core.validation.narrow import keep_names, kept_after_refutation, raw_forms, refuted_by, restored, stale_keep
+from dustbuster.core.validation.onepage import one_page_of
+from dustbuster.core.model.rules import ParamRule, SubstringRule
+from dustbuster.core.model.scopedrules import QueryRule
+from dustbuster.core.validation.sketch import sketch
+from dustbuster.core.urls.tokens import START
+from dustbuster.core.validation.validate import Verdict, apply_rule
 from dustbuster.fetch.client import FetchPolicy
 from dustbuster.sitevalidation import validate_site
 from dustbuster.stream.settings import Settings
@@ -203,8 +203,8 @@ def test_dustbuster_rules_says_why_a_parameter_is_kept(capsys):
                          {"parameter": "target", "urls": 3, "kept": True, "keep": ["target"]}]})
     _print_readable("wiki.test", {"site": "wiki.test", "version": 1, "created": 0, "rules": [rule.to_json()]})
     out = capsys.readouterr().out
-    assert "kept, the refuted rule's negatives carried them (core/narrow.py): groups[] (2 negatives)" in out
-    assert "kept, never tested (core/narrow.py): target" in out
+    assert "kept, the refuted rule's negatives carried them (core/validation/narrow.py): groups[] (2 negatives)" in out
+    assert "kept, never tested (core/validation/narrow.py): target" in out
 
 
 def test_dustbuster_validate_says_what_was_decided_again():
@@ -226,8 +226,8 @@ def test_dustbuster_validate_says_what_was_decided_again():
 def test_outputs_that_redirect_to_their_input_send_figure_4_to_the_reverse():
     """``/story_N`` → ``/s/N`` whose every output answers 301 → ``/story_N``: no evidence either way
     pair by pair, but the inputs are the pages, so the reverse ``/s/`` → ``/story_`` is tried (and holds)."""
-    from dustbuster.core.detect import Pair
-    from dustbuster.core.validate import validate
+    from dustbuster.core.model.pair import Pair
+    from dustbuster.core.validation.validate import validate
 
     pages = {k: sketch(_html(f"Story {k}", k).encode()) for k in range(60)}
 

@@ -1,4 +1,4 @@
-"""dustbuster.core.normfast: the normalizer without yarl gives yarl's result, exactly, for every URL
+"""dustbuster.core.urls.normfast: the normalizer without yarl gives yarl's result, exactly, for every URL
 it takes (and says None for the others): case tables, Hypothesis (thousands of generated URLs, with
 escapes, dot segments, ports, fragments and every printable ASCII character), every URL of the real
 logs in tests/data/logs, and variants of them that need RFC 3986 work."""
@@ -10,8 +10,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core.errors import ParseError
-from dustbuster.core.normalize import _normalize, normalize
-from dustbuster.core.normfast import fast_normalize, remove_dot_segments
+from dustbuster.core.urls.normalize import _normalize, normalize
+from dustbuster.core.urls.normfast import fast_normalize, remove_dot_segments
 from tests.conftest import LOGS
 
 

@@ -1,4 +1,4 @@
-"""One-page families decided on their merits (issue 28 item 4; core/onepage.py): a parameter that is
+"""One-page families decided on their merits (issue 28 item 4; core/validation/onepage.py): a parameter that is
 a no-op on the one page that has it is published on that page's identity evidence; value-mapping,
 global and broad-scope rules keep the multi-page "equal today" guard.  Decision procedure only (a
 fetch function); the loopback end-to-end test is tests/test_validate_onepage.py."""
@@ -9,10 +9,10 @@ import asyncio
 import random
 
 from dustbuster.core import ParamRule
-from dustbuster.core.identity import page_identity
-from dustbuster.core.onepage import ONE_PAGE_MIN_VALUES, OnePage, one_page_of, same_page_evidence
-from dustbuster.core.sketch import sketch
-from dustbuster.core.validate import Fetched, RoundFetcher, apply_rule, validate_rule
+from dustbuster.core.validation.identity import page_identity
+from dustbuster.core.validation.onepage import ONE_PAGE_MIN_VALUES, OnePage, one_page_of, same_page_evidence
+from dustbuster.core.validation.sketch import sketch
+from dustbuster.core.validation.validate import Fetched, RoundFetcher, apply_rule, validate_rule
 
 W = "http://w.test/index.php?title="
 LOGIN = "?title=Special:UserLogin"

@@ -1,4 +1,4 @@
-"""Issue 23: one page = the path plus a query-parameter scope's fixed values (core/onepage.py); the
+"""Issue 23: one page = the path plus a query-parameter scope's fixed values (core/validation/onepage.py); the
 URLs' other parameters ride along.  The traps: riding parameters that select other pages, a dropped
 parameter that matters beside them, a path scope (stays strict).  Decision procedure only, on the
 tiny wiki of tests/test_onepage.py (a fetch function); the loopback end-to-end check is
@@ -7,8 +7,8 @@ tests/test_validate_onepage.py."""
 from __future__ import annotations
 
 from dustbuster.core import ParamRule
-from dustbuster.core.onepage import one_page_of
-from dustbuster.core.validate import apply_rule
+from dustbuster.core.validation.onepage import one_page_of
+from dustbuster.core.validation.validate import apply_rule
 from tests.test_onepage import LOGIN, W, make_fetch, text, verdict, wiki_page
 
 RIDERS = ("", "&returntoquery=oldid%3D{i}", "&utm_source=feed", "&returntoquery=search%3D{i}&utm_medium=mail")

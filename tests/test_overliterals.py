@@ -1,16 +1,16 @@
-"""One general rule over its literal instances (issue 23 item 6, core/overliterals.py)."""
+"""One general rule over its literal instances (issue 23 item 6, core/mining/overliterals.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 
-from dustbuster.core.detect import Pair
-from dustbuster.core.mine import mine
-from dustbuster.core.overliterals import core_of, general_over_literals
-from dustbuster.core.sketch import sketch
-from dustbuster.core.urllist import URLList
-from dustbuster.core.validate import Fetched, validate
+from dustbuster.core.model.pair import Pair
+from dustbuster.core.mining.mine import mine
+from dustbuster.core.mining.overliterals import core_of, general_over_literals
+from dustbuster.core.validation.sketch import sketch
+from dustbuster.core.urls.urllist import URLList
+from dustbuster.core.validation.validate import Fetched, validate
 
 WIKI = [Pair("pkg:misc:", "pkg/misc/", 10, 10), Pair(":devel:", "/devel/", 8, 8),
         Pair("net:web:", "net/web/", 5, 5), Pair("a:libs:x", "a/libs/x", 4, 4)]
@@ -38,7 +38,7 @@ def test_mine_proposes_a_general_rule_for_namespaces():
             ul.add(f"http://w.org/doku.php?id=pkg:{ns}:{ns}{i}", 200, 1000 + 37 * (6 * k + i))
             ul.add(f"http://w.org/doku.php?id=pkg/{ns}/{ns}{i}", 200, 1000 + 37 * (6 * k + i))
     result = mine(ul)
-    over = [r for r in result.general if "instances" in r.evidence]  # core/overliterals.py's
+    over = [r for r in result.general if "instances" in r.evidence]  # core/mining/overliterals.py's
     assert [r.text for r in over] == ['":{word}:" → "/{word}/"']  # the pattern miner's stays anchored
     assert over[0].evidence["instances"] == 5 and result.stats["general_literal_rules"] == 1
 

@@ -1,4 +1,4 @@
-"""The same-origin links of a fetched page (issue 28 item 5; core/pagelinks.py, PageIdentity.links)."""
+"""The same-origin links of a fetched page (issue 28 item 5; core/urls/pagelinks.py, PageIdentity.links)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dustbuster.core.identity import HEAD_BYTES, page_identity
-from dustbuster.core.pagelinks import MAX_HREFS, MAX_LINKS, origin, same_origin_links
+from dustbuster.core.validation.identity import HEAD_BYTES, page_identity
+from dustbuster.core.urls.pagelinks import MAX_HREFS, MAX_LINKS, origin, same_origin_links
 
 PAGE = "http://h.test/dir/page?x=1"
 

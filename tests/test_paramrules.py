@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dustbuster.core import DustParams, URLList, canonical, mine
-from dustbuster.core.paramrules import detect_param_rules
-from dustbuster.core.query import remove_param, replace_param, split
+from dustbuster.core.mining.paramrules import detect_param_rules
+from dustbuster.core.urls.query import remove_param, replace_param, split
 
 
 def site():

@@ -1,4 +1,4 @@
-"""The shared parse of a URL list (core/urlindex.py) answers exactly as the plain helpers it
+"""The shared parse of a URL list (core/urls/urlindex.py) answers exactly as the plain helpers it
 replaces in phase 3 (thesis §5.3) and the scoped miners: query.split, query.remove_param,
 scope.split_url / scopes_of and URLList.similar, on awkward query strings included."""
 
@@ -10,13 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import DustParams, URLList
-from dustbuster.core.casemine import case_groups, mine_case_rules
-from dustbuster.core.mine import mine
-from dustbuster.core.paramrules import detect_param_rules, replace_groups
-from dustbuster.core.query import join, remove_param, split
-from dustbuster.core.scope import scopes_of, split_url
-from dustbuster.core.scoped import mine_query_rules, mine_scoped_param_rules
-from dustbuster.core.urlindex import URLIndex
+from dustbuster.core.mining.casemine import case_groups, mine_case_rules
+from dustbuster.core.mining.mine import mine
+from dustbuster.core.mining.paramrules import detect_param_rules, replace_groups
+from dustbuster.core.urls.query import join, remove_param, split
+from dustbuster.core.urls.scope import scopes_of, split_url
+from dustbuster.core.mining.scoped import mine_query_rules, mine_scoped_param_rules
+from dustbuster.core.urls.urlindex import URLIndex
 
 P = DustParams(ms=1, param_min_urls=2)
 

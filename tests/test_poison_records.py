@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from dustbuster.agents.api import make_api, parse_canonicalize_body, RequestError
 from dustbuster.core.errors import ParseError
-from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.canon.rulebook import RuleBook
 from dustbuster.cli import rules as crawlcli
 from dustbuster.core.strictjson import loads_strict
 from dustbuster.logs.formats import PARSERS

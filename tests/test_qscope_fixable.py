@@ -2,7 +2,7 @@
 
 from hypothesis import given, settings, strategies as st
 
-from dustbuster.core.qscope import _fixable, _fixable_by_check_scope
+from dustbuster.core.mining.qscope import _fixable, _fixable_by_check_scope
 
 _CHARS = st.sampled_from(list("ab=&?#%/ \x00\x1f\x7f\u00e9-_.") + [chr(0x19), chr(0x20)])
 _TEXT = st.text(_CHARS, max_size=6) | st.text(max_size=6)

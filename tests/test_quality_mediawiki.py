@@ -62,7 +62,7 @@ def test_truth_is_complete(run):
 
 
 def test_scores_are_consistent_and_the_ceiling_merges_nothing(run):
-    from dustbuster.core.evaluate import Scores, consistent
+    from dustbuster.core.report.evaluate import Scores, consistent
 
     _, res = run
     results = {r["name"]: r for r in res["eval"]["results"]}

@@ -53,7 +53,7 @@ def test_truth_is_complete(run):
 
 
 def test_eval_numbers_are_consistent(run):
-    from dustbuster.core.evaluate import Scores, consistent
+    from dustbuster.core.report.evaluate import Scores, consistent
 
     _, res = run
     ev = res["eval"]

@@ -9,13 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dustcanon
-from dustbuster.core.canonize import canonize as core_canonize
-from dustbuster.core.crawlerexport import skipped
+from dustbuster.core.canon.canonize import canonize as core_canonize
+from dustbuster.core.report.crawlerexport import skipped
 from dustbuster.core.errors import RuleError
-from dustbuster.core.export import to_clearurls, to_nutch_xml
-from dustbuster.core.rules import ParamRule, rule_from_json, rules_from_document
-from dustbuster.core.scope import check_scope, scope_ancestors, scope_covers, scope_text, url_in_scope
-from dustbuster.core.scopedrules import CaseRule, QueryRule
+from dustbuster.core.report.export import to_clearurls, to_nutch_xml
+from dustbuster.core.model.rules import ParamRule, rule_from_json, rules_from_document
+from dustbuster.core.urls.scope import check_scope, scope_ancestors, scope_covers, scope_text, url_in_scope
+from dustbuster.core.model.scopedrules import CaseRule, QueryRule
 
 LOGIN = "/index.php?title=Special:UserLogin"
 
@@ -151,7 +151,7 @@ def test_dustcanon_equals_the_core_with_query_scopes(rules, urls):
 
 def test_the_schema_takes_query_parameter_scopes():
     jsonschema = pytest.importorskip("jsonschema")
-    from dustbuster.core.rules import ruleset_document
+    from dustbuster.core.model.rules import ruleset_document
 
     from tests.conftest import ROOT
 
@@ -170,8 +170,8 @@ def test_the_validator_samples_inside_the_scope_only():
     import asyncio
     import random
 
-    from dustbuster.core.sketch import sketch
-    from dustbuster.core.validate import Fetched, validate_rule
+    from dustbuster.core.validation.sketch import sketch
+    from dustbuster.core.validation.validate import Fetched, validate_rule
 
     def page(key: str) -> Fetched:
         rnd = random.Random(key)
@@ -185,7 +185,7 @@ def test_the_validator_samples_inside_the_scope_only():
 
     urls = [f"http://w.org/doku.php?id=p{i}&do={do}&s=t{i}" for i in range(60) for do in ("edit", "show")]
     rule = ParamRule("s", "remove", scope="?do=edit")
-    from dustbuster.core.validate import RoundFetcher
+    from dustbuster.core.validation.validate import RoundFetcher
 
     v = asyncio.run(validate_rule(rule, urls, RoundFetcher(fetch)))
     assert v.valid and v.applicable == 60
@@ -196,7 +196,7 @@ def test_the_validator_samples_inside_the_scope_only():
 @settings(max_examples=150, deadline=None)
 @given(RULES, st.lists(URLS, max_size=3))
 def test_query_scoped_sets_are_admitted_as_by_the_service(rules, urls):
-    from dustbuster.core.rulebook import RuleBook
+    from dustbuster.core.canon.rulebook import RuleBook
 
     doc = {"site": "h.com", "version": 2, "rules": [r.to_json() | {"status": "valid"} for r in rules]}
     book, mod = RuleBook(normalize=False), dustcanon.RuleBook()

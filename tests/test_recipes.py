@@ -1,5 +1,5 @@
 """docs/architecture.md's recipes, followed (issue 24 item 6): the files "Where to add: A rule type"
-names are exactly the places every registered rule type has (dustbuster.core.ruletype.REGISTRY)."""
+names are exactly the places every registered rule type has (dustbuster.core.model.ruletype.REGISTRY)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import dustcanon
-from dustbuster.core.ruletype import REGISTRY, RuleType
+from dustbuster.core.model.ruletype import REGISTRY, RuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE_TYPES = {"substring", "parameter", "query", "case", "pattern"}  #: the core's own, in its older modules
@@ -27,8 +27,8 @@ def _module(kind: str, cls: type) -> str | None:
     mod = cls.__module__
     if kind in CORE_TYPES:
         return None if mod.startswith("dustbuster.core.") else f"{kind}: in {mod}, not the core"
-    if not mod.startswith("dustbuster.core.ruletypes."):
-        return f"{kind}: in {mod}, not a module of core/ruletypes/"
+    if not mod.startswith("dustbuster.core.model.ruletypes."):
+        return f"{kind}: in {mod}, not a module of core/model/ruletypes/"
     return None if (ROOT / "core" / "ruletypes" / (mod.rsplit(".", 1)[1] + ".py")).exists() else f"{kind}: no file"
 
 
@@ -51,7 +51,7 @@ def _schema(kind: str, cls: type) -> str | None:
 
 
 #: each file of the recipe → the check that a registered type has its place there
-PLACES = {"core/ruletypes/<name>.py": _module, "dustcanon.py": _twin, "docs/rules.md": _doc,
+PLACES = {"core/model/ruletypes/<name>.py": _module, "dustcanon.py": _twin, "docs/rules.md": _doc,
           "docs/ruleset.schema.json": _schema}
 
 

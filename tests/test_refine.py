@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import DustParams, Pair, URLList, eliminate, mine, pair_refines, rule_refines
-from dustbuster.core.refine import elimination_order
-from dustbuster.core.tokens import END, START, tokenize
+from dustbuster.core.mining.refine import elimination_order
+from dustbuster.core.urls.tokens import END, START, tokenize
 
 S_ = START
 

@@ -1,11 +1,11 @@
 """Issue 23: remove rules read off the replace evidence (thesis §5.3) where the parameter-less URL is
-in no log line (core/paramrules.py replace_removals, core/scoped.py, core/qscope.py).  Sizes decide
+in no log line (core/mining/paramrules.py replace_removals, core/mining/scoped.py, core/mining/qscope.py).  Sizes decide
 LikelySimilar as in tests/test_scoped.py."""
 
 from __future__ import annotations
 
 from dustbuster.core import DustParams, URLList, canonical
-from dustbuster.core.scoped import mine_scoped_param_rules
+from dustbuster.core.mining.scoped import mine_scoped_param_rules
 
 P = DustParams()
 H = "http://w.org/index.php?title="

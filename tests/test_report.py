@@ -1,4 +1,4 @@
-"""``dustbuster report``: the site owner's report (dustbuster.core.sitereport, dustbuster.cli.reporthtml):
+"""``dustbuster report``: the site owner's report (dustbuster.core.report.sitereport, dustbuster.cli.reporthtml):
 its numbers on a small made-up site, the command, and the page in a real headless browser."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 from dustbuster.core import ParamRule, SubstringRule
-from dustbuster.core.sitereport import advice, site_report
-from dustbuster.core.scopedrules import QueryRule
+from dustbuster.core.report.sitereport import advice, site_report
+from dustbuster.core.model.scopedrules import QueryRule
 from tests.conftest import ROOT
 
 EV = {"positives": 30, "negatives": 0, "distinct_pages": 12, "fetches": 40, "reason": "confirmed",

@@ -11,8 +11,8 @@ import pytest
 import dustcanon
 from dustbuster.agents.validator import candidate_rules
 from dustbuster.core.errors import RuleError
-from dustbuster.core.rules import SCHEMA_MINE, document_rules_json, rule_from_json, rules_from_document
-from dustbuster.core.ruletype import REGISTRY, RuleType, register
+from dustbuster.core.model.rules import SCHEMA_MINE, document_rules_json, rule_from_json, rules_from_document
+from dustbuster.core.model.ruletype import REGISTRY, RuleType, register
 from dustbuster.stream.records import CandidateSet, candidates_from_json, decode_candidates, encode
 
 V1 = Path(__file__).parent / "data" / "v1"
@@ -37,8 +37,8 @@ def test_a_v1_mine_document_and_its_v2_form_give_the_same_rules(name):
 
 
 def test_dustcanon_orders_a_v2_mine_document_by_type_as_a_v1_one():
-    from dustbuster.core.rules import ParamRule, SubstringRule
-    from dustbuster.core.scopedrules import CaseRule
+    from dustbuster.core.model.rules import ParamRule, SubstringRule
+    from dustbuster.core.model.scopedrules import CaseRule
 
     sub, par, case = SubstringRule.from_parts("/index.html", "/", anchor_end=True), ParamRule("sid", "remove"), CaseRule("/wiki")
     old = {"rules": [sub.to_json()], "param_rules": [par.to_json()], "general_rules": [case.to_json()]}
@@ -69,8 +69,8 @@ def test_a_v1_ruleset_record_is_admitted_as_before():
 
 
 def test_mine_writes_one_rules_list():
-    from dustbuster.core.mine import mine
-    from dustbuster.core.urllist import URLList
+    from dustbuster.core.mining.mine import mine
+    from dustbuster.core.urls.urllist import URLList
 
     ul = URLList()
     for i in range(40):
@@ -108,10 +108,10 @@ def test_a_types_miner_is_an_optional_hook_that_mine_calls(monkeypatch):
     "extended"), through the registry only; the types without one (every core type) add nothing."""
     from dataclasses import dataclass
 
-    from dustbuster.core import ruletype
-    from dustbuster.core.mine import mine
-    from dustbuster.core.rules import ParamRule
-    from dustbuster.core.urllist import URLList
+    from dustbuster.core.model import ruletype
+    from dustbuster.core.mining.mine import mine
+    from dustbuster.core.model.rules import ParamRule
+    from dustbuster.core.urls.urllist import URLList
 
     calls = []
 
@@ -133,7 +133,7 @@ def test_a_types_miner_is_an_optional_hook_that_mine_calls(monkeypatch):
 
 def test_rule_dicts_reads_both_shapes_for_the_views():
     """The dashboard counts and shows every candidate of a one-list record and of a three-list one."""
-    from dustbuster.core.rules import rule_dicts
+    from dustbuster.core.model.rules import rule_dicts
     one = {"rules": [{"display": "a"}, {"display": "b"}, "junk"]}
     three = {"rules": [{"display": "a"}], "param_rules": [{"display": "p"}], "general_rules": [{"display": "g"}]}
     assert [r["display"] for r in rule_dicts(one)] == ["a", "b"]

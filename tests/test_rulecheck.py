@@ -1,4 +1,4 @@
-"""Fetch-free checks of rules and rule sets (dustbuster.core.rulecheck) and the direction rule of Figure 4
+"""Fetch-free checks of rules and rule sets (dustbuster.core.canon.rulecheck) and the direction rule of Figure 4
 (the reverse direction only after a refutation)."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import ParamRule, SubstringRule
-from dustbuster.core.canonize import Canonizer, canonize
-from dustbuster.core.detect import Pair
-from dustbuster.core.rulecheck import (check_static, drop_inverses, drop_non_converging, drop_unused, non_converging,
+from dustbuster.core.canon.canonize import Canonizer, canonize
+from dustbuster.core.model.pair import Pair
+from dustbuster.core.canon.rulecheck import (check_static, drop_inverses, drop_non_converging, drop_unused, non_converging,
                             self_feeding, unobserved_output, unsafe_candidate)
-from dustbuster.core.tokens import END
-from dustbuster.core.validate import validate
+from dustbuster.core.urls.tokens import END
+from dustbuster.core.validation.validate import validate
 from tests.test_canonizer import rule_list, url
 from tests.test_validate import TEST_URLS, forum_site, make_fetch
 
@@ -152,9 +152,9 @@ def test_real_log_candidates_as_a_set_pass_checks_after_the_static_checks(name):
     """Worst case: every mined candidate of a real log taken as valid.  After the fetch-free checks
     the set converges and is idempotent on every URL of the log, never breaks a URL, and keeps at
     least the redundancy of the whole candidate list where that list broke no URL."""
-    from dustbuster.core.canonize import redundancy
-    from dustbuster.core.mine import mine
-    from dustbuster.core.rulecheck import breaks_urls
+    from dustbuster.core.canon.canonize import redundancy
+    from dustbuster.core.mining.mine import mine
+    from dustbuster.core.canon.rulecheck import breaks_urls
     from dustbuster.logs.reader import read_urllist
     from tests.realruns import LOGS, RUNS
 
@@ -178,8 +178,8 @@ def test_real_log_candidates_as_a_set_pass_checks_after_the_static_checks(name):
 
 # ------------------------------------------------------------------ the rule types beyond the papers
 
-from dustbuster.core.pattern import PatternRule  # noqa: E402
-from dustbuster.core.scopedrules import CaseRule, QueryRule  # noqa: E402
+from dustbuster.core.model.pattern import PatternRule  # noqa: E402
+from dustbuster.core.model.scopedrules import CaseRule, QueryRule  # noqa: E402
 from tests.test_dustcanon import mixed_rules, url2  # noqa: E402
 
 P = PatternRule

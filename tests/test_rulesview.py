@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from dustbuster.core.rulebook import RuleBook
+from dustbuster.core.canon.rulebook import RuleBook
 from dustbuster.stream.rulesview import TopicFollower
 
 GOOD = {"site": "forum.test", "version": 1, "rules": [

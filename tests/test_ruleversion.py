@@ -1,12 +1,12 @@
-"""The validator's pure decision (dustbuster.core.ruleversion): previous published set + this
+"""The validator's pure decision (dustbuster.core.model.ruleversion): previous published set + this
 round's valid rules → a new version, nothing, or a tombstone; and which undecided rules stay."""
 
 from __future__ import annotations
 
 import pytest
 
-from dustbuster.core.rules import SubstringRule
-from dustbuster.core.ruleversion import (PUBLISH, TOMBSTONE, UNCHANGED, Published, VersionDecision, carried_over,
+from dustbuster.core.model.rules import SubstringRule
+from dustbuster.core.model.ruleversion import (PUBLISH, TOMBSTONE, UNCHANGED, Published, VersionDecision, carried_over,
                                          decide_version)
 
 A, B = "/a -> /b", "/c -> /d"
@@ -62,5 +62,5 @@ NOW = 1_795_650_000_000  # ms
 ])
 def test_versions_are_the_publish_time_in_ms(previous, valid, held, expected):
     """Issue 27: max(previous + 1, held + 1, now in ms), so consumers can refuse a version far
-    ahead of their clock (dustbuster.core.admission, ``version_from_future``)."""
+    ahead of their clock (dustbuster.core.canon.admission, ``version_from_future``)."""
     assert decide_version(previous, valid, held, now_ms=NOW) == expected

@@ -1,15 +1,15 @@
-"""Mining query-parameter scopes (core/qscope.py) and generalised sibling scopes (core/siblings.py)
+"""Mining query-parameter scopes (core/mining/qscope.py) and generalised sibling scopes (core/mining/siblings.py)
 on small synthetic wiki-like URL lists (issue 28 items 2 and 3)."""
 
 from __future__ import annotations
 
-from dustbuster.core.mine import mine
+from dustbuster.core.mining.mine import mine
 from dustbuster.core.params import DustParams
-from dustbuster.core.rules import ParamRule
-from dustbuster.core.scoped import mine_scoped_param_rules
-from dustbuster.core.scopedrules import QueryRule
-from dustbuster.core.siblings import generalise, parent_scope
-from dustbuster.core.urllist import URLList
+from dustbuster.core.model.rules import ParamRule
+from dustbuster.core.mining.scoped import mine_scoped_param_rules
+from dustbuster.core.model.scopedrules import QueryRule
+from dustbuster.core.mining.siblings import generalise, parent_scope
+from dustbuster.core.urls.urllist import URLList
 
 H = "http://w.org/index.php?title="
 

@@ -1,7 +1,7 @@
-"""Mining scoped parameter rules and query rules (core/scoped.py) on small hand-built URL lists, the
+"""Mining scoped parameter rules and query rules (core/mining/scoped.py) on small hand-built URL lists, the
 language switch of mine(), and the streaming miner equal to the batch one on such a list.
 
-Sizes decide LikelySimilar (core/urllist.py): URLs of one page get one size; a meaningful
+Sizes decide LikelySimilar (core/urls/urllist.py): URLs of one page get one size; a meaningful
 parameter changes the size by far more than DustParams.size_slack (2 % of the larger size)."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import random
 import pytest
 
 from dustbuster.core import DustParams, URLList, canonical, mine
-from dustbuster.core.incremental import SiteSupports
-from devtools.supports import table as supports_table
-from dustbuster.core.kv import MemoryKV
-from dustbuster.core.mine import mine_table
-from dustbuster.core.scoped import holding_scopes, mine_query_rules, mine_scoped_param_rules
-from dustbuster.core.scopedrules import QueryRule
+from dustbuster.core.mining.incremental import SiteSupports
+from dustdev.supports import table as supports_table
+from dustbuster.core.mining.kv import MemoryKV
+from dustbuster.core.mining.mine import mine_table
+from dustbuster.core.mining.scoped import holding_scopes, mine_query_rules, mine_scoped_param_rules
+from dustbuster.core.model.scopedrules import QueryRule
 
 P = DustParams()
 

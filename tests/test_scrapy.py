@@ -24,7 +24,7 @@ pytest.importorskip("scrapy", reason="Scrapy is not installed (pip install -e '.
 from dustbuster.agents.api import make_api  # noqa: E402
 from dustbuster.core import ParamRule, SubstringRule  # noqa: E402
 from dustbuster.core.errors import ConfigError, RuleError  # noqa: E402
-from dustbuster.core.rulebook import RuleBook  # noqa: E402
+from dustbuster.core.canon.rulebook import RuleBook  # noqa: E402
 from dustbuster.rulesource import LiveRules  # noqa: E402
 from dustbuster.sim.site import SimSite  # noqa: E402
 from dustbuster.agents.metrics import Metrics  # noqa: E402

@@ -1,4 +1,4 @@
-"""Set-level validation (dustbuster.core.setcheck): the composed canonicalizer is fetched and compared like
+"""Set-level validation (dustbuster.core.validation.setcheck): the composed canonicalizer is fetched and compared like
 one rule, the rule behind a failure is found by bisection and dropped; and on the simulated forum
 the validated set is a correct canonicalizer judged against the simulator's own pages."""
 
@@ -9,9 +9,9 @@ import re
 from collections import Counter, defaultdict
 
 from dustbuster.core import DustParams, ParamRule, SubstringRule
-from dustbuster.core.canonize import Canonizer
-from dustbuster.core.setcheck import blame, check_rule_set
-from dustbuster.core.validate import RoundFetcher
+from dustbuster.core.canon.canonize import Canonizer
+from dustbuster.core.validation.setcheck import blame, check_rule_set
+from dustbuster.core.validation.validate import RoundFetcher
 from tests.test_validate import TEST_URLS, forum_site, make_fetch
 
 R = SubstringRule.from_parts
@@ -39,7 +39,7 @@ def test_bisection_finds_the_first_rule_that_changes_the_page():
 
 def test_an_outage_decides_nothing_and_keeps_the_set():
     async def down(url):
-        from dustbuster.core.validate import Fetched
+        from dustbuster.core.validation.validate import Fetched
 
         return Fetched(False, reason="site_down")
 
@@ -134,7 +134,7 @@ def test_an_extra_candidate_never_costs_the_set_a_rule():
 
 
 def test_an_extra_candidate_decided_as_a_mined_one_is_not_tried_again():
-    from dustbuster.core.validate import validate
+    from dustbuster.core.validation.validate import validate
 
     rf = RoundFetcher(make_fetch(forum_site, Counter()))
     bad = SubstringRule.from_parts("/index.html", "/about.html")

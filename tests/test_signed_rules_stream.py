@@ -17,9 +17,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from dustbuster.agents.context import rules_follower
 from dustbuster.agents.metrics import Metrics
-from dustbuster.core.admission import MAX_VERSION
-from dustbuster.core.rulebook import RuleBook
-from dustbuster.core.signing import raw_public, sign_document
+from dustbuster.core.canon.admission import MAX_VERSION
+from dustbuster.core.canon.rulebook import RuleBook
+from dustbuster.core.model.signing import raw_public, sign_document
 from dustbuster.stream.settings import Settings
 from tests.test_canonizer_stream import _send
 

@@ -1,4 +1,4 @@
-"""Issue 27, finding 4: signed rule sets (dustbuster.core.signing; docs/canonizer.md "Signed rule
+"""Issue 27, finding 4: signed rule sets (dustbuster.core.model.signing; docs/canonizer.md "Signed rule
 sets").  A consumer with trusted keys refuses unsigned and wrongly signed sets, counted; without
 keys it admits as before.  dustcanon.py verifies in pure Python what ``cryptography`` signs."""
 
@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import dustcanon
 from dustbuster.core.errors import ConfigError, RuleError
-from dustbuster.core.rulebook import RuleBook
-from dustbuster.core.signing import (content_bytes, key_id, load_private_key, new_key, parse_key_list,
+from dustbuster.core.canon.rulebook import RuleBook
+from dustbuster.core.model.signing import (content_bytes, key_id, load_private_key, new_key, parse_key_list,
                                      public_key_bytes, raw_public, sign_document, trusted_keys, verify_document)
 
 SITE = "d4.test"

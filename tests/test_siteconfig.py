@@ -1,4 +1,4 @@
-"""The sites file parsed once (dustbuster.core.siteconfig, Settings.sites), the renamed sketch
+"""The sites file parsed once (dustbuster.core.validation.siteconfig, Settings.sites), the renamed sketch
 threshold, and the dead-letter record built in one place."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from dustbuster.core.errors import ConfigError
-from dustbuster.core.siteconfig import SiteConfig, parse_sites
+from dustbuster.core.validation.siteconfig import SiteConfig, parse_sites
 from dustbuster.core.errors import REJECT_EXCERPT_CHARS
 from dustbuster.stream.records import dead_letter
 from dustbuster.stream.settings import Settings

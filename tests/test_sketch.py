@@ -7,7 +7,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dustbuster.core.sketch import minhash, resemblance, shingles, similar, sketch, visible_text, words
+from dustbuster.core.validation.sketch import minhash, resemblance, shingles, similar, sketch, visible_text, words
 
 WORDS = ("the quick brown fox jumps over the lazy dog while forty seven wizards quietly "
          "hex the jovial bard in a small town near the river after dusk").split()

@@ -1,6 +1,6 @@
 import pytest
 
-from dustbuster.core.tokens import END, START, display, find_aligned, is_boundary, shrinks, tokenize, wrap
+from dustbuster.core.urls.tokens import END, START, display, find_aligned, is_boundary, shrinks, tokenize, wrap
 
 
 @pytest.mark.parametrize(

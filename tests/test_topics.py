@@ -38,6 +38,17 @@ def test_every_settings_topic_name_is_a_row():
         s.topic("nope")
 
 
+def test_settings_declares_one_topic_property_per_row():
+    """``Settings.<key>_topic`` are properties written in the class body (a type checker sees them),
+    exactly one per row of the table, each the name of its row's topic."""
+    declared = {name: value for name, value in vars(Settings).items() if name.endswith("_topic")}
+    assert sorted(declared) == sorted(f"{spec.key}_topic" for spec in topics.TOPICS)
+    assert all(isinstance(value, property) for value in declared.values())
+    s = Settings(topic_prefix="x")
+    for spec in topics.TOPICS:
+        assert declared[f"{spec.key}_topic"].fget(s) == spec.name("x") == s.topic(spec.key)
+
+
 def test_admin_creates_every_row_and_a_new_row_too(monkeypatch):
     s = Settings(topic_prefix="q", partitions=3)
     assert [t.name for t in admin.wanted_topics(s)] == [spec.name("q") for spec in topics.TOPICS]

@@ -1,11 +1,11 @@
-"""dustbuster.core.truth: content signatures, clusters, URL classes."""
+"""dustbuster.core.report.truth: content signatures, clusters, URL classes."""
 
 from __future__ import annotations
 
 import random
 
-from dustbuster.core.sketch import sketch
-from dustbuster.core.truth import Signature, cluster, resemblance, signature, url_class
+from dustbuster.core.validation.sketch import sketch
+from dustbuster.core.report.truth import Signature, cluster, resemblance, signature, url_class
 
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
          "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from dustbuster.core.errors import ParseError
-from dustbuster.core.mine import mine
-from dustbuster.core.urllist import URLList
+from dustbuster.core.mining.mine import mine
+from dustbuster.core.urls.urllist import URLList
 from dustbuster.logs.formats import FORMATS, parse_urls, sniff
 from dustbuster.logs.reader import read_urllist
 from dustbuster.logs.record import Context, Skip

@@ -1,4 +1,4 @@
-"""The fetch-free candidate checks in one pass over the URLs (core/urlreach.py, issue 25) give what
+"""The fetch-free candidate checks in one pass over the URLs (core/canon/urlreach.py, issue 25) give what
 the per-candidate checks gave (tests/oracle.py keeps them): the same UNSAFE flags and reasons with
 the same example URLs, the same unobserved-output and URL-breaking reasons, the same covered
 candidates and the same applicable URLs of Figure 3 — on the real logs and on generated rules."""
@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dustbuster.core.coverage import Coverage
-from dustbuster.core.mine import mine, unsafe_flags
-from dustbuster.core.rulecheck import breaks_urls, unobserved_output, unsafe_candidate, unsafe_candidates
-from dustbuster.core.rules import SubstringRule
-from dustbuster.core.tokens import END, START
-from dustbuster.core.urlreach import URLReach
-from dustbuster.core.urlreach import round_reach
+from dustbuster.core.canon.coverage import Coverage
+from dustbuster.core.mining.mine import mine, unsafe_flags
+from dustbuster.core.canon.rulecheck import breaks_urls, unobserved_output, unsafe_candidate, unsafe_candidates
+from dustbuster.core.model.rules import SubstringRule
+from dustbuster.core.urls.tokens import END, START
+from dustbuster.core.canon.urlreach import URLReach
+from dustbuster.core.canon.urlreach import round_reach
 from dustbuster.logs.reader import read_urllist
 from tests.conftest import DATA
 from tests.oracle import (breaks_urls_plain, changed_plain, covered_by_plain, unobserved_output_plain,
@@ -102,7 +102,7 @@ def test_figure_3_verdicts_equal_with_the_round_index():
     import asyncio
     from collections import Counter
 
-    from dustbuster.core.validate import RoundFetcher, validate_rule
+    from dustbuster.core.validation.validate import RoundFetcher, validate_rule
     from tests.test_validate import TEST_URLS, forum_site, make_fetch
 
     R = SubstringRule.from_parts

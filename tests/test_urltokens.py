@@ -1,4 +1,4 @@
-"""The seq2seq paper's URL pre-processing (§2.1) as core/urltokens.py does it: tokens, function
+"""The seq2seq paper's URL pre-processing (§2.1) as core/urls/urltokens.py does it: tokens, function
 tokens by document frequency, argument placeholders, and the exact round trip."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dustbuster.core.urltokens import (FunctionTokens, decode, encode, encode_target, function_tokens,
+from dustbuster.core.urls.urltokens import (FunctionTokens, decode, encode, encode_target, function_tokens,
                                        placeholder, url_tokens)
 
 TOKENS = [

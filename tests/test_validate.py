@@ -6,10 +6,10 @@ import asyncio
 from collections import Counter
 
 from dustbuster.core import DustParams, ParamRule, SubstringRule
-from dustbuster.core.detect import Pair
-from dustbuster.core.sketch import sketch
-from dustbuster.core.tokens import END, START
-from dustbuster.core.validate import Fetched, RoundFetcher, validate, validate_rule
+from dustbuster.core.model.pair import Pair
+from dustbuster.core.validation.sketch import sketch
+from dustbuster.core.urls.tokens import END, START
+from dustbuster.core.validation.validate import Fetched, RoundFetcher, validate, validate_rule
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho".split()
 

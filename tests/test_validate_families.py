@@ -12,7 +12,7 @@ from aiohttp import web
 from tests.loopback import serve
 
 from dustbuster.core import ParamRule
-from dustbuster.core.scopedrules import QueryRule
+from dustbuster.core.model.scopedrules import QueryRule
 from dustbuster.fetch.client import FetchPolicy
 from dustbuster.sitevalidation import validate_site
 from dustbuster.stream.settings import Settings
@@ -74,7 +74,7 @@ async def run_round(site: FamilySite):
             [], [ParamRule("utm_source", "remove"), QueryRule("", "drop")], family_urls(base), policy, Settings()), 120)
     finally:
         await runner.cleanup()
-    drop = next(v for v in sv.result.verdicts if v.rule.type == "query")  # narrowed, maybe (core/narrow.py)
+    drop = next(v for v in sv.result.verdicts if v.rule.type == "query")  # narrowed, maybe (core/validation/narrow.py)
     return sv, drop
 
 
@@ -127,7 +127,7 @@ def test_query_sensitive_family_refutes_a_site_wide_rule():
     # refuted by /a/ and /b/ on ``page``, which no positive tested: narrowed to keep it (issue 23)
     assert drop.rule.keep == ("page",) and drop.untested[0]["negatives"] >= 2, (drop.valid, drop.reason, drop.evidence())
     # whatever is published keeps two pages of /a/ apart
-    from dustbuster.core.canonize import canonical
+    from dustbuster.core.canon.canonize import canonical
 
     assert canonical("http://h/a/1?page=2", sv.rules) != canonical("http://h/a/1?page=3", sv.rules)
 
@@ -141,7 +141,7 @@ def test_healthy_site_where_the_rule_holds_publishes_it():
 
 
 def test_family_of_a_url_under_a_scope():
-    from dustbuster.core.families import family_of
+    from dustbuster.core.urls.families import family_of
 
     assert family_of("http://H/a/12?page=2") == "http://h/a"
     assert family_of("http://h/story_5?x=1") == "http://h/story_N"
@@ -151,7 +151,7 @@ def test_family_of_a_url_under_a_scope():
 
 
 def test_strata_pool_small_families_and_lift_each_required_one():
-    from dustbuster.core.families import FAMILY_LIFT, OTHER, Strata
+    from dustbuster.core.urls.families import FAMILY_LIFT, OTHER, Strata
 
     urls = [f"http://h/a/{i}" for i in range(50)] + [f"http://h/b/{i}" for i in range(45)] + \
         [f"http://h/c{k}/1" for k in "xyzuv"]  # five families of one URL: 5 % together, under 10 %

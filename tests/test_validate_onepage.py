@@ -11,7 +11,7 @@ import asyncio
 import pytest
 
 from dustbuster.core import ParamRule, mine
-from dustbuster.core.urllist import URLList
+from dustbuster.core.urls.urllist import URLList
 from dustbuster.fetch.client import FetchPolicy
 from dustbuster.sim.forum import SITE_HOSTS
 from dustbuster.sim.site import SimSite, start

@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from dustbuster.core.urllist import URLList
+from dustbuster.core.urls.urllist import URLList
 from dustbuster.sim.site import SimSite
 from dustbuster.sim.wiki import LOGIN, RECENT
 from tests.test_validate_onepage import PAGE, validation_round

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from dustbuster.core import ParamRule, SubstringRule
-from dustbuster.core.scopedrules import QueryRule
+from dustbuster.core.model.scopedrules import QueryRule
 from dustbuster.fetch.client import FetchPolicy
 from dustbuster.sim.forum import SITE_HOSTS
 from dustbuster.sim.site import SimSite, start

@@ -25,7 +25,7 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
         # off here, where dust_lines_in_total counts the fed log's lines exactly
         env["DUST_VALIDATOR_LINKS"] = "false"
         # signed rule sets (issue 27): the validator signs, the worker's own rule book verifies
-        from dustbuster.core.signing import new_key
+        from dustbuster.core.model.signing import new_key
 
         pem, public = new_key()
         (tmp_path / "rules.key").write_bytes(pem)
@@ -59,8 +59,8 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
     assert all(r["status"] == "valid" and r["evidence"]["positives"] >= 10 for r in rs["rules"])
     # ground truth (sim/site.py): every valid alias of the simulated site is covered by the
     # published rules — both URLs canonize to the same URL — and no look-alike is
-    from dustbuster.core.canonize import canonical
-    from dustbuster.core.rules import rules_from_document
+    from dustbuster.core.canon.canonize import canonical
+    from dustbuster.core.model.rules import rules_from_document
 
     rules = rules_from_document(rs)
     w, f = f"http://www.forum.test:{port}", f"http://forum.test:{port}"
@@ -105,11 +105,11 @@ def test_simulated_site_end_to_end(kafka, tmp_path):
     assert [r.text for r in rules_from_document(rs)] == texts
     assert current == rs
     # signed by the validator's key, and applied by the worker that trusts it (nothing refused)
-    from dustbuster.core.signing import parse_key_list, verify_document
+    from dustbuster.core.model.signing import parse_key_list, verify_document
 
     verify_document(rs, parse_key_list(public))
     assert applied["version"] == rs["version"] and applied["signature"] == rs["signature"]
-    assert rs["version"] > 1_700_000_000_000  # the publish time in ms (dustbuster.core.ruleversion)
+    assert rs["version"] > 1_700_000_000_000  # the publish time in ms (dustbuster.core.model.ruleversion)
     assert "dust_rule_sets_rejected_total{" not in metrics
     # the worker's /metrics counted each stage of the pipeline
     values = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()

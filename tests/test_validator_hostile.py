@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from dustbuster.core import ParamRule
-from dustbuster.core.detect import Pair
-from dustbuster.core.validate import RoundFetcher, validate
+from dustbuster.core.model.pair import Pair
+from dustbuster.core.validation.validate import RoundFetcher, validate
 from dustbuster.sim.site import SimSite, start
 from dustbuster.fetch.client import FetchPolicy, Fetcher
 

@@ -9,7 +9,7 @@ import json
 import time
 import urllib.request
 
-from devtools.devsim import SITE_HOSTS
+from dustdev.devsim import SITE_HOSTS
 from dustbuster.broker import free_port
 from tests.simsite import start_sim_site, write_sim_log, write_sites
 from tests.streamtools import Worker, feed, read_topic, stream_env

@@ -9,7 +9,7 @@ import time
 import json
 
 from dustbuster.agents.validator import validation_round
-from dustbuster.core import mine
+from dustbuster.core.mining.mine import mine
 from dustbuster.sim.forum import SITE_HOSTS
 from dustbuster.sim.site import SimSite, start
 from dustbuster.state.verdicts import VerdictStore
@@ -21,7 +21,7 @@ HOSTS = SITE_HOSTS  #: the simulator's four hosts
 
 
 def candidates(site: SimSite, port: int) -> CandidateSet:
-    from dustbuster.core.urllist import URLList
+    from dustbuster.core.urls.urllist import URLList
 
     ul = URLList()
     for rec in parse_lines(site.log_lines(8000, port=port), "forum.test").records:
@@ -69,7 +69,7 @@ def test_rounds_publish_keep_drop_and_tombstone(tmp_path):
     first, again, third, outage, fourth, sent, sent_after_again = asyncio.run(go())
     assert outage == "unchanged"
     t1 = [r["display"] for r in first.rules]
-    # versions are the publish time in ms (issue 27; dustbuster.core.ruleversion), growing from round to round
+    # versions are the publish time in ms (issue 27; dustbuster.core.model.ruleversion), growing from round to round
     assert t0_ms <= first.version <= time.time() * 1000 and any("story_" in t for t in t1)
     assert again == "unchanged" and sent_after_again == 1  # nothing re-published while verdicts hold
     t3 = [r["display"] for r in third.rules]
@@ -111,11 +111,11 @@ def test_with_a_signing_key_a_site_without_valid_rules_gets_a_signed_empty_set(t
     that signs removes a site's rules with a signed set of no rules, newer than the last one, which
     those consumers apply."""
     from dustbuster.agents.validator import send_decision
-    from dustbuster.core.rulebook import RuleBook
-    from dustbuster.core.ruleversion import PUBLISH, TOMBSTONE, VersionDecision
+    from dustbuster.core.canon.rulebook import RuleBook
+    from dustbuster.core.model.ruleversion import PUBLISH, TOMBSTONE, VersionDecision
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from dustbuster.core.signing import key_id, raw_public
+    from dustbuster.core.model.signing import key_id, raw_public
 
     key, sent = Ed25519PrivateKey.generate(), []
 

@@ -1,14 +1,14 @@
 """A streaming window's candidates equal ``dustbuster mine``'s on the same URL list at every window
-boundary, now that a site's URL list is kept between windows (core/incremental.py,
+boundary, now that a site's URL list is kept between windows (core/mining/incremental.py,
 ``SiteSupports.current_urllist``): after groups of new URLs, of known URLs with wider sizes, of
 hits only, with a group staged and not committed (not seen), after the kept list was dropped for
 its backlog, and after a restart on the same store."""
 
 from __future__ import annotations
 
-from dustbuster.core.mine import mine, unsafe_flags
+from dustbuster.core.mining.mine import mine, unsafe_flags
 from dustbuster.core.params import DustParams
-from dustbuster.core.urllist import URLList
+from dustbuster.core.urls.urllist import URLList
 from dustbuster.logs.reader import parse_lines
 from dustbuster.sim.forum import generate
 from dustbuster.state.partitions import Message, PartitionState

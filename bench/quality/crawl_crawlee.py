@@ -4,7 +4,7 @@ bench/quality/crawls.py.
     python bench/quality/crawl_crawlee.py SEEDS OUT [--rules FILE] [--max N]
 
 From the seeds, every link of the harness's domain is enqueued; the hosts (*.quality.test) are
-reached through devtools.loopproxy on 127.0.0.1.  With --rules, every request's unique_key is
+reached through dustdev.loopproxy on 127.0.0.1.  With --rules, every request's unique_key is
 its canonical URL (dustbuster.crawlee.DustKeys).  OUT: JSON with every page (URL, status, content
 signature) and the counts.
 """
@@ -25,8 +25,8 @@ from crawlee.crawlers import ParselCrawler  # noqa: E402
 from crawlee.proxy_configuration import ProxyConfiguration  # noqa: E402
 from crawlee.storage_clients import MemoryStorageClient  # noqa: E402
 
-from dustbuster.core.truth import signature  # noqa: E402
-from devtools.loopproxy import LoopbackProxy  # noqa: E402
+from dustbuster.core.report.truth import signature  # noqa: E402
+from dustdev.loopproxy import LoopbackProxy  # noqa: E402
 
 
 async def crawl(seeds: list[str], rules: str, most: int, proxy: str) -> dict:

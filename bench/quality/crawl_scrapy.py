@@ -30,7 +30,7 @@ from scrapy.linkextractors import LinkExtractor  # noqa: E402
 from scrapy.resolver import CachingThreadedResolver  # noqa: E402
 from twisted.internet import defer  # noqa: E402
 
-from dustbuster.core.truth import signature  # noqa: E402
+from dustbuster.core.report.truth import signature  # noqa: E402
 
 DOMAIN = "quality.test"
 

@@ -8,7 +8,7 @@ site's root through its real server, cookies off, the same download budget (CLOS
     (REQUEST_FINGERPRINTER_CLASS = dustbuster.scrapy.DustRequestFingerprinter, DUSTBUSTER_RULES);
   * ``scrapy + hand canonicalizer``: bench/quality/handcanon.py's function for the app as the
     fingerprinter (the ceiling; bench only).
-Distinct contents: the content clusters of dustbuster.core.truth (the same-content test of
+Distinct contents: the content clusters of dustbuster.core.report.truth (the same-content test of
 `dustbuster truth`) over the pages of the three crawls; *per download* = distinct contents over
 responses downloaded.  The plain crawl's contents this crawl never reached are split in two
 (bench/quality/lostrules.py): *lost by the rules*, those of them no URL seen in any crawl reaches

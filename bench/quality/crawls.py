@@ -11,7 +11,7 @@ Per app: the app is set up and served as `make quality` does (bench/quality/run.
 traffic runs), its rules are `dustbuster validate` of the train and validate logs; the crawls start
 from the site's root and the distinct URLs of the test log (as links from the web would) and follow
 every link of the site, at most --max pages.  Distinct pages: the content clusters
-(dustbuster.core.truth: signatures, resemblance >= 0.9) over the pages of all the crawls.
+(dustbuster.core.report.truth: signatures, resemblance >= 0.9) over the pages of all the crawls.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def numbers(docs: dict[str, dict], n_seeds: int, n_rules: int, keys: dict | None
     (a page that changed between the crawls: recent changes, feeds)."""
     from lostrules import at_risk, errors, fetches  # bench/quality/lostrules.py
 
-    from dustbuster.core.truth import Signature, cluster
+    from dustbuster.core.report.truth import Signature, cluster
 
     pages = [(name, r) for name, d in docs.items() for r in d["responses"] if r["status"] == 200]
     ids = cluster([Signature.from_json(r["sig"]) for _, r in pages])
@@ -169,7 +169,7 @@ def write_doc(results: list[dict], path: Path) -> None:
            "each harness app of [quality.md](quality.md) is set up and served as `make quality` does, its rules are",
            "`dustbuster validate` of its train and validate logs, and each crawler starts from the site's root and the",
            "distinct URLs of its test log and follows every link of the site.  *downloads*: responses downloaded",
-           "(redirects included); *distinct pages*: content clusters (`dustbuster.core.truth`, resemblance ≥ 0.9)",
+           "(redirects included); *distinct pages*: content clusters (`dustbuster.core.report.truth`, resemblance ≥ 0.9)",
            "over the pages of all the crawls; *missed*: distinct pages the same crawler without rules downloaded",
            "and this crawl did not; in brackets, those of them *lost by the rules* (bench/quality/lostrules.py):",
            "no URL of them seen in any crawl escapes a merge with another content under the rules (the rest were",

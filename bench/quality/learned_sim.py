@@ -22,7 +22,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT))  # devtools/ (not installed)
+sys.path.insert(0, str(ROOT))  # dustdev/ (not installed)
 sys.path.insert(0, str(HERE))
 
 from learnedstage import learned_stage  # noqa: E402
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     steps = out / "steps.log"
     steps.write_text("")
     t0 = time.perf_counter()
-    from devtools.devsim import start_sim_site, write_sites
+    from dustdev.devsim import start_sim_site, write_sites
 
     sim, port = start_sim_site(ROOT)
     try:

@@ -8,7 +8,7 @@ never did) mixes that budget effect with pages the rules hide.  This module sepa
 Definitions (beyond the papers: DUST, Bar-Yossef/Keidar/Schonfeld WWW 2007, counts false merges on
 URL pairs of a log, Sec. 6; here the unit is a content a crawler can or cannot reach):
 
-* A *content* is a content cluster of dustbuster.core.truth over the 200 pages of all the crawls (as
+* A *content* is a content cluster of dustbuster.core.report.truth over the 200 pages of all the crawls (as
   crawls.numbers computes them).  A URL *shows* a content when some crawl got that content at it,
   as the first URL requested or as the URL a redirect ended at; a URL may show several contents
   (a page that changed between crawls): it shows each of them.

@@ -214,8 +214,8 @@ changes, feeds: counted apart under the table).  Results written before this spl
 counted*; `.venv/bin/python bench/quality/crawls.py --recount OUTDIR/APP` counts them from the run's
 crawls.
 
-Same content (core/truth.py): estimated Jaccard resemblance ≥ 0.9 of the 10-word shingles of the
-visible text, words and shingles exactly as the validator's sketches (core/sketch.py), estimated
+Same content (core/report/truth.py): estimated Jaccard resemblance ≥ 0.9 of the 10-word shingles of the
+visible text, words and shingles exactly as the validator's sketches (core/validation/sketch.py), estimated
 with 256 min-hashes instead of the validator's 4 (4 would split near-identical pages at random:
 0.9⁴ ≈ 66 %; 256 estimate it within ±0.015), single link over locality-sensitive-hashing
 candidates; non-text by exact digest.
@@ -255,7 +255,7 @@ FOOT = """## How it is done, and its limits
   MediaWiki (posts edited, added and deleted; comments deleted).
 * **Hand-written canonicalizers** (bench/quality/handcanon.py, the "ceiling" row): one function per
   app written from its documentation (cited in the code), never from logs; scored on the same truth
-  through dustbuster.core.evaluate (run.py hand_row), and used as a Scrapy request fingerprinter in
+  through dustbuster.core.report.evaluate (run.py hand_row), and used as a Scrapy request fingerprinter in
   the crawl-efficiency stage (bench/quality/crawleff.py).
 * **Traffic** (bench/quality/traffic.py): a breadth-first crawler (40 % of the requests) and
   browser-like sessions; seeds 1, 2, 3 for train, validate, test; bounded by a request count and a
@@ -272,7 +272,7 @@ FOOT = """## How it is done, and its limits
 * **The CI version** (tests/test_quality_small.py, in `make test`): the Sphinx site only, 500
   requests a run, about a minute; it asserts invariants, not quality: the truth has one record
   per unique 2xx URL of the test log (in order, a cluster for every fetched page), every score
-  obeys the identities of dustbuster.core.evaluate.consistent and the per-class URLs add up, the validated
+  obeys the identities of dustbuster.core.report.evaluate.consistent and the per-class URLs add up, the validated
   set is schema-valid and makes no false merge.  tests/test_quality_mediawiki.py runs MediaWiki at
   the small size (300 requests a run, the crawl stage with 200 downloads a crawl, a few minutes)
   and asserts the same invariants, that the hand-written canonicalizer merges no different pages,

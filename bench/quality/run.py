@@ -230,8 +230,8 @@ def leftovers(truth: Path, rules: Path, n: int = 4) -> dict:
     from collections import Counter, defaultdict
     from urllib.parse import urlsplit
 
-    from dustbuster.core.canonize import Canonizer
-    from dustbuster.core.rules import rules_from_document
+    from dustbuster.core.canon.canonize import Canonizer
+    from dustbuster.core.model.rules import rules_from_document
 
     canon = Canonizer([r for r in rules_from_document(json.loads(rules.read_text())) if r.status == "valid"])
     groups: dict = defaultdict(set)
@@ -258,8 +258,8 @@ def by_type(truth: Path, rules: Path) -> dict:
     by the set without that type's rules (the difference is what only that type removes)."""
     from collections import defaultdict
 
-    from dustbuster.core.canonize import Canonizer
-    from dustbuster.core.rules import rules_from_document
+    from dustbuster.core.canon.canonize import Canonizer
+    from dustbuster.core.model.rules import rules_from_document
 
     valid = [r for r in rules_from_document(json.loads(rules.read_text())) if r.status == "valid"]
     clusters: dict = defaultdict(list)
@@ -285,10 +285,10 @@ def by_type(truth: Path, rules: Path) -> dict:
 
 def hand_row(name: str, truth: Path, scores: Path) -> None:
     """The hand-written per-app canonicalizer (bench/quality/handcanon.py, the ceiling) scored on the
-    same truth by dustbuster.core.evaluate, as `dustbuster eval` scores a rule file (it takes only
+    same truth by dustbuster.core.report.evaluate, as `dustbuster eval` scores a rule file (it takes only
     rule files), appended to the eval document as the row kind "ceiling"."""
     from dustbuster.cli.eval import load_truth
-    from dustbuster.core.evaluate import by_class, consistent, score
+    from dustbuster.core.report.evaluate import by_class, consistent, score
 
     import handcanon  # bench/quality/handcanon.py
 

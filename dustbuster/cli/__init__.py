@@ -5,7 +5,7 @@ adds its parser (``common`` is the parent parser of the -v/-q options) and retur
 ``run(args) -> int`` runs it.  A command module imports at its top only what building its parser
 needs; what it runs (Kafka, Faust, the fetcher) is imported inside ``run``, so the commands that
 need no Kafka (mine, canonize --rules) import no Faust.  ``main`` imports the module of the one
-command it is asked to run (issue 25: ~0.1 s less start-up for every command); ``--help`` without a
+command it is asked to run (~0.1 s less start-up for every command); ``--help`` without a
 command, and an unknown command, build every parser.
 """
 

@@ -46,6 +46,7 @@ def run(a: argparse.Namespace) -> int:
     if port_open(a.port):
         raise DustError(f"port {a.port} is taken by another process: choose --port")
     k = LocalKafka(data, bport=a.port, cport=a.controller_port, offsets_partitions=3).start()
+    assert k.proc is not None  # start() made it
     print(f"started: pid {k.proc.pid}, bootstrap {k.bootstrap} (format {k.timings['format_s']:.1f}s, "
           f"start {k.timings['start_s']:.1f}s); log {k.log_file}")
     return 0

@@ -77,9 +77,9 @@ def _window_name(d: dict) -> str:
 def _print_candidates(site: str, d: dict, limit: int) -> None:
     """A candidate set for a person: likely rules (not validated), unsafe ones flagged."""
     from dustbuster.core.errors import RuleError
-    from dustbuster.core.rulecheck import unsafe_candidate
-    from dustbuster.core.rules import PAPER_TYPES, document_rules_json, rule_from_json
-    from dustbuster.core.urlreach import URLReach
+    from dustbuster.core.canon.rulecheck import unsafe_candidate
+    from dustbuster.core.model.rules import PAPER_TYPES, document_rules_json, rule_from_json
+    from dustbuster.core.canon.urlreach import URLReach
 
     st = d["stats"]
     urls = list(d.get("test_urls") or [])[:5000]

@@ -85,9 +85,9 @@ def run(a: argparse.Namespace) -> int:
 
 def _canonize_stdin(a: argparse.Namespace, book, out):
     """Each URL of stdin canonized and written to ``out``; the discovered redundancy (WWW 2007 §3
-    "Metrics", dustbuster.core.canonize.RedundancyCount), the URLs each rule changed, and how many URLs
+    "Metrics", dustbuster.core.canon.canonize.RedundancyCount), the URLs each rule changed, and how many URLs
     stopped at MA."""
-    from dustbuster.core.canonize import RedundancyCount
+    from dustbuster.core.canon.canonize import RedundancyCount
 
     changed: Counter = Counter()
     count = RedundancyCount()
@@ -109,7 +109,7 @@ def _canonize_stdin(a: argparse.Namespace, book, out):
 
 def _book(a: argparse.Namespace, unvalidated: bool):
     """A rule book (site → rules) from --rules or --from-topic, and every rule in it."""
-    from dustbuster.core.rulebook import RuleBook
+    from dustbuster.core.canon.rulebook import RuleBook
 
     normalize = a.normalize if a.normalize is not None else bool(a.from_topic)
     book = RuleBook(a.ma, normalize)
@@ -118,7 +118,7 @@ def _book(a: argparse.Namespace, unvalidated: bool):
         for site, doc in topic_sets(a, keys).items():
             try:
                 book.update(site, doc)
-            except Exception as exc:  # whatever a record on the topic holds, the other sites still apply
+            except Exception as exc:  # noqa: BLE001 - whatever a record on the topic holds, the other sites still apply
                 text = str(exc)[:WARNING_DETAIL_CHARS]
                 sys.stderr.write(f"warning: skipping the rule set of {site}: {type(exc).__name__}: {text}\n")
         return book, [r for sr in book.sites.values() for r in sr.rules]

@@ -106,10 +106,10 @@ def read_doc(path: str) -> dict:
 
 
 def read_rules(path: str, what: str = "rule file") -> tuple[dict, list]:
-    """A rule document and its rules (dustbuster.core.rules.rules_from_document); a missing file is a
+    """A rule document and its rules (dustbuster.core.model.rules.rules_from_document); a missing file is a
     ConfigError, a broken one a DustError naming the file."""
     from dustbuster.core.errors import ConfigError, RuleError
-    from dustbuster.core.rules import rules_from_document
+    from dustbuster.core.model.rules import rules_from_document
 
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -121,7 +121,7 @@ def read_rules(path: str, what: str = "rule file") -> tuple[dict, list]:
 
 
 def add_url_lists(p: argparse.ArgumentParser) -> None:
-    """``--urls FILE``: URL lists (issue 28), read as the format ``urls``."""
+    """``--urls FILE``: URL lists, read as the format ``urls``."""
     p.add_argument("--urls", metavar="FILE", action="append", default=[],
                    help="a URL list (one URL or path per line: a crawler's frontier, a sitemap's URLs; repeatable): "
                    "URLs without sizes, never substring evidence (Figure 1); the validator samples them")

@@ -1,5 +1,5 @@
 """``dustbuster eval``: rule sets and two baselines scored against a content ground truth
-(``dustbuster truth``) with the papers' metrics (dustbuster.core.evaluate), side by side."""
+(``dustbuster truth``) with the papers' metrics (dustbuster.core.report.evaluate), side by side."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from dustbuster.core.errors import ConfigError, DustError
+
+if TYPE_CHECKING:  # imported where used: the commands that need no canonizer import none
+    from dustbuster.core.canon.canonize import Canonizer
 
 EPILOG = """\
 examples:
@@ -50,7 +53,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
 
 def load_truth(path: str) -> tuple[list, dict]:
     """The evaluated pages (fetched, clustered) in order, and counts of the records left out."""
-    from dustbuster.core.evaluate import Page, unique_in_order
+    from dustbuster.core.report.evaluate import Page, unique_in_order
 
     p = Path(path)
     if not p.is_file():
@@ -86,12 +89,12 @@ def w3lib_canon() -> Callable[[str], str] | None:
     return canonicalize_url
 
 
-def rule_canon(path: str, ma: int, quiet: bool) -> tuple[Callable[[str], str], dict]:
+def rule_canon(path: str, ma: int, quiet: bool) -> tuple[Canonizer, dict]:
     """The canonicalizer of a rule file and what it is: valid rules, or unvalidated candidates
     screened like ``canonize --unvalidated``."""
-    from dustbuster.core.admission import screen_rules
-    from dustbuster.core.canonize import Canonizer
-    from dustbuster.core.rules import SCHEMA_RULESET
+    from dustbuster.core.canon.admission import screen_rules
+    from dustbuster.core.canon.canonize import Canonizer
+    from dustbuster.core.model.rules import SCHEMA_RULESET
 
     from .common import read_rules
 
@@ -141,7 +144,7 @@ def model_canon(path: str, urls: list[str]) -> tuple[str, Callable[[str], str], 
 
 
 def run(a: argparse.Namespace) -> int:
-    from dustbuster.core.evaluate import by_class, consistent, score
+    from dustbuster.core.report.evaluate import by_class, consistent, score
 
     t0 = time.perf_counter()
     pages, left = load_truth(a.truth)
@@ -212,6 +215,8 @@ def print_tables(doc: dict, classes: int, out) -> None:
             s = r["classes"].get(c)
             row += f" {s['f1']:>11.3f} / {s['false_merge_groups']:<4}" if s else f" {'':>18}"
         out.write(row + "\n")
+    from dustbuster.core.report.evaluate import one_per_content
+
     for r in doc["results"]:
         ex = r["overall"]["false_merge_examples"]
         if ex:
@@ -222,10 +227,4 @@ def print_tables(doc: dict, classes: int, out) -> None:
                     out.write(f"      content {c:>5}  {u}\n")
 
 
-def one_per_content(urls: list) -> list:
-    """The first URL of each content of a false-merge group (the first one is the page fetched)."""
-    seen: set = set()
-    return [(u, c) for u, c in urls if not (c in seen or seen.add(c))]
-
-
-__all__ = ["add_parser", "run", "load_truth", "one_per_content", "rule_canon"]
+__all__ = ["add_parser", "run", "load_truth", "rule_canon"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .eval import one_per_content
+from dustbuster.core.report.evaluate import one_per_content
 
 MAX_CLASSES = 30  #: the largest classes get a chart; --json has all
 COLORS = ("#888888", "#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2")
@@ -62,8 +62,8 @@ def _class_section(doc: dict, cls: str) -> str:
 
 
 def truth_identities(path: str, urls: set) -> dict[str, dict]:
-    """What the truth file recorded of each of ``urls``' identity (issue 23: status, title, declared
-    canonical, final URL), for the false-merge examples; {} for records written before it."""
+    """What the truth file recorded of each of ``urls``' identity (status, title, declared
+    canonical, final URL), for the false-merge examples; {} for records written without them."""
     import json
 
     out: dict[str, dict] = {}

@@ -1,6 +1,6 @@
 """``dustbuster export``: one site's rules in a format crawlers already read (Nutch
-regex-normalize.xml, ClearURLs provider JSON: dustbuster.core.export) or as a RuleSet document
-(dustbuster.core.rules.ruleset_document)."""
+regex-normalize.xml, ClearURLs provider JSON: dustbuster.core.report.export) or as a RuleSet document
+(dustbuster.core.model.rules.ruleset_document)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from dustbuster.core.crawlerexport import FORMATS as MORE_FORMATS
-from dustbuster.core.crawlerexport import NUTCH_SCOPES
+from dustbuster.core.report.crawlerexport import FORMATS as MORE_FORMATS
+from dustbuster.core.report.crawlerexport import NUTCH_SCOPES
 from dustbuster.core.errors import DustError
-from dustbuster.core.export import FORMATS
+from dustbuster.core.report.export import FORMATS
 
 from .common import read_doc
 from .rulesets import topic_sets, trusted, verified
@@ -57,7 +57,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
 
 
 def run(a: argparse.Namespace) -> int:
-    from dustbuster.core.rules import rules_from_document
+    from dustbuster.core.model.rules import rules_from_document
 
     site = a.site.lower()
     if a.from_topic:
@@ -74,7 +74,7 @@ def run(a: argparse.Namespace) -> int:
         sys.stderr.write(f"note: {len(every) - len(rules)} rules are not validated and are not "
                          "exported (--unvalidated exports them)\n")
     if a.to in MORE_FORMATS:
-        from dustbuster.core.crawlerexport import render
+        from dustbuster.core.report.crawlerexport import render
 
         text = render(a.to, site, rules, doc.get("version"), a.regex_file, [s for s in a.nutch_scopes.split(",") if s])
     else:
@@ -90,16 +90,16 @@ def run(a: argparse.Namespace) -> int:
 
 def _render(fmt: str, site: str, rules: list, version) -> str:
     if fmt == "nutch":
-        from dustbuster.core.export import to_nutch_xml
+        from dustbuster.core.report.export import to_nutch_xml
 
         return to_nutch_xml(site, rules, version)
     if fmt == "clearurls":
-        from dustbuster.core.export import to_clearurls_json
+        from dustbuster.core.report.export import to_clearurls_json
 
         return to_clearurls_json(site, rules, version)
     import json
 
-    from dustbuster.core.rules import ruleset_document
+    from dustbuster.core.model.rules import ruleset_document
 
     doc = ruleset_document(site, version, [r.to_json() for r in rules])
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"

@@ -1,4 +1,4 @@
-"""``dustbuster keys``: a new Ed25519 key pair for signed rule sets (dustbuster.core.signing;
+"""``dustbuster keys``: a new Ed25519 key pair for signed rule sets (dustbuster.core.model.signing;
 docs/canonizer.md "Signed rule sets").  The private key goes to a file only its owner can read
 (mode 0600, never overwritten); the public key is printed (and written with ``--public``)."""
 
@@ -32,7 +32,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
 
 
 def run(a: argparse.Namespace) -> int:
-    from dustbuster.core.signing import key_id, new_key, public_key_bytes
+    from dustbuster.core.model.signing import key_id, new_key, public_key_bytes
 
     pem, public = new_key()
     path = Path(a.output)

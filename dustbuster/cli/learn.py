@@ -1,5 +1,5 @@
 """``dustbuster learn``: the seq2seq paper's learned canonizer as a source of candidate rules
-(issue 15, docs/learned.md).  ``train`` fits a site's model on the content clusters of pages that
+(docs/learned.md).  ``train`` fits a site's model on the content clusters of pages that
 ``dustbuster truth`` fetched; ``propose`` turns its rewrites u → v that the valid rules leave (their
 canonical forms c(u) ≠ c(v)) into candidate rules for ``dustbuster validate --candidates``.  The model never canonizes a URL
 itself: only rules the validator found valid are published.  Needs the ``[learned]`` extra (JAX)."""
@@ -100,7 +100,7 @@ def read_truth_records(paths: list[str]) -> list[dict]:
 
 def run_train(a: argparse.Namespace) -> int:
     _need_jax()
-    from dustbuster.core.learnpairs import TRAIN_THRESHOLD, pages_from_truth, training_data
+    from dustbuster.core.report.learnpairs import TRAIN_THRESHOLD, pages_from_truth, training_data
     from dustbuster.learned.seq2seq import Hyper, exact_match, train
     from dustbuster.learned.store import ModelStore
 
@@ -183,9 +183,9 @@ def residual(rewrites: dict, canon) -> dict[str, str]:
 
 def run_propose(a: argparse.Namespace) -> int:
     _need_jax()
-    from dustbuster.core.canonize import Canonizer
-    from dustbuster.core.learnrules import rules_from_rewrites
-    from dustbuster.core.rules import ruleset_document
+    from dustbuster.core.canon.canonize import Canonizer
+    from dustbuster.core.mining.learnrules import rules_from_rewrites
+    from dustbuster.core.model.rules import ruleset_document
     from dustbuster.learned.canonizer import LearnedCanonizer
     from dustbuster.logs.record import Limits
     from dustbuster.logs.reader import read_urllist

@@ -49,7 +49,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
 
 
 def run(a: argparse.Namespace) -> int:
-    from dustbuster.core.mine import candidate_count, mine, unsafe_flags
+    from dustbuster.core.mining.mine import candidate_count, mine, unsafe_flags
 
     show = prog.enabled(a.quiet)
     ul, stats, read_s = _read(a, show)
@@ -108,7 +108,7 @@ def _write_json(result, out) -> None:
 
 
 def _print_table(result, limit: int, unsafe: dict[str, str] | None = None, out=None) -> None:
-    from dustbuster.core.rules import SubstringRule
+    from dustbuster.core.model.rules import SubstringRule
 
     unsafe = unsafe or {}
     out = out or sys.stdout

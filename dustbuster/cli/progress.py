@@ -13,7 +13,7 @@ def enabled(quiet: bool) -> bool:
 
 
 class StageBar:
-    """One bar per named stage of dustbuster.core.detect's progress callback."""
+    """One bar per named stage of dustbuster.core.mining.detect's progress callback."""
 
     def __init__(self, on: bool) -> None:
         self.on = on

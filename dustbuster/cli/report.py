@@ -1,4 +1,4 @@
-"""``dustbuster report``: a site owner's report (dustbuster.core.sitereport) as JSON and as one
+"""``dustbuster report``: a site owner's report (dustbuster.core.report.sitereport) as JSON and as one
 self-contained HTML page (dustbuster.cli.reporthtml)."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def counters(logs: list[str], fmt: str, site: str, scheme: str) -> Counter:
 
 def run(a: argparse.Namespace) -> int:
     from dustbuster.core.errors import DustError
-    from dustbuster.core.sitereport import site_report
+    from dustbuster.core.report.sitereport import site_report
 
     site = a.site.lower()
     doc = read_doc(a.rules)

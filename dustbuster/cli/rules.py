@@ -39,7 +39,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
 def run(a: argparse.Namespace) -> int:
     import asyncio
 
-    from dustbuster.core.rulebook import RuleBook
+    from dustbuster.core.canon.rulebook import RuleBook
     from dustbuster.stream.rulesview import TopicFollower
 
     s = kafka_settings(a)
@@ -96,8 +96,8 @@ def _print_set(site: str, doc: dict | None) -> None:
 
 
 def _one_page_text(op: dict) -> str:
-    """A one-page decision's evidence (core/onepage.py, issue 28) for a person."""
-    ids = op.get("identity") if isinstance(op.get("identity"), dict) else {}
+    """A one-page decision's evidence (core/validation/onepage.py) for a person."""
+    ids = op["identity"] if isinstance(op.get("identity"), dict) else {}
     how = ", ".join(f"{k} {n}" for k, n in ids.items())
     return (f"decided on one page {op.get('page', '?')}: {op.get('values', '?')} values of {op.get('parameter', '?')}, "
             f"same page by {how or 'nothing'}" + (f" (not enough: {op['why_not']})" if op.get("why_not") else ""))
@@ -109,7 +109,7 @@ def _print_readable(site: str, doc: dict | None) -> None:
         print(f"{site}: deleted (no valid rules any more)", flush=True)
         return
     try:
-        from dustbuster.core.rules import rules_from_document
+        from dustbuster.core.model.rules import rules_from_document
 
         rules = rules_from_document(doc)
         print(_set_header(site, doc, len(rules)), flush=True)
@@ -132,21 +132,21 @@ def _print_readable(site: str, doc: dict | None) -> None:
             untested = [str(x.get("parameter")) for x in kept if not x.get("negatives")]
             refuting = [f"{x.get('parameter')} ({x.get('negatives')} negatives)" for x in kept if x.get("negatives")]
             if refuted := ", ".join(refuting):
-                print("       kept, the refuted rule's negatives carried them (core/narrow.py): " + refuted, flush=True)
+                print("       kept, the refuted rule's negatives carried them (core/validation/narrow.py): " + refuted, flush=True)
             if untested:
-                print("       kept, never tested (core/narrow.py): " + ", ".join(untested), flush=True)
+                print("       kept, never tested (core/validation/narrow.py): " + ", ".join(untested), flush=True)
             for x in [x for x in ev.get("identities") or [] if isinstance(x, dict)][:1]:
                 print("       identity: " + identity_text(x), flush=True)
             if isinstance(ev.get("one_page"), dict):
                 print("       " + _one_page_text(ev["one_page"]), flush=True)
             if isinstance(ev.get("made_samples"), int):
-                print(f"       made samples (core/madesamples.py): {ev['made_samples']} compared, "
+                print(f"       made samples (core/validation/madesamples.py): {ev['made_samples']} compared, "
                       f"{ev.get('made_skipped', 0)} skipped (no page)", flush=True)
-        stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
+        stats = doc["stats"] if isinstance(doc.get("stats"), dict) else {}
         for p in stats.get("partial_evidence") or []:
             if isinstance(p, dict):
-                fams = "; ".join(_family_text(f) for f in p.get("families") or [] if isinstance(f, dict))
-                print(f"  undecided, part of the site without evidence: {p.get('rule')}: {fams}", flush=True)
+                fams_text = "; ".join(_family_text(f) for f in p.get("families") or [] if isinstance(f, dict))
+                print(f"  undecided, part of the site without evidence: {p.get('rule')}: {fams_text}", flush=True)
     except (DustError, TypeError, ValueError, OverflowError, RecursionError) as exc:
         sys.stderr.write(f"warning: the rule set of {site} cannot be shown ({exc}); skipped\n")
 
@@ -166,7 +166,7 @@ def _ident_side(d: object) -> str:
 
 
 def identity_text(x: dict) -> str:
-    """A sample pair's identity evidence (core/identity.py, issue 23): ``u: 200, title 'a' | v: … → outcome``."""
+    """A sample pair's identity evidence (core/validation/identity.py): ``u: 200, title 'a' | v: … → outcome``."""
     return f"u: {_ident_side(x.get('u'))} | v: {_ident_side(x.get('v'))} → {x.get('outcome', '?')}"
 
 
@@ -182,7 +182,7 @@ def _set_header(site: str, doc: dict, n: int) -> str:
     """The first line of a readable rule set: version, when it was published, the set-level check."""
     import time
 
-    stats = doc.get("stats") if isinstance(doc.get("stats"), dict) else {}
+    stats = doc["stats"] if isinstance(doc.get("stats"), dict) else {}
     created = doc.get("created")
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(created)) if isinstance(created, (int, float)) else "?"
     sc = stats.get("set_check") if isinstance(stats.get("set_check"), dict) else {}

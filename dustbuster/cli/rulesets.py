@@ -15,11 +15,11 @@ from .common import settings as kafka_settings
 def topic_sets(a: argparse.Namespace, keys: dict[str, bytes] | None = None) -> dict[str, dict]:
     """Every site's current rule set on the rules topic, as a worker holds it: a record the rule
     book refuses (dustbuster.stream.rulesview's strict decoding: Infinity, NaN, 1e400, deep nesting...; then
-    dustbuster.core.admission, with DUST_TRUSTED_KEYS the signature) is skipped with a warning, and its
+    dustbuster.core.canon.admission, with DUST_TRUSTED_KEYS the signature) is skipped with a warning, and its
     site keeps its previous set.  ``keys``: the trusted keys (default: DUST_TRUSTED_KEYS)."""
     import asyncio
 
-    from dustbuster.core.rulebook import RuleBook
+    from dustbuster.core.canon.rulebook import RuleBook
     from dustbuster.stream.consume import latest_by_key
 
     s = kafka_settings(a)
@@ -31,7 +31,7 @@ def topic_sets(a: argparse.Namespace, keys: dict[str, bytes] | None = None) -> d
 
 def trusted(a: argparse.Namespace) -> dict[str, bytes]:
     """The trusted public keys of a command: its ``--trusted-key`` options, else DUST_TRUSTED_KEYS."""
-    from dustbuster.core.signing import trusted_keys
+    from dustbuster.core.model.signing import trusted_keys
 
     given = getattr(a, "trusted_key", None)
     return trusted_keys(given) if given else kafka_settings(a).public_keys
@@ -40,7 +40,7 @@ def trusted(a: argparse.Namespace) -> dict[str, bytes]:
 def verified(doc: dict, keys: dict[str, bytes], path: str) -> None:
     """A rule file's document checked against the trusted keys (nothing to check without keys),
     before any of its rules is left out (that would change what was signed); DustError otherwise."""
-    from dustbuster.core.signing import verify_document
+    from dustbuster.core.model.signing import verify_document
 
     if keys:
         try:
@@ -52,7 +52,7 @@ def verified(doc: dict, keys: dict[str, bytes], path: str) -> None:
 def valid_only(doc: dict, unvalidated: bool) -> tuple[dict, int]:
     """The document with only its ``valid`` rules (all of them when ``unvalidated``), and how
     many were left out."""
-    from dustbuster.core.rules import rules_from_document
+    from dustbuster.core.model.rules import rules_from_document
 
     rules_from_document(doc)  # a malformed rule is an error, whatever its status
     if unvalidated:
@@ -66,10 +66,10 @@ def valid_only(doc: dict, unvalidated: bool) -> tuple[dict, int]:
 
 
 def screened(site: str, doc: dict, ma: int, quiet: bool) -> dict:
-    """Unvalidated rules that would mangle URLs on their own (dustbuster.core.admission.screen_rules) are left
+    """Unvalidated rules that would mangle URLs on their own (dustbuster.core.canon.admission.screen_rules) are left
     out, with a warning each."""
-    from dustbuster.core.admission import screen_rules
-    from dustbuster.core.rules import LEGACY_LISTS, rules_from_document
+    from dustbuster.core.canon.admission import screen_rules
+    from dustbuster.core.model.rules import LEGACY_LISTS, rules_from_document
 
     try:
         ok, bad = screen_rules(site, rules_from_document(doc), ma)

@@ -1,6 +1,6 @@
 """``dustbuster truth``: the content ground truth of a log — every unique 2xx URL fetched once with
 the validator's fetcher and policy, sketched as the validator does, and clustered by content
-(dustbuster.core.truth).  One JSON line per URL; resumable; every failure counted and listed."""
+(dustbuster.core.report.truth).  One JSON line per URL; resumable; every failure counted and listed."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def _fetcher_class():
 def record(url: str, res, last) -> dict:
     """One truth line (without cluster) from a fetch result (soft errors checked) and its captured
     response; with the page's identity evidence (title, declared canonical, final URL, robots)."""
-    from dustbuster.core.truth import Signature, signature, url_class
+    from dustbuster.core.report.truth import Signature, signature, url_class
 
     rec = {"url": url, "ok": bool(res.ok), "status": res.status, "reason": None if res.ok else res.reason,
            "class": url_class(url), "redirected": bool(res.redirected)}
@@ -179,7 +179,7 @@ async def fetch_all(urls: list[str], policy, out_fh, soft_errors: bool, on_done)
 
 def clustered(urls: list[str], recs: dict[str, dict], threshold: float) -> list[dict]:
     """The records of ``urls`` in order, with cluster ids over the pages fetched."""
-    from dustbuster.core.truth import Signature, cluster, split_by_title, url_class
+    from dustbuster.core.report.truth import Signature, cluster, split_by_title, url_class
 
     out = [recs[u] for u in urls if u in recs]
     for r in out:

@@ -1,6 +1,6 @@
 """``dustbuster validate``: mine a log and validate the candidates against the live site, without
 Kafka — the same code path as the validator agent (dustbuster.sitevalidation.validate_site: WWW 2007
-Figures 3–4, then the set-level checks of dustbuster.core.setcheck) and the same RuleSet JSON.
+Figures 3–4, then the set-level checks of dustbuster.core.validation.setcheck) and the same RuleSet JSON.
 It loads no Faust and no Kafka client."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
 
 
 def run(a: argparse.Namespace) -> int:
-    from dustbuster.core.mine import mine
+    from dustbuster.core.mining.mine import mine
     from dustbuster.logs.record import Limits
     from dustbuster.logs.reader import read_urllist
     from dustbuster.sitevalidation import configured_policy, validate_site
@@ -69,10 +69,10 @@ def run(a: argparse.Namespace) -> int:
     settings = Settings(params=params)  # validate_site reads its parameters (sketch_threshold among them)
     show = prog.enabled(a.quiet)
     t0 = time.perf_counter()
-    ul, stats = read_urllist(a.logs, a.format, site, a.scheme, limits=Limits())
+    ul, read_stats = read_urllist(a.logs, a.format, site, a.scheme, limits=Limits())
     read_url_lists(ul, a.urls, site, a.scheme)
     if not len(ul) and not ul.listed:
-        raise DustError(nothing_read_hint(a.logs, stats.to_dict()))
+        raise DustError(nothing_read_hint(a.logs, read_stats.to_dict()))
     result = mine(ul, params)
     pairs, prules = result.kept, [*result.param_rules(), *result.general]
     extra = extra_candidates(a.candidates)
@@ -84,12 +84,12 @@ def run(a: argparse.Namespace) -> int:
         bar.close()
     if sv is None:
         raise DustError(f"{site}: no origin answers ({', '.join(sorted(policy.origins))}): nothing decided")
-    from dustbuster.core.rules import ruleset_document
+    from dustbuster.core.model.rules import ruleset_document
 
     stats = sv.stats(len(pairs) + len(prules) + len(extra)) | {"urls": len(ul), "listed_urls": len(ul.listed), "seconds": round(time.perf_counter() - t0, 3)}
     if extra:
         stats["extra_candidates"] = extra_verdicts(extra, sv)
-    # the version the validator agent would give a first set: its publish time in ms (dustbuster.core.ruleversion)
+    # the version the validator agent would give a first set: its publish time in ms (dustbuster.core.model.ruleversion)
     doc = ruleset_document(site, int(time.time() * 1000), [r.to_json() | {"validated_at": round(time.time(), 3)} for r in sv.rules],
                            created=time.time(), stats=stats)
     doc = _signed(a, doc)
@@ -105,7 +105,7 @@ def run(a: argparse.Namespace) -> int:
 
 def _signed(a: argparse.Namespace, doc: dict) -> dict:
     """``doc`` signed with --sign-key (or DUST_SIGN_KEY_FILE), as the validator agent signs; as it is without a key."""
-    from dustbuster.core.signing import sign_document
+    from dustbuster.core.model.signing import sign_document
     from dustbuster.stream.settings import Settings, read_signing_key
 
     key = read_signing_key(Path(a.sign_key)) if a.sign_key else Settings.from_env().signing_key

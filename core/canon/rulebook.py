@@ -1,0 +1,159 @@
+"""Every site's current rule set, compiled, and the canonicalization a crawler asks for.
+
+A :class:`RuleBook` maps a site (the key of the rules topic) to its :class:`SiteRules`: the RuleSet
+document (docs/topics.md), its version, and a compiled :class:`~dustbuster.core.canon.canonize.Canonizer` over
+its rules in canonization order (thesis Figure 5.5, MA iterations).  A set is applied only when
+dustbuster.core.canon.admission admits it: every rule ``valid``, a newer version, converging, never off-site.
+
+Which site a URL belongs to (our choice; docs/canonizer.md): the site named by the caller (the
+frontier topic's key, the API's ``site`` field); else the URL's host, then its parent domains
+(``a.b.forum.test`` → ``b.forum.test`` → ``forum.test``), first one with a rule set wins.  A site's
+rules are learned from its own URLs, which may span several hosts (``www.forum.test`` and
+``forum.test`` when a rule ``^http://www.`` → ``^http://`` holds), so the parent-domain walk finds
+them.  A URL of no known site gets only the normalization.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from dustbuster.core.canon.canonize import Canonizer
+from dustbuster.core.errors import RuleError, RuleSetRejected
+from dustbuster.core.canon.admission import MAX_SKEW_MS, admit_rules
+from dustbuster.core.urls.normalize import normalize_or_keep
+from dustbuster.core.params import DEFAULT_MA
+from dustbuster.core.model.rules import Rule
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SiteCanonized:
+    url: str
+    canonical: str
+    site: str | None
+    rules: tuple[str, ...]  #: the display form of each rule that changed the URL, in order
+    version: int | None  #: the site's rule-set version (None: no rule set)
+    normalized: bool  #: False when normalization was on but the URL could not be parsed
+    converged: bool = True
+
+    def to_json(self) -> dict:
+        return {"url": self.url, "canonical": self.canonical, "site": self.site, "rules": list(self.rules),
+                "version": self.version, "normalized": self.normalized, "converged": self.converged}
+
+
+@dataclass(frozen=True)
+class SiteRules:
+    site: str
+    version: int
+    rules: tuple[Rule, ...]
+    doc: Mapping[str, Any] = field(compare=False, hash=False)
+    canonizer: Canonizer = field(compare=False, hash=False, repr=False, default=None)  # type: ignore[assignment]
+    texts: tuple[str, ...] = field(compare=False, hash=False, repr=False, default=())  #: display form per rule
+
+    @classmethod
+    def from_document(cls, site: str, doc: Mapping[str, Any], ma: int = DEFAULT_MA, unvalidated: bool = False,
+                      held_version: int | None = None, **admission: Any) -> "SiteRules | None":
+        """Parse and admit a RuleSet document (docs/ruleset.schema.json) or a ``mine --json`` one
+        (dustbuster.core.canon.admission: only ``valid`` rules unless ``unvalidated``, newer than ``held_version``,
+        converging, on-site; ``admission``: admit_rules' keywords, held_doc, now_ms, max_skew_ms,
+        keys).  None when it is the held version again; raises RuleError with the reason."""
+        got = admit_rules(site, doc, held_version, ma, unvalidated, **admission)
+        if got is None:
+            return None
+        version, rules = got
+        return cls(site, version, rules, dict(doc), Canonizer(rules, ma), tuple(r.text for r in rules))
+
+
+class RuleBook:
+    """Site → current compiled rule set.  Not thread-safe; one per event loop.
+
+    ``keys`` (key id → raw Ed25519 public key, dustbuster.core.model.signing.trusted_keys): when given,
+    only sets signed by one of them are admitted.  ``clock`` (seconds, ``time.time`` by default) and
+    ``max_skew_s``: a version more than that ahead of the clock in ms is refused
+    (``version_from_future``; dustbuster.core.canon.admission.MAX_SKEW_MS)."""
+
+    def __init__(self, ma: int = DEFAULT_MA, normalize: bool = True, keys: Mapping[str, bytes] | None = None,
+                 clock: Callable[[], float] = time.time, max_skew_s: float = MAX_SKEW_MS / 1000) -> None:
+        self.ma = ma
+        self.normalize = normalize
+        self.keys = dict(keys or {})
+        self.clock = clock
+        self.max_skew_ms = int(max_skew_s * 1000)
+        self.sites: dict[str, SiteRules] = {}
+        self.bad = 0
+        self.rejected: dict[str, int] = {}  #: rejected rule sets by reason (dustbuster.core.canon.admission)
+
+    def update(self, site: str, doc: Mapping[str, Any] | None, unvalidated: bool = False) -> SiteRules | None:
+        """Apply a rules-topic record: a RuleSet document, or None (a tombstone) to drop the site.
+        With trusted keys a tombstone is refused (``unsigned_deletion``: it cannot carry a
+        signature): the validator removes a site's rules with a signed set of no rules, which
+        also keeps the site's version, so an older signed set cannot be replayed after it.
+        A set that is not admitted (dustbuster.core.canon.admission) raises RuleError and leaves the site's current
+        set in place; the same version again changes nothing."""
+        site = site.lower()
+        if doc is None:
+            if self.keys:  # a deletion must be signed too: a signed set with no rules
+                self.bad += 1
+                self.rejected["unsigned_deletion"] = self.rejected.get("unsigned_deletion", 0) + 1
+                raise RuleSetRejected("unsigned_deletion", f"a tombstone for {site!r:.80} carries no signature; "
+                                      "the site keeps its signed set (a signed set with no rules removes them)")
+            self.sites.pop(site, None)
+            return None
+        held = self.sites.get(site)
+        try:
+            sr = SiteRules.from_document(site, doc, self.ma, unvalidated, held.version if held else None,
+                                         held_doc=held.doc if held else None, now_ms=int(self.clock() * 1000),
+                                         max_skew_ms=self.max_skew_ms, keys=self.keys)
+        except RuleError as exc:
+            self.bad += 1
+            self.rejected[exc.reason] = self.rejected.get(exc.reason, 0) + 1
+            raise
+        if sr is None:
+            return held
+        self.sites[site] = sr
+        return sr
+
+    def site_for(self, url: str, site: str | None = None) -> SiteRules | None:
+        if site:
+            return self.sites.get(site.lower())
+        host = _host(url)
+        while host:
+            sr = self.sites.get(host)
+            if sr is not None:
+                return sr
+            dot = host.find(".")
+            host = host[dot + 1:] if dot >= 0 else ""
+        return None
+
+    def canonize(self, url: str, site: str | None = None, normalize: bool | None = None) -> SiteCanonized:
+        ok = True
+        u = url
+        if self.normalize if normalize is None else normalize:
+            u, ok = normalize_or_keep(url)
+        sr = self.site_for(u, site)
+        if sr is None:
+            return SiteCanonized(url, u, site.lower() if site else None, (), None, ok)
+        res = sr.canonizer.canonize(u)
+        return SiteCanonized(url, res.canonical, sr.site, tuple(sr.texts[i] for i in res.applied), sr.version, ok,
+                             res.converged)
+
+
+def _host(url: str) -> str:
+    """The lower-case host of an absolute URL, without port or user info ('' when none)."""
+    s = url.find("://")
+    if s < 0:
+        return ""
+    rest = url[s + 3:]
+    end = len(rest)
+    for c in "/?#":
+        k = rest.find(c)
+        if 0 <= k < end:
+            end = k
+    auth = rest[:end].rpartition("@")[2]
+    if auth.startswith("["):
+        return auth[: auth.find("]") + 1].lower()
+    return auth.split(":", 1)[0].lower()

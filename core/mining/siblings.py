@@ -1,0 +1,102 @@
+"""Generalised scopes (beyond the papers; docs/rules.md "Generalised scopes").
+
+The scoped miners (core/mining/scoped.py, core/mining/qscope.py) state each rule at the widest scope whose own
+evidence holds.  A namespace that is not in the log gets no rule then, though the same rule holding
+under several of its siblings says that the site treats the whole level alike: ``remove s=*`` under
+``/wiki/pkg/libs`` and ``/wiki/pkg/misc`` suggests ``remove s=*`` under ``/wiki/pkg``.  Choices (ours;
+the parent is a candidate like any other, decided by the validator by fetching):
+
+* **siblings** — mined rules of one *shape* (type, action, parameter, value; a query drop rule
+  without its ``keep``) whose scopes have the same parent: a path scope's parent is its path one
+  segment up (``/a/b`` → ``/a``, ``/a`` → ``""``); a query-parameter scope's parent is its path part
+  (``/index.php?title=Special:UserLogin`` and ``…?title=Special:CreateAccount`` → ``/index.php``);
+* **threshold** — at least :data:`MIN_SIBLINGS` (2) siblings, and no scope strictly inside the
+  parent (a sibling, one of its descendants, a query-parameter scope of the parent's path) where the
+  miner *refuted* the shape (≥ MS comparisons, similar share below ``param_min_ratio``: the same
+  test that vetoes a wider scope in :func:`dustbuster.core.mining.scoped.holding_scopes`).  The parent's
+  own pooled share may fall short (namespaces with too few comparisons to refute it): that is what
+  the candidate asks the validator;
+* **the candidate** — the shape at the parent: support and disqualified summed, ``keep`` the union of
+  the siblings' (at most :data:`dustbuster.core.mining.scoped.MAX_KEEP` names: keeping a no-op parameter
+  only merges less), ``evidence.generalised_from`` the sibling scopes.  One level per mining run,
+  not recursive; the parent is left out when a mined rule of the shape already covers it;
+* **fallback** — the siblings stay in the candidate list: the validator decides each, and when the
+  parent is valid the set check drops the siblings as changing nothing it has not changed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, cast
+
+from dustbuster.core.errors import RuleError
+from dustbuster.core.model.rules import ParamRule, Rule
+from dustbuster.core.urls.scope import parse_scope, scope_covers, scopes_of
+from dustbuster.core.model.scopedrules import QueryRule
+
+MIN_SIBLINGS = 2
+Shape = tuple
+#: shape → the scopes where the miner refuted it (≥ MS comparisons below the ratio)
+Refuted = Mapping[Shape, Iterable[str]]
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    #: the scoped rule types :func:`shape_of` knows
+    Scoped: TypeAlias = ParamRule | QueryRule
+
+
+def shape_of(rule: Rule) -> Shape | None:
+    """A rule without its scope (and a drop rule without its ``keep``); None for unscoped types."""
+    if isinstance(rule, ParamRule):
+        return ("parameter", rule.action, rule.name, rule.value)
+    if isinstance(rule, QueryRule):
+        return ("query", rule.action)
+    return None
+
+
+def parent_scope(scope: str) -> str | None:
+    """The scope one level up (module docstring); None for the global scope."""
+    if not scope:
+        return None
+    path, fixed = parse_scope(scope)
+    if fixed:
+        return path
+    return scopes_of(path)[-2] if len(scopes_of(path)) > 1 else ""
+
+
+def generalise(rules: Sequence[Rule], refuted: Refuted, max_keep: int = 4) -> list[Scoped]:
+    """The parent candidates of the rules' sibling groups (module docstring), in the rules' order."""
+    groups: dict[tuple[Shape, str, tuple], list[Scoped]] = defaultdict(list)
+    for r in rules:
+        shape, parent = shape_of(r), parent_scope(getattr(r, "scope", ""))
+        if shape is not None and parent is not None:
+            assert isinstance(r, (ParamRule, QueryRule))  # the types shape_of gives a shape
+            names = tuple(n for n, _ in parse_scope(r.scope)[1])
+            groups[(shape, parent, names)].append(r)
+    out: list[Scoped] = []
+    for (shape, parent, _), sibs in groups.items():
+        if len(sibs) < MIN_SIBLINGS or any(s != parent and scope_covers(parent, s) for s in refuted.get(shape, ())):
+            continue
+        if any(shape_of(r) == shape and scope_covers(cast("Scoped", r).scope, parent) for r in rules):
+            continue
+        rule = _parent_rule(sibs, parent, max_keep)
+        if rule is not None:
+            out.append(rule)
+    return out
+
+
+def _parent_rule(sibs: list[Scoped], parent: str, max_keep: int) -> Scoped | None:
+    first = sibs[0]
+    ev = {"generalised_from": sorted(r.scope for r in sibs)[:20], "siblings": len(sibs)}
+    sup = sum(r.support for r in sibs)
+    dis = sum(getattr(r, "disqualified", 0) for r in sibs)
+    try:
+        if isinstance(first, QueryRule) and first.action == "drop":
+            keep = tuple(sorted({n for r in cast("list[QueryRule]", sibs) for n in r.keep}))  # one shape: all drop rules
+            if len(keep) > max_keep:
+                return None
+            return replace(first, scope=parent, keep=keep, support=sup, disqualified=dis, evidence=ev)
+        return replace(first, scope=parent, support=sup, disqualified=dis, evidence=ev)
+    except RuleError:  # e.g. a parent whose query scope fixes the rule's own parameter
+        return None

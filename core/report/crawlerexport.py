@@ -1,0 +1,210 @@
+"""More crawler formats, built on the Nutch regexes of dustbuster.core.report.export: Heritrix
+canonicalization rules, StormCrawler's URL filters, Nutch's per-scope regex files, and Yandex
+``Clean-param`` lines for a site's robots.txt.  Pure functions; ``dustbuster export`` writes them.
+
+**Heritrix** (``org.archive.modules.canonicalize.RegexRule`` beans for a
+``RulesCanonicalizationPolicy``): a rule rewrites only when its ``regex`` matches the *whole* URI
+(``Matcher.matches()``), and then the URI becomes ``format`` with Java's ``$n`` groups
+(``appendReplacement``); the policy applies its rules once, in order.  So:
+
+* a Nutch regex that matches at most once, at the URL's start (``^…``: substring, pattern and
+  query "drop" rules), becomes ``(?:P)([\\s\\S]*)`` with ``format`` = the substitution + ``$k`` (the
+  rest of the URI, k = P's groups + 1): the same rewrite as ``replaceAll``;
+* a parameter removal ("remove N") removes every ``N=…`` item, which one whole-URI match cannot
+  do for any number of items: one bean removes one item (the query's only item with its ``?``,
+  else an item with its ``&``), and it is listed ``per_param`` times (default 4) one after the
+  other: exact for URLs with at most that many ``N`` items (the file says so; more are removed
+  ``per_param`` a round);
+* value replacements, scoped replacements, query "drop but K" (two replaceAll passes over
+  every item), "sort" and case rules are skipped with the reason;
+* the list is repeated MA times (thesis Figure 5.5; Heritrix does not loop), which is exact: a
+  round that changes nothing leaves every later round unchanged.
+
+**StormCrawler** (``urlfilters.json``): one ``RegexURLNormalizer`` whose inline
+``urlNormalizers`` are the Nutch regexes (StormCrawler applies each with ``replaceAll`` in order,
+once), repeated MA times as for Heritrix: exactly the Nutch export's rewrite.
+
+**Nutch, per scope**: a ``nutch-site.xml`` fragment that gives the regex file to the normalizer
+scopes named (``urlnormalizer.regex.file.<scope>``: e.g. ``inject``, ``outlink``, ``fetcher``,
+``crawldb``), the other scopes keeping the default file; with ``urlnormalizer.loop.count``.
+
+**Yandex Clean-param**: what a site owner can declare in robots.txt: a parameter removal, as
+``Clean-param: N1&N2`` (every path) or ``Clean-param: N path/`` for a rule scoped to ``path``
+(the prefix ``path/`` never covers a path outside the scope; ``path`` itself without the slash is
+left out: Yandex's prefix would also match ``pathX``).  Everything else is listed as skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from typing import Sequence
+
+from dustbuster.core.report.export import Unexpressible, _warn, nutch_regexes, query_scope_skip, unexported
+from dustbuster.core.params import DEFAULT_MA
+from dustbuster.core.model.rules import Rule
+
+PER_PARAM = 4
+HERITRIX_RULE = "org.archive.modules.canonicalize.RegexRule"
+STORM_NORMALIZER = "org.apache.stormcrawler.filtering.regex.RegexURLNormalizer"
+NUTCH_SCOPES = ("inject", "outlink", "fetcher", "crawldb")
+
+
+def _groups(pattern: str) -> int:
+    return re.compile(pattern).groups
+
+
+def heritrix_rules(rule: Rule, per_param: int = PER_PARAM) -> list[tuple[str, str]]:
+    """(regex, format) pairs of one rule as Heritrix RegexRules, applied one after the other;
+    raises :class:`Unexpressible` with the reason."""
+    query_scope_skip(rule)
+    own = rule.heritrix_regexes(per_param)
+    if own is not None:
+        return own
+    out = []
+    for pat, sub in nutch_regexes(rule):
+        if not pat.startswith(("^", "(?s)^")):
+            raise Unexpressible("the rewrite may apply at several places of the URL")
+        flags, body = ("(?s)", pat[4:]) if pat.startswith("(?s)") else ("", pat)  # flags stay in front
+        out.append((f"{flags}(?:{body})([\\s\\S]*)", sub + f"${_groups(pat) + 1}"))
+    return out
+
+
+def _heritrix_skip(rule: Rule) -> str | None:
+    try:
+        heritrix_rules(rule)
+    except Unexpressible as exc:
+        return str(exc)
+    return None
+
+
+def _storm_skip(rule: Rule) -> str | None:
+    return unexported([rule], "nutch")[0][1] if unexported([rule], "nutch") else None
+
+
+def _clean_param_skip(rule: Rule) -> str | None:
+    try:
+        query_scope_skip(rule)
+        rule.clean_param()
+    except Unexpressible as exc:
+        return str(exc)
+    return None
+
+
+SKIPS = {"heritrix": _heritrix_skip, "stormcrawler": _storm_skip, "clean-param": _clean_param_skip}
+
+
+def skipped(rules: Sequence[Rule], fmt: str) -> list[tuple[Rule, str]]:
+    """The rules ``fmt`` (heritrix, stormcrawler, clean-param) cannot say exactly, with the reason."""
+    return [(r, why) for r in rules if (why := SKIPS[fmt](r))]
+
+
+def _xml_text(text: str) -> str:
+    return text.replace("--", "- -")
+
+
+def to_heritrix_xml(site: str, rules: Sequence[Rule], version: int | None = None, ma: int = DEFAULT_MA,
+                    per_param: int = PER_PARAM) -> str:
+    """A Spring beans fragment: a ``dustbusterRules`` list of RegexRule beans, to put in a
+    RulesCanonicalizationPolicy's ``rules`` (after Heritrix's own default rules if wanted)."""
+    beans = ET.Element("beans", {"xmlns": "http://www.springframework.org/schema/beans",
+                                 "xmlns:util": "http://www.springframework.org/schema/util"})
+    beans.append(ET.Comment(
+        f" dustbuster rules for {site}" + (f" (rule set version {version})" if version is not None else "")
+        + f": the list repeated {ma} times (thesis Figure 5.5, MA={ma}); a parameter removal is listed"
+        f" {per_param} times, exact for URLs with at most {per_param} items of that name. "))
+    lst = ET.SubElement(beans, "util:list", {"id": "dustbusterRules"})
+    bad = skipped(rules, "heritrix")
+    for r, why in bad:
+        lst.append(ET.Comment(f" skipped: {_xml_text(r.text)}: {_xml_text(why)} "))
+    ok = [r for r in rules if all(r is not b for b, _ in bad)]
+    for rnd in range(ma):
+        for r in ok:
+            for regex, fmt in heritrix_rules(r, per_param):
+                bean = ET.SubElement(lst, "bean", {"class": HERITRIX_RULE})
+                if rnd == 0:
+                    bean.append(ET.Comment(" " + _xml_text(r.text) + " "))
+                ET.SubElement(bean, "property", {"name": "regex", "value": regex})
+                ET.SubElement(bean, "property", {"name": "format", "value": fmt})
+    _warn("heritrix", site, bad)
+    ET.indent(beans)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(beans, encoding="unicode") + "\n"
+
+
+def parse_heritrix_xml(text: str) -> list[tuple[str, str]]:
+    root = ET.fromstring(text)
+    out = []
+    for bean in root.iter("{http://www.springframework.org/schema/beans}bean"):
+        props = {p.get("name"): p.get("value") for p in bean.iter("{http://www.springframework.org/schema/beans}property")}
+        out.append((props["regex"] or "", props["format"] or ""))
+    return out
+
+
+def to_stormcrawler(site: str, rules: Sequence[Rule], version: int | None = None, ma: int = DEFAULT_MA) -> dict:
+    bad = skipped(rules, "stormcrawler")
+    ok = [r for r in rules if all(r is not b for b, _ in bad)]
+    regexes = [{"pattern": p, "substitution": s} for r in ok for p, s in nutch_regexes(r)]
+    _warn("stormcrawler", site, bad)
+    return {"org.apache.stormcrawler.filtering.URLFilters": [
+        {"class": STORM_NORMALIZER, "name": f"dustbuster:{site}",
+         "params": {"urlNormalizers": regexes * ma}}],
+        "x-dustbuster": {"site": site, "version": version, "rounds": ma,
+                         "skipped_why": [{"rule": r.text, "why": why} for r, why in bad]}}
+
+
+def to_stormcrawler_json(site: str, rules: Sequence[Rule], version: int | None = None) -> str:
+    return json.dumps(to_stormcrawler(site, rules, version), indent=2, ensure_ascii=False) + "\n"
+
+
+def to_nutch_site_xml(site: str, regex_file: str, scopes: Sequence[str] = NUTCH_SCOPES, ma: int = DEFAULT_MA) -> str:
+    """``nutch-site.xml`` properties that give ``regex_file`` (the ``--to nutch`` export) to the
+    normalizer scopes named."""
+    conf = ET.Element("configuration")
+    conf.append(ET.Comment(f" dustbuster rules for {site}: the regex normalizer's file in the scopes "
+                           f"{', '.join(scopes)}; other scopes keep urlnormalizer.regex.file "))
+    props = [("urlnormalizer.loop.count", str(ma))] + [(f"urlnormalizer.regex.file.{s}", regex_file) for s in scopes]
+    for name, value in props:
+        p = ET.SubElement(conf, "property")
+        ET.SubElement(p, "name").text = name
+        ET.SubElement(p, "value").text = value
+    ET.indent(conf)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(conf, encoding="unicode") + "\n"
+
+
+def clean_params(rules: Sequence[Rule]) -> list[tuple[list[str], str]]:
+    """(names, path prefix) of the Clean-param lines: one line per scope ("" for every path)."""
+    by_scope: dict[str, list[str]] = {}
+    for r in rules:
+        try:
+            wanted = r.clean_param()
+        except Unexpressible:
+            continue
+        names = by_scope.setdefault(getattr(r, "scope", ""), [])
+        names += [n for n in wanted if n not in names]
+    return [(names, scope + "/" if scope else "") for scope, names in by_scope.items()]
+
+
+def to_clean_param(site: str, rules: Sequence[Rule], version: int | None = None) -> str:
+    bad = skipped(rules, "clean-param")
+    out = [f"# dustbuster rules for {site}" + (f" (rule set version {version})" if version is not None else "")
+           + ": Clean-param lines for robots.txt (Yandex)"]
+    out += [f"# skipped: {r.text}: {why}" for r, why in bad]
+    out += [f"Clean-param: {'&'.join(names)}" + (f" {prefix}" if prefix else "") for names, prefix in clean_params(rules)]
+    _warn("clean-param", site, bad)
+    return "\n".join(out) + "\n"
+
+
+FORMATS = ("heritrix", "stormcrawler", "nutch-site", "clean-param")
+
+
+def render(fmt: str, site: str, rules: Sequence[Rule], version: int | None = None, regex_file: str = "",
+           scopes: Sequence[str] = NUTCH_SCOPES) -> str:
+    """One of :data:`FORMATS` as text."""
+    if fmt == "heritrix":
+        return to_heritrix_xml(site, rules, version)
+    if fmt == "stormcrawler":
+        return to_stormcrawler_json(site, rules, version)
+    if fmt == "nutch-site":
+        return to_nutch_site_xml(site, regex_file or f"regex-normalize-{site}.xml", scopes)
+    return to_clean_param(site, rules, version)

@@ -1,4 +1,0 @@
-"""Rule types beyond the core's, one module each (issue 24): every module here is imported by
-:func:`dustbuster.core.ruletype.load_plugins` and registers its type with
-:func:`dustbuster.core.ruletype.register`; nothing else in the package names it
-(docs/architecture.md, "Where to add": a rule type)."""

@@ -1,0 +1,155 @@
+"""Every URL of the list parsed once, for the miners of one ``mine()`` call (thesis §5.3 and the
+scoped miners of docs/rules.md).
+
+Phase 3 (thesis §5.3, core/mining/paramrules.py) and the miners beyond the papers (core/mining/scoped.py,
+core/mining/casemine.py) read the same facts of each URL: its base and query items
+(:func:`dustbuster.core.urls.query.split`), its path and the scopes that cover it
+(:func:`dustbuster.core.urls.scope.split_url`, :func:`~dustbuster.core.urls.scope.scopes_of`), the URL
+without one parameter (:func:`~dustbuster.core.urls.query.remove_param`) and LikelySimilar of a pair
+(WWW 2007 §4, :meth:`URLList.similar`).  :class:`URLIndex` computes each of them once per URL,
+name or pair and returns exactly what those functions return; the miners share one index.
+
+The index is a snapshot: it is built for one URL list and one :class:`DustParams` and must not
+outlive a change of either (``mine_table`` builds one per call).  Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from dustbuster.core.params import DustParams
+from dustbuster.core.urls.scope import scopes_of, split_url
+from dustbuster.core.urls.urllist import URLList, likely_similar
+
+Item = tuple[str, "str | None"]
+#: (base, query items, raw query items): both None without "?", empty after a bare "?".  Tuples,
+#: not lists: the garbage collector need not walk them
+Entry = tuple[str, "tuple[Item, ...] | None", "tuple[str, ...] | None"]
+#: a parameter's first ``name=value`` item in one URL: (url, value, where the value starts and
+#: ends in the URL, number of query items)
+Occurrence = tuple[str, str, int, int, int]
+_UNSEEN = object()
+
+
+class URLIndex:
+    """The parsed URLs of ``urllist`` (module docstring), in list order."""
+
+    def __init__(self, urllist: URLList, params: DustParams | None = None) -> None:
+        self.urllist = urllist
+        self.params = params or DustParams()
+        self.entries: dict[str, Entry] = {}
+        #: (base, number of query items) of every URL: a URL without a (base, n - 1) one keeps no
+        #: listed URL when one of its items goes
+        self._shapes: set[tuple[str, int]] = set()
+        self._repeated: set[tuple[str, str]] = set()  #: (url, name) with two valued name items
+        self._occurrences: dict[str, list[Occurrence]] = defaultdict(list)
+        for url in urllist:
+            self._parse(url)
+        self._occurrences = dict(self._occurrences)
+        self._paths: dict[str, tuple[str, tuple[str, ...]]] | None = None
+        self._url_scopes: dict[str, tuple[str, ...]] | None = None
+        self._similar: dict[tuple[str, str], bool] = {}
+        self._removed: dict[tuple[str, str], bool | None] = {}
+        #: what the miners derive from the above once per index (e.g. paramrules.replace_groups)
+        self.cache: dict = {}
+
+    def _parse(self, url: str) -> None:
+        """``query.split(url)`` as tuples, with the raw items (``"&".join(raw)`` is the query),
+        and the URL's parameter occurrences."""
+        q = url.find("?")
+        rest = url[q + 1:] if q >= 0 else ""
+        if not rest:
+            base = url if q < 0 else url[:q]
+            self.entries[url] = (base, None, None) if q < 0 else (base, (), ())
+            self._shapes.add((base, 0))
+            if q >= 0:
+                self._shapes.add((base, 1))  # "b?x=1&" less x=1 is "b?": one (empty) item, none parsed
+            return
+        parts = rest.split("&")
+        items: list[Item] = []
+        seen: set[str] = set()
+        offset, n = q + 1, len(parts)  # where the item starts in the URL, number of items
+        for part in parts:
+            name, eq, value = part.partition("=")
+            if eq:
+                items.append((name, value))
+                if name in seen:
+                    self._repeated.add((url, name))
+                else:
+                    seen.add(name)
+                    if name:
+                        self._occurrences[name].append((url, value, offset + len(name) + 1, offset + len(part), n))
+            else:
+                items.append((part, None))
+            offset += len(part) + 1
+        self.entries[url] = (url[:q], tuple(items), tuple(parts))
+        self._shapes.add((url[:q], n))
+
+    @classmethod
+    def of(cls, urllist: URLList, params: DustParams, index: "URLIndex | None" = None) -> "URLIndex":
+        """``index`` when it was built for this list and these parameters, else a new one."""
+        if index is not None and index.urllist is urllist and index.params == params:
+            return index
+        return cls(urllist, params)
+
+    def paths(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """Each base (the URL before ``?``) → its path (``split_url``) and the path's scopes
+        (``scopes_of``), one shared tuple per path; computed once, on first use."""
+        if self._paths is None:
+            by_path: dict[str, tuple[str, ...]] = {}
+            out: dict[str, tuple[str, tuple[str, ...]]] = {}
+            for base, _, _ in self.entries.values():
+                if base not in out:
+                    path = split_url(base)[1]
+                    scopes = by_path.get(path)
+                    if scopes is None:
+                        scopes = by_path[path] = tuple(scopes_of(path))
+                    out[base] = (path, scopes)
+            self._paths = out
+        return self._paths
+
+    def url_scopes(self) -> dict[str, tuple[str, ...]]:
+        """Each URL → the scopes of its path (as :meth:`paths`)."""
+        if self._url_scopes is None:
+            paths = self.paths()
+            self._url_scopes = {url: paths[e[0]][1] for url, e in self.entries.items()}
+        return self._url_scopes
+
+    def similar(self, u: str, v: str) -> bool:
+        """LikelySimilar of two listed URLs (``urllist.similar(u, v, params)``), computed once."""
+        key = (u, v)
+        out = self._similar.get(key)
+        if out is None:
+            infos = self.urllist.infos
+            out = self._similar[key] = likely_similar(infos[u], infos[v], self.params)
+        return out
+
+    def without(self, url: str, name: str) -> str:
+        """``query.remove_param(url, name)`` from the parsed items (no new split)."""
+        base, items, parts = self.entries[url]
+        if not items:
+            return url
+        kept = [p for p, (n, v) in zip(parts, items) if not (n == name and v is not None)]  # type: ignore[arg-type]
+        if len(kept) == len(items):
+            return url
+        return base + "?" + "&".join(kept) if kept else base
+
+    def removal(self, url: str, name: str) -> bool | None:
+        """The thesis' remove-rule evidence of one URL (§5.3): None when dropping ``name`` leaves
+        the URL as it is or gives a URL not in the list, else whether the two are LikelySimilar.
+        No URL is built where no listed URL has the base and one item less."""
+        key = (url, name)
+        out = self._removed.get(key, _UNSEEN)
+        if out is not _UNSEEN:
+            return out  # type: ignore[return-value]
+        base, items, _ = self.entries[url]
+        if items and (base, len(items) - 1) not in self._shapes and key not in self._repeated:
+            return None  # at most one item goes: no listed URL is left
+        v = self.without(url, name)
+        out = self._removed[key] = self.similar(url, v) if v != url and v in self.entries else None
+        return out
+
+    def occurrences(self) -> dict[str, list[Occurrence]]:
+        """Each parameter name → its first ``name=value`` item in every URL that has one, in list
+        order (callers filter, never modify)."""
+        return self._occurrences

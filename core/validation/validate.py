@@ -1,0 +1,390 @@
+"""Phase 4: validating likely rules by fetching sample pages (WWW 2007 §5.3, Figures 3 and 4;
+thesis §5.4).  Pure logic: the pages come from a ``fetch`` coroutine the caller provides (the
+validator agent fetches over HTTP with its politeness and safety policy; tests pass a function).
+
+ValidateRule (Figure 3): draw URLs of the test list on which the rule changes the URL; fetch u and
+v = R(u); u failed → skip it; v failed or not similar → a negative; similar → a positive; stop at
+(1 − ε)N positives (valid) or εN negatives (invalid).  Validate (Figure 4): pairs in order, each
+tried in its shrinking direction first and in the other only if that was *refuted* (not when it
+was undecided); a pair that refines a rule already found valid is dropped before any fetch;
+parameter rules go through Figure 3.  Before any fetch, a rule that feeds itself (α empty or in β)
+is invalid, and so is an expanding rule whose outputs on the test list are mostly URLs never
+observed (:mod:`dustbuster.core.canon.rulecheck`).  The set of valid rules as a whole is then checked by
+:func:`dustbuster.core.validation.setcheck.check_rule_set`.
+
+Choices (docs/validation.md):
+* URLs are drawn without replacement (a URL is never used twice for one rule), in an order fixed by
+  ``seed``; a round's fetches are cached, so no URL is fetched twice in one round;
+* when the applicable URLs run out before either bound, the rule is valid if at least
+  ``min_samples`` (10) comparisons were made and fewer than ε of them were negative, invalid if ε
+  or more were negative, else undecided (``valid = None``: not published; tried again later);
+* a rule may use at most ``max_fetch_factor``·N fetches (4N): beyond, it is undecided; so is a rule
+  whose first max(10, 2εN) pairs were all skipped (``u_unreachable``: u failed — the site is down,
+  nothing is decided in an outage — or every v redirected to u's page, which is no evidence).
+
+Beyond the paper (docs/validation.md): parameter, query and case rules first, then the pairs, then
+pattern rules; a candidate the valid rules already cover is dropped unfetched (:func:`covered_by`);
+pages fetched already are drawn first (:func:`sample_order`), the draw stratified by URL family and
+a rule undecided when a family holding a share of its URLs shows too few positives
+(:mod:`dustbuster.core.urls.families`); "equal today" (:mod:`dustbuster.core.model.evidence`): positives must show
+several different pages, and a value-mapping rule's verdict expires after TTL/4.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, Sequence, cast
+
+from dustbuster.core.canon.coverage import Coverage, apply_rule, covered_by
+from dustbuster.core.model.pair import Pair
+from dustbuster.core.params import DustParams
+from dustbuster.core.mining.refine import pair_refines
+from dustbuster.core.model.rules import ParamRule, Rule, SubstringRule, canonization_order
+from dustbuster.core.canon.rulecheck import self_feeding, unobserved_output
+from dustbuster.core.validation.sketch import Sketch
+from dustbuster.core.model.evidence import min_distinct_pages, ttl_factor
+from dustbuster.core.validation.fetched import NO_EVIDENCE, POSITIVE, Fetch, Fetched, RoundFetcher, compare_pages, signal as _signal, transient
+from dustbuster.core.validation.paramstrata import evidence_strata
+from dustbuster.core.validation.narrow import (NARROWINGS, applicable, keep_names, kept_after_refutation, narrow_verdict, narrowed, refuted_by,
+                     stale_keep)
+from dustbuster.core.canon.urlreach import URLReach, round_reach
+from dustbuster.core.canon.canonize import canonical
+from dustbuster.core.validation.onepage import OnePage, one_page_capable, one_page_of
+from dustbuster.core.validation.draw import sample_order
+from dustbuster.core.validation.madesamples import MadeSamples
+from dustbuster.core.validation.verdict import Verdict, cached_verdict as _cached_verdict, count_outcome as _count, decide as _decide
+
+
+async def validate_rule(
+    rule: Rule,
+    test_urls: Sequence[str],
+    fetch: RoundFetcher,
+    params: DustParams | None = None,
+    seed: int = 0,
+    threshold: float = 1.0,
+    min_samples: int = 10,
+    max_fetch_factor: int = 4,
+    reach: URLReach | None = None,
+    canon: Callable[[str], str] | None = None,
+) -> Verdict:
+    """Figure 3 for one rule.  ``reach``: ``test_urls`` indexed by rule key (core/canon/urlreach.py), so
+    the applicable URLs and their outputs are found among those holding the rule's key only, once
+    (the same list and the same outputs).  A remove rule whose scope holds one page may be decided on
+    that page (core/validation/onepage.py); ``canon``: the canonical form of a URL under the rules
+    found valid, by which that page is named (:func:`_one_page_again`)."""
+    first = v = await _figure3(rule, test_urls, fetch, params, seed, threshold, min_samples, max_fetch_factor, reach,
+                               canon)
+    for _ in range(NARROWINGS):  # a refutation pinned on untested parameters: the narrowed rule (core/validation/narrow.py)
+        if not v.refuted_by:
+            break
+        kept = kept_after_refutation(v.refuted_by, v.negative_urls)
+        again = narrowed(v.rule, keep_names(kept))
+        assert again is not None  # refuted_by is {} for a rule that cannot be narrowed
+        tried = await _figure3(again, test_urls, fetch, params, seed, threshold,
+                               min_samples, max_fetch_factor, reach, canon)
+        tried.fetches += v.fetches
+        tried.untested = [*(x for x in v.untested if x.get("kept")), *kept, *tried.untested]
+        v = tried
+        if tried.valid:
+            break
+    if v is first:
+        return first
+    fetch.count("narrowed_after_refutation" + (":valid" if v.valid else ""))
+    if v.valid:
+        return v
+    # the narrowed rules were refuted or undecided: the candidate's refutation stands, with what was tried
+    first.fetches, first.refuted_by = v.fetches, {}
+    first.narrowing = {"rule": v.rule.text, "valid": v.valid, "reason": v.reason, "positives": v.positives,
+                       "negatives": v.negatives}
+    return first
+
+
+async def _figure3(rule: Rule, test_urls: Sequence[str], fetch: RoundFetcher, params: DustParams | None, seed: int,
+                   threshold: float, min_samples: int, max_fetch_factor: int, reach: URLReach | None,
+                   canon: Callable[[str], str] | None) -> Verdict:
+    """:func:`validate_rule` without the narrowing after a refutation."""
+    changed, rewrite = None, lambda u: apply_rule(rule, u)
+    if reach is not None:
+        outs = dict(reach.changes(rule))
+        changed, rewrite = list(outs), lambda u: outs[u] if u in outs else apply_rule(rule, u)
+    page = one_page_of(rule, rewrite, test_urls, canon)
+    return await validate_rewrite(rule, rewrite, test_urls, fetch, params, seed, threshold,
+                                  min_samples, max_fetch_factor, min_distinct=min_distinct_pages(rule),
+                                  scope=getattr(rule, "scope", ""), changed=changed,
+                                  one_page=OnePage(page, cast(ParamRule, rule).name) if page is not None else None)  # one_page_capable
+
+
+async def validate_rewrite(
+    rule: Rule | None,
+    rewrite: Callable[[str], str],
+    test_urls: Sequence[str],
+    fetch: RoundFetcher,
+    params: DustParams | None = None,
+    seed: int = 0,
+    threshold: float = 1.0, min_samples: int = 10, max_fetch_factor: int = 4,
+    failures: list[str] | None = None, min_distinct: int = 0,
+    scope: str = "", changed: Sequence[str] | None = None,
+    one_page: OnePage | None = None,
+) -> Verdict:
+    """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the set-level
+    check of :mod:`dustbuster.core.validation.setcheck`).  ``failures`` (if given) gets the u whose v was a negative.
+
+    Beyond the paper: v reached only through a redirect is never a positive (core/validation/fetched.py
+    ``compare_pages``: a rule whose output redirects is not the page).  The draw is stratified
+    by URL family and parameter (core/validation/paramstrata.py); too few positives in one is ``partial_evidence``.
+    ``changed``: the test URLs (each once, in order) that ``rewrite`` changes, if the caller knows them.
+    With ``one_page`` (core/validation/onepage.py) the "equal today" guard may be met by one page's evidence.
+    A rare remove-parameter rule is also drawn on made u's (core/validation/madesamples.py)."""
+    p = params or DustParams()
+    need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
+    appl = applicable(test_urls, rewrite, changed)  # the URLs that left the test list too (core/validation/narrow.py)
+    cands = sample_order([u for u in appl if not fetch.is_error(u)], rewrite, fetch, seed)
+    made = MadeSamples.for_rule(rule, rewrite, test_urls, cands, p.n, seed, fetch)  # too few: more u's
+    v_ = Verdict(rule, None, applicable=len(cands))  # type: ignore[arg-type]
+    if (min_distinct > 1 and one_page is None and len(cands) >= min_samples
+            and len({rewrite(u) for u in cands}) < min_distinct):
+        v_.reason = "uninformative"  # every positive's page would be one of fewer v pages: no fetch
+        return v_
+    negs, pages = failures if failures is not None else [], cast("list[Sketch]", [])  # each negative's u; a sketch per positive page
+    start, strata = fetch.fetches, evidence_strata(cands, scope, rewrite, test_urls, made)
+    for u in strata.order(cands + made.urls):
+        topping_up = v_.positives >= need_pos  # then only for a family still short of positives
+        if v_.negatives >= max_neg or (topping_up and not strata.open_short()):
+            break
+        if not strata.wanted(u, topping_up):
+            continue
+        if fetch.fetches - start >= max_fetch_factor * p.n:
+            v_.reason = "fetch_budget"
+            break
+        fu = await fetch(u)
+        fv = await fetch(rewrite(u)) if fu.ok else fu
+        # u no page, v failing for a passing cause, v redirecting to u's page: no evidence either way
+        outcome = compare_pages(fu, fv, threshold) if fu.ok and not transient(fv) else fv.reason
+        if transient(fv) or not fu.ok or outcome in NO_EVIDENCE:
+            if _skip(v_, strata, fetch, u, outcome, max_neg):
+                break  # the site is down or hostile: decide nothing
+            continue
+        _compare(fetch, v_, fu, fv, (u, rewrite(u)), pages, threshold, negs, outcome)
+        strata.compared(u, outcome in POSITIVE)
+        if one_page is not None and outcome in POSITIVE:
+            one_page.positive(u, fu, fv, outcome)
+    v_.fetches = fetch.fetches - start
+    _conclude(v_, p, strata, len(pages), bool(cands), min_samples, min_distinct, one_page)
+    made.conclude(v_, p.epsilon)  # made samples never outvote the logged ones
+    narrow_verdict(v_, appl, rewrite, strata.par, min(need_pos, min_samples), fetch.logged_errors)
+    v_.refuted_by, v_.negative_urls = refuted_by(v_, negs, rewrite, strata.par.tested), negs
+    return v_
+
+
+def _conclude(v_: Verdict, p: DustParams, strata, pages: int, had_candidates: bool, min_samples: int,
+              min_distinct: int, one_page: OnePage | None) -> None:
+    """Figure 3's decision, then what the papers do not ask: every stratum's positives,
+    positives on ``min_distinct`` different pages or on one page's evidence."""
+    v_.distinct_pages, v_.families, v_.parameters = pages, strata.evidence(), strata.param_evidence()
+    _decide(v_, p, had_candidates, min_samples)
+    if v_.valid and strata.short():  # a family holding a share of its URLs showed too few positives
+        v_.valid, v_.reason = None, "partial_evidence"
+    if one_page is not None and pages < min_distinct:
+        v_.one_page = one_page.to_json(v_.negatives)
+    if v_.valid and pages < min_distinct:
+        v_.valid, v_.reason = (True, "confirmed_on_one_page") if v_.one_page.get("sufficient") else (None, "uninformative")
+
+
+def _skip(v_: Verdict, strata, fetch: RoundFetcher, u: str, why: str, max_neg: float) -> bool:
+    """A pair that is no evidence (u no page, v failing for a passing cause, v redirecting to u's
+    page): skipped, counted by why.  True when the first max(10, 2εN) pairs were all skipped: the
+    rule is then undecided (``outputs_redirect`` when every skip was a v redirecting to u's page,
+    else ``u_unreachable``)."""
+    v_.skipped += 1
+    v_.redirected_outputs += why in NO_EVIDENCE
+    strata.failed(u, why)
+    fetch.count("pairs_skipped:" + (why or "failed"))
+    if v_.skipped >= max(10, 2 * max_neg) and v_.positives + v_.negatives == 0:
+        # every output so far redirects to its input's page: the input is the page (Figure 4 tries the reverse)
+        v_.reason = "outputs_redirect" if v_.redirected_outputs == v_.skipped else "u_unreachable"
+        return True
+    return False
+
+
+def _compare(fetch: RoundFetcher, v_: Verdict, fu: Fetched, fv: Fetched, uv: tuple[str, str], pages: list[Sketch],
+             threshold: float, failures: list[str] | None, outcome: str) -> str:
+    """v's page compared with u's (``outcome``: :func:`compare_pages`), counted into the verdict
+    (and its signals)."""
+    _signal(fetch, fu, fv, outcome, threshold)
+    _count(v_, (*uv, outcome), fu, pages, threshold, failures)
+    if len(v_.identities) < 3 and fu.identity is not None and fv.identity is not None:
+        v_.identities.append({"u": fu.identity.to_json(False), "v": fv.identity.to_json(False), "outcome": outcome})
+    return outcome
+
+
+@dataclass
+class ValidationResult:
+    valid: list[Rule]  #: in canonization order
+    verdicts: list[Verdict]
+    dropped_refinements: list[tuple[Pair | SubstringRule, Rule]]  #: (pair, the valid rule it refines)
+    fetches: int
+    outcomes: dict[str, int]
+    covered: list[Rule] = field(default_factory=list)  #: dropped unfetched: the valid rules cover them
+
+
+class VerdictCache(Protocol):
+    """Decided verdicts by rule text (the validator keeps them in RocksDB with a TTL)."""
+
+    def get(self, key: str) -> dict | None: ...
+    def put(self, key: str, verdict: dict) -> None: ...
+
+
+@dataclass
+class _Decider:
+    """Decides one rule of a validation round: from the cache, without a fetch (a rule that feeds
+    itself, or an expanding rule whose outputs were never observed), or by Figure 3."""
+
+    test_urls: Sequence[str]
+    rf: RoundFetcher
+    params: DustParams
+    threshold: float
+    cache: VerdictCache | None
+    on_verdict: Callable[[Verdict], None] | None
+    test_set: frozenset = frozenset()
+    covered: "Coverage" = None  # type: ignore[assignment]  #: covered_by for this round (validate sets it)
+    reach: URLReach | None = None  #: the test URLs indexed by the round's rule keys (core/canon/urlreach.py)
+
+    async def __call__(self, rule: Rule, seed_k: int, expanding: bool = False,
+                       canon: Callable[[str], str] | None = None, notify: bool = True) -> Verdict:
+        cache = self.cache
+        hit = cache.get(rule.text) if cache is not None else None
+        if hit is not None and ("distinct_pages" not in hit or hit.get("valid") and (
+                "families" not in hit or "identities" not in hit or "untested" not in hit or stale_keep(hit["untested"]))):
+            hit = None  # decided before pages (12), families (27), identities, untested parameters or their spellings (23)
+        if hit is not None:
+            return _cached_verdict(rule, hit)
+        why = self_feeding(rule)
+        if why is None and expanding:
+            why = unobserved_output(rule, self.test_urls, self.test_set, reach=self.reach)
+        if why is not None:  # decided without a fetch: such a rule is never published
+            v = Verdict(rule, False, reason=why)
+        else:
+            v = await validate_rule(rule, self.test_urls, self.rf, self.params, seed_k, self.threshold, reach=self.reach,
+                                    canon=canon)
+        if cache is not None and v.valid is not None:
+            cache.put(rule.text, {"valid": v.valid, **v.evidence(), "ttl_factor": ttl_factor(rule)})  # samples too: a cached rule shows its pairs
+        if self.on_verdict is not None and notify:
+            self.on_verdict(v)
+        return v
+
+
+async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair | SubstringRule], seed: int, valid: list[Rule],
+                          verdicts: list[Verdict], covered: list[Rule]) -> list[tuple[Pair | SubstringRule, Rule]]:
+    """Figure 4 over the likely pairs (or the substring rules they became: the same four fields):
+    each one's shrinking direction, then its reverse when that was refuted; one that refines a
+    valid rule is dropped (returned with that rule)."""
+    valid_pairs: list[tuple[tuple[str, str], Rule]] = []
+    dropped: list[tuple[Pair | SubstringRule, Rule]] = []
+    for k, pair in enumerate(pairs):
+        refined = next((r for vp, r in valid_pairs if pair_refines((pair.alpha, pair.beta), vp)), None)
+        if refined is not None:
+            dropped.append((pair, refined))
+            continue
+        shrinking = SubstringRule(pair.alpha, pair.beta, pair.support, pair.support_high)
+        if decide.covered(shrinking, valid):
+            covered.append(shrinking)
+            continue
+        for expanding, rule in enumerate((shrinking, shrinking.reversed())):  # the reversed rule is a rule
+            v = await decide(rule, seed + k, bool(expanding))
+            verdicts.append(v)
+            if v.valid:
+                ok = dataclasses.replace(rule, status="valid", evidence=v.evidence())
+                valid.append(ok)
+                valid_pairs.append(((rule.alpha, rule.beta), ok))
+            # the paper's ValidateRule knows only valid / not valid; we also have "undecided"
+            # (too few samples, an outage).  The other direction is tried only when this one was
+            # *refuted*: an undecided shrinking rule says nothing about its reverse, and trying the
+            # reverse of e.g. "?utm_source=feed0$" → "$" published "$" → "?utm_source=feed0$".
+            # Or when every output redirected to its input's page (``outputs_redirect``: /story_5 →
+            # /s/5 → 301 → /story_5): then the input is the page, and the reverse is the rule to try.
+            if v.valid is not False and v.reason != "outputs_redirect":
+                break
+    return dropped
+
+
+async def validate(
+    pairs: Sequence[Pair],
+    param_rules: Sequence[Rule],
+    test_urls: Sequence[str],
+    fetch: Fetch,
+    params: DustParams | None = None,
+    seed: int = 0,
+    threshold: float = 1.0,
+    cache: VerdictCache | None = None,
+    on_verdict: Callable[[Verdict], None] | None = None,
+    extra: Sequence[Rule] = (),
+    valid_before: Sequence[Rule] = (),
+) -> ValidationResult:
+    """Figure 4 over every candidate.  ``param_rules`` are the rules that are not pairs: parameter,
+    query and case rules are decided first (they normalise the query and the path, so one of them
+    stands for many literal pairs), then the likely pairs in rank order (oriented α > β), then
+    pattern rules.  Beyond the paper: a candidate that the rules found valid so far already cover
+    (on every test URL it changes, u and R(u) get one canonical form) is dropped before any fetch
+    (``ValidationResult.covered``).  With a ``cache``, a rule decided before (valid or invalid,
+    within its TTL) is not fetched again; undecided verdicts are not cached.  ``on_verdict`` is
+    called after each decision (progress).  ``extra`` (candidates from elsewhere, such as the learned model's) are decided last, a rule decided above skipped.
+    ``valid_before``: rules found valid by an earlier round of the same test list (the declared
+    candidates' round): they cover candidates and are not returned again."""
+    rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
+    reach = round_reach(test_urls, pairs, [*param_rules, *extra])
+    decide = _Decider(test_urls, rf, params or DustParams(), threshold, cache, on_verdict, frozenset(test_urls),
+                      Coverage(test_urls, reach), reach)
+    valid: list[Rule] = list(valid_before)
+    verdicts: list[Verdict] = []
+    covered: list[Rule] = []
+    # a general rule over literal pairs (core/mining/overliterals.py) is decided before them: once valid,
+    # they are covered and dropped unfetched
+    early = [r for r in param_rules if not r.after_pairs()]
+    late = [r for r in param_rules if r.after_pairs()]
+    await _validate_rules(decide, early, seed + 10_000, valid, verdicts, covered)
+    dropped = await _validate_pairs(decide, pairs, seed, valid, verdicts, covered)
+    await _validate_rules(decide, late, seed + 20_000, valid, verdicts, covered)
+    await _one_page_again(decide, seed + 25_000, valid, verdicts)
+    seen = {(v.rule.type, v.rule.text) for v in verdicts} | {(r.type, r.text) for r in covered}
+    await _validate_rules(decide, [r for r in extra if (r.type, r.text) not in seen], seed + 30_000, valid, verdicts, covered)
+    return ValidationResult(canonization_order(valid[len(valid_before):]), verdicts, dropped, rf.fetches,
+                            dict(rf.outcomes), covered)
+
+
+async def _one_page_again(decide: "_Decider", seed: int, valid: list[Rule], verdicts: list[Verdict]) -> None:
+    """A remove rule left ``uninformative`` because its scope held several pages in the test list
+    is decided once more when the rules found valid since make them one: the scope's URLs named by
+    their canonical form (``/w/index.php?title=Special:UserLogin`` and ``/w/?title=Special:UserLogin``
+    are one page once ``"/w/index.php?title=" → "/w/?title="`` is valid; core/validation/onepage.py).  Ours."""
+    if not valid:
+        return
+    for k, v in enumerate(verdicts):
+        if v.valid is not None or v.reason != "uninformative" or v.one_page or not one_page_capable(v.rule):
+            continue
+        again = await decide(v.rule, seed + k, canon=lambda u: canonical(u, valid), notify=False)
+        if again.valid is not None or again.one_page:  # decided now (and cached so): the round says so too
+            decide.rf.count("one_page_after_canonical_forms" + (":valid" if again.valid else ""))
+            verdicts[k] = again
+            if decide.on_verdict is not None:
+                decide.on_verdict(again)
+            if again.valid:
+                valid.append(dataclasses.replace(again.rule, status="valid", evidence=again.evidence()))
+
+
+async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, valid: list[Rule],
+                          verdicts: list[Verdict], covered: list[Rule]) -> None:
+    """Figure 3 for each rule that is not a pair, in order; covered ones are dropped unfetched."""
+    for k, rule in enumerate(rules):
+        if decide.covered(rule, valid):
+            covered.append(rule)
+            continue
+        v = await decide(rule, seed + k)
+        verdicts.append(v)
+        if v.valid:
+            source = {"source": rule.evidence["source"]} if "source" in (rule.evidence or {}) else {}
+            valid.append(dataclasses.replace(v.rule, status="valid", evidence=source | v.evidence()))  # narrowed, maybe
+
+
+__all__ = ["POSITIVE", "Coverage", "Fetch", "Fetched", "compare_pages", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule",
+           "canonization_order", "covered_by", "validate", "validate_rule"]
