@@ -7,6 +7,21 @@ Copy this file into a crawler, load a site's RuleSet JSON (the rules topic, ``du
     book = dustcanon.RuleBook(keys=[PUBLIC_KEY]); book.update("forum.test", doc); book.canonize(url)
 ``keys``: the validator's public keys (docs/canonizer.md "Signed rule sets"); ``normalize=``: a function
 (``dustbuster.core.urls.normalize.normalize``) or none.  As the service (tests/test_dustcanon.py).
+
+>>> doc = {"site": "forum.test", "version": 1, "rules": [
+...     {"type": "parameter", "name": "sid", "action": "remove", "status": "valid"},
+...     {"type": "substring", "alpha": "http://www.", "beta": "http://", "anchor_start": True,
+...      "anchor_end": False, "status": "valid"}]}
+>>> RuleSet(doc).canonize("http://www.forum.test/story?id=5&sid=9")
+'http://forum.test/story?id=5'
+>>> book = RuleBook()
+>>> book.update("forum.test", doc)
+>>> book.canonize("http://www.forum.test/a?sid=1")            # the site found from the host
+'http://forum.test/a'
+>>> book.update("other.test", doc)                             # a set applies only to the site it names
+Traceback (most recent call last):
+  ...
+dustcanon.Rejected: wrong_site: the set is for 'forum.test', not for 'other.test'
 """
 
 import base64, hashlib, json, re, time  # noqa: E401 - the standard library only (tests/test_layout.py)

@@ -27,10 +27,23 @@ from dustbuster.core.errors import StreamError
 
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parent.parent
-POM = ROOT / "deploy" / "kafka" / "pom.xml"
 KAFKA_VERSION = "4.1.1"
-LIBS = ROOT / "deploy" / "kafka" / "target" / f"kafka-{KAFKA_VERSION}-libs"
+
+
+def broker_home() -> Path:
+    """Where the broker's Maven recipe is built: ``deploy/kafka`` of a source checkout (``make``
+    builds it there), else ``$DUST_BROKER_HOME``, else ``~/.cache/dustbuster/kafka``, where the
+    recipe the package ships (``kafka-broker.pom.xml``, a copy of deploy/kafka/pom.xml in the wheel)
+    is copied, so an installed package runs a broker too."""
+    checkout = Path(__file__).resolve().parent.parent / "deploy" / "kafka"
+    if (checkout / "pom.xml").is_file():
+        return checkout
+    return Path(os.environ.get("DUST_BROKER_HOME") or Path.home() / ".cache" / "dustbuster" / "kafka")
+
+
+def libs_dir(home: Path | None = None) -> Path:
+    """The folder of the broker's jars under ``home`` (:func:`broker_home`)."""
+    return (home or broker_home()) / "target" / f"kafka-{KAFKA_VERSION}-libs"
 
 LOG4J2 = """\
 status = warn
@@ -124,18 +137,25 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
 
 
 def ensure_libs(quiet: bool = True) -> Path:
-    """Fetch the broker's jars with Maven once (~/.m2 caches them)."""
-    if LIBS.is_dir() and any(LIBS.glob("kafka_2.13-*.jar")):
-        return LIBS
+    """Fetch the broker's jars with Maven once (~/.m2 caches them), into :func:`libs_dir`."""
+    home = broker_home()
+    libs = libs_dir(home)
+    if libs.is_dir() and any(libs.glob("kafka_2.13-*.jar")):
+        return libs
     if not shutil.which("mvn") or not shutil.which("java"):
-        raise StreamError("the local Kafka broker needs Java 17 and Maven (mvn) on PATH")
+        raise StreamError("the local Kafka broker needs Java 17 and Maven (mvn) on PATH "
+                          "(or point DUST_KAFKA_BOOTSTRAP at a running broker)")
+    pom = home / "pom.xml"
+    if not pom.is_file():  # an installed package: its copy of the recipe, built in the cache
+        home.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(__file__).resolve().parent / "kafka-broker.pom.xml", pom)
     t0 = time.perf_counter()
-    cmd = ["mvn", "-B", "-q", "-f", str(POM), "package", f"-Dkafka.version={KAFKA_VERSION}"]
+    cmd = ["mvn", "-B", "-q", "-f", str(pom), "package", f"-Dkafka.version={KAFKA_VERSION}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise StreamError(f"mvn could not fetch the Kafka jars:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
-    log.info("fetched Kafka %s jars in %.1fs", KAFKA_VERSION, time.perf_counter() - t0)
-    return LIBS
+    log.info("fetched Kafka %s jars into %s in %.1fs", KAFKA_VERSION, libs, time.perf_counter() - t0)
+    return libs
 
 
 def cluster_id() -> str:

@@ -21,6 +21,15 @@ page are downloaded once; the URL fetched is the one linked (key-only mode, as
 The rules come from a file, a worker's API or the rules topic, through the rule book's admission
 (:class:`dustbuster.rulesource.LiveRules`), read on first use.  Only GET requests without a key of
 their own are keyed; others keep Crawlee's.
+
+>>> import json, os, tempfile
+>>> rules = os.path.join(tempfile.mkdtemp(), "rules.json")
+>>> _ = open(rules, "w").write(json.dumps({"site": "forum.test", "version": 1, "rules": [
+...     {"type": "parameter", "name": "sid", "action": "remove", "status": "valid"}]}))
+>>> keys = DustKeys(rules, keys="")
+>>> keys.request("http://forum.test/story?id=5&sid=9").unique_key
+'http://forum.test/story?id=5'
+>>> keys.stop()
 """
 
 from __future__ import annotations

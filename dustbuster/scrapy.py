@@ -28,6 +28,23 @@ polling, 30), ``DUSTBUSTER_NORMALIZE`` (True), ``DUSTBUSTER_WAIT_S`` (how long t
 waits for the rules, 30), ``DUSTBUSTER_TRUSTED_KEYS`` (the validator's public keys, a list or a
 comma-separated string; refused sets count under ``rule_sets_refused``; docs/canonizer.md "Signed
 rule sets").
+
+The filter on its own, with a rules file (what ``dustbuster rules --json`` or ``validate -o``
+writes):
+
+>>> import json, os, tempfile
+>>> from scrapy import Request
+>>> from scrapy.utils.test import get_crawler
+>>> rules = os.path.join(tempfile.mkdtemp(), "rules.json")
+>>> _ = open(rules, "w").write(json.dumps({"site": "forum.test", "version": 1, "rules": [
+...     {"type": "parameter", "name": "sid", "action": "remove", "status": "valid"}]}))
+>>> df = DustDupeFilter.from_crawler(get_crawler(settings_dict={"DUSTBUSTER_RULES": rules}))
+>>> df.open()
+>>> df.request_seen(Request("http://forum.test/story?id=5&sid=1"))
+False
+>>> df.request_seen(Request("http://forum.test/story?id=5&sid=2"))   # the same page: dropped
+True
+>>> df.close("finished")
 """
 
 from __future__ import annotations

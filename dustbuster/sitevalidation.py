@@ -2,7 +2,40 @@
 over its candidates (dustbuster.core.validation.validate), then the set-level checks of the result
 (dustbuster.core.validation.setcheck).  The validator agent (dustbuster.agents.validator) runs it once per
 round; ``dustbuster validate`` and ``dustbuster truth`` use it without loading the worker (no
-Faust, no Kafka client)."""
+Faust, no Kafka client).
+
+A shop on loopback whose ``sid`` parameter changes nothing, its URLs mined, then decided by
+fetching (the sites file names the origins that may be fetched; ``resolve`` pins the host):
+
+>>> import asyncio
+>>> from aiohttp import web
+>>> from dustbuster.core.mining.mine import mine
+>>> from dustbuster.core.urls.urllist import URLList
+>>> from dustbuster.core.validation.siteconfig import parse_sites
+>>> async def item(request):   # an item's page, whatever the session id
+...     words = f"words of item {request.query['id']} " * 40
+...     return web.Response(text=f"<title>item {request.query['id']}</title><p>{words}", content_type="text/html")
+>>> async def example():
+...     app = web.Application()
+...     app.router.add_get("/item", item)
+...     runner = web.AppRunner(app)
+...     await runner.setup()
+...     await web.TCPSite(runner, "127.0.0.1", 0).start()
+...     port = runner.addresses[0][1]
+...     ul = URLList()
+...     for i in range(60):
+...         for sid in (i, i + 1000):
+...             ul.add(f"http://shop.test:{port}/item?id={i}&sid={sid}", size=900 + i)
+...     found = mine(ul)
+...     sites = parse_sites('{"shop.test": {"origins": ["http://shop.test:%d"], "allow_private": true, '
+...                         '"resolve": {"shop.test": "127.0.0.1"}, "robots": false, "rate_per_s": 1000}}' % port)
+...     sv = await validate_site(found.kept, found.param_rules(), ul.test_urls(),
+...                              policy_of(sites, "shop.test", "example"), Settings())
+...     await runner.cleanup()
+...     return sv
+>>> [r.text for r in asyncio.run(example()).rules]
+['remove sid=* under /item']
+"""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from dustbuster.core import DustParams, URLList, count_supports
 from dustbuster.core.mining.detect import _positions, envelope_count, max_span
 from dustbuster.core.mining.incremental import SiteSupports
 from dustdev.supports import supports
-from dustbuster.core.mining.kv import MemoryKV
+from dustdev.memorykv import MemoryKV
 from dustbuster.core.urls.tokens import token_count
 from dustbuster.state.partitions import PartitionState, Stores
 from tests.oracle import oracle_supports

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from dustbuster.core import DustParams, URLList, count_supports, detect
 from dustbuster.core.mining.incremental import SiteSupports
 from dustdev.supports import likely_pairs, supports
-from dustbuster.core.mining.kv import MemoryKV
+from dustdev.memorykv import MemoryKV
 
 SEGMENTS = ["a", "b", "ab", "1", "12", "index.html", "story", "id"]
 SEPS = ["/", "?", "=", "&", "_", "."]

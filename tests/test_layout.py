@@ -45,7 +45,7 @@ SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
 #: import name of each layer (dustbuster.<layer>) -> its folder: the symbolic links dustbuster/<layer>
 #: -> ../<folder>, the one place the mapping is declared
 LAYER_DIRS: dict[str, str] = {link.name: Path(os.readlink(link)).name
-                              for link in sorted((ROOT / "dustbuster").iterdir()) if link.is_symlink()}
+                              for link in sorted((ROOT / "dustbuster").iterdir()) if link.is_symlink() and link.is_dir()}
 #: the CLI package keeps its name as its folder
 FOLDERS: dict[str, str] = {**{folder: f"dustbuster.{layer}" for layer, folder in LAYER_DIRS.items()},
                            "dustbuster": "dustbuster"}
@@ -419,6 +419,8 @@ def _source_copy(dest: Path) -> Path:
     dest.mkdir()
     for name in ("pyproject.toml", "README.md", *(f"{m}.py" for m in SETUPTOOLS.get("py-modules", []))):
         shutil.copy2(ROOT / name, dest / name)
+    (dest / "deploy" / "kafka").mkdir(parents=True)
+    shutil.copy2(ROOT / "deploy" / "kafka" / "pom.xml", dest / "deploy" / "kafka" / "pom.xml")  # linked from dustbuster/
     for folder in FOLDERS:
         shutil.copytree(ROOT / folder, dest / folder, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return dest
@@ -443,6 +445,15 @@ def test_wheel_holds_dustbuster_dustcanon_and_the_dashboard(tmp_path):
     assert "dustdev" not in tops and not [n for n in names if TEST_SUPPORT_MODULE.match(Path(n).stem)], names
     assert [n for n in names if re.fullmatch(r"dustbuster/agents/dashboard_static/[^/]+\.html", n)], \
         "the dashboard's page is not in the wheel"
+    assert "dustbuster/kafka-broker.pom.xml" in names, "the broker's recipe is not in the wheel"
+    # installed, away from a checkout, `dustbuster broker` builds the shipped recipe in its own home
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheels[0]).extractall(site)
+    code = ("import dustbuster.broker as b, pathlib; h = b.broker_home(); "
+            "print(h, (pathlib.Path(b.__file__).parent / 'kafka-broker.pom.xml').read_text()[:5])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(tmp_path), timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(site), "DUST_BROKER_HOME": str(tmp_path / "bh")})
+    assert out.stdout.split() == [str(tmp_path / "bh"), "<?xml"], out.stderr[-2000:]
     # every module of the package folders, at its import path
     expected = {_module_name(p)[0].replace(".", "/") + ("/__init__.py" if p.name == "__init__.py" else ".py")
                 for p in _package_files() if p.parent != ROOT}

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from dustbuster.core import DustParams, URLList
 from dustbuster.core.mining import incremental
 from dustbuster.core.mining.incremental import ERROR_ID, LISTED_ID, SiteSupports
-from dustbuster.core.mining.kv import MemoryKV
+from dustdev.memorykv import MemoryKV
 from dustbuster.core.urls.urlrecord import dec_info
 from dustbuster.logs.reader import parse_lines
 from dustbuster.state.partitions import LISTED_TEST_URLS, Message, PartitionState

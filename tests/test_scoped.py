@@ -14,7 +14,7 @@ import pytest
 from dustbuster.core import DustParams, URLList, canonical, mine
 from dustbuster.core.mining.incremental import SiteSupports
 from dustdev.supports import table as supports_table
-from dustbuster.core.mining.kv import MemoryKV
+from dustdev.memorykv import MemoryKV
 from dustbuster.core.mining.mine import mine_table
 from dustbuster.core.mining.scoped import holding_scopes, mine_query_rules, mine_scoped_param_rules
 from dustbuster.core.model.scopedrules import QueryRule

@@ -6,6 +6,18 @@ MA iterations have run.  Each application changes only the first (token-aligned)
 
 Strings containing the internal sentinel characters (\\x02, \\x03), which no accepted URL has,
 are returned unchanged.  Canonization never raises on any string.
+
+>>> from dustbuster.core import rules_from_document
+>>> rules = rules_from_document({"rules": [
+...     {"type": "parameter", "name": "sid", "action": "remove", "status": "valid"},
+...     {"type": "substring", "alpha": "http://www.", "beta": "http://", "anchor_start": True,
+...      "anchor_end": False, "status": "valid"}]})
+>>> canonical("http://www.forum.test/story?id=5&sid=9", rules)
+'http://forum.test/story?id=5'
+>>> canonize("http://www.forum.test/story?id=5&sid=9", rules)
+Canonized(canonical='http://forum.test/story?id=5', iterations=2, converged=True, applied=(0, 1))
+>>> Canonizer(rules).canonize("http://www.forum.test/story?id=5&sid=9").canonical  # the same, prefiltered
+'http://forum.test/story?id=5'
 """
 
 from __future__ import annotations

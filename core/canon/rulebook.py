@@ -11,6 +11,15 @@ frontier topic's key, the API's ``site`` field); else the URL's host, then its p
 rules are learned from its own URLs, which may span several hosts (``www.forum.test`` and
 ``forum.test`` when a rule ``^http://www.`` → ``^http://`` holds), so the parent-domain walk finds
 them.  A URL of no known site gets only the normalization.
+
+>>> book = RuleBook()
+>>> book.update("forum.test", {"site": "forum.test", "version": 1, "rules": [
+...     {"type": "parameter", "name": "sid", "action": "remove", "status": "valid"}]}).version
+1
+>>> book.canonize("http://WWW.forum.test:80/story?id=5&sid=9").canonical   # normalized, then the rules
+'http://www.forum.test/story?id=5'
+>>> book.canonize("http://other.test/a?sid=9").canonical                   # no rule set: normalized only
+'http://other.test/a?sid=9'
 """
 
 from __future__ import annotations

@@ -3,6 +3,17 @@
 ``mine(urllist)`` ranks likely substring pairs with T_low supports (Figure 1), eliminates
 redundant ones with Figure 2 on T_high supports (§5.2), and detects parameter rules (§5.3).  The
 pairs come out oriented in the shrinking direction (α > β), the direction Figure 4 tries first.
+
+>>> from dustbuster.core.urls.urllist import URLList
+>>> ul = URLList()
+>>> for i in range(40):       # every story under two URLs, of the same size: DUST
+...     ul.add(f"http://forum.test/story?id={i}", size=2000 + 7 * i)
+...     ul.add(f"http://forum.test/story_{i}", size=2000 + 7 * i)
+>>> result = mine(ul)
+>>> [r.text for r in result.substring_rules()]
+['"^http://forum.test/story?id=" → "^http://forum.test/story_"']
+>>> result.to_json()["schema"]
+'dustbuster/mine@2'
 """
 
 from __future__ import annotations
