@@ -8,14 +8,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import cast
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Sequence, cast
 
 from dustbuster.core.errors import ParseError, RuleError, StreamError
 from dustbuster.core.validation.fetched import MAX_ROUND_LINKS
 from dustbuster.core.model.rules import Rule, SubstringRule, rule_from_json
 from dustbuster.core.model.signing import sign_document
 from dustbuster.core.model.ruleversion import TOMBSTONE, UNCHANGED, Published, VersionDecision, decide_version
-from dustbuster.sitevalidation import SiteValidation, check_site_policies, site_policy, validate_site
+from dustbuster.sitevalidation import SiteCandidates, SiteValidation, check_site_policies, site_policy, validate_site
 from dustbuster.state.verdicts import VerdictStore
 from dustbuster.stream.fit import budget
 from dustbuster.stream.records import CandidateSet, RuleSet, candidates_from_json, decode_candidates, encode
@@ -109,8 +110,8 @@ async def run_round(ctx: WorkerContext, site: str, cand, links: LinkSender | Non
     track = rounds.begin(site, cand) if rounds is not None else None
     result: object = RuntimeError("round failed")
     try:
-        result = await validation_round(site, cand, ctx.settings, ctx.verdicts, publish, ctx.metrics, held_version,
-                                        track, ctx.told_unconfigured, links)
+        result = await validation_round(site, cand, RoundParts(ctx.settings, ctx.verdicts, publish, ctx.metrics,
+                                                               held_version, track, ctx.told_unconfigured, links))
     finally:
         if rounds is not None and track is not None:  # a track only with the dashboard's rounds
             rounds.end(track, result)
@@ -175,14 +176,30 @@ def _previous_rules(prev: dict | None) -> list[Rule]:
     return out
 
 
-async def validation_round(site: str, cand, settings: Settings, verdicts: VerdictStore, publish,
-                           metrics=None, held_version=None, track=None, told: set[str] | None = None, links=None):
-    """One validation round of a site's candidate set; ``publish(site, RuleSet | None)`` sends a
-    new version (or a tombstone) when the list of valid rules changed.  Returns what was sent
-    (a RuleSet, None for a tombstone) or ``"unchanged"`` / ``"unconfigured"``.  ``told``: the
-    sites already said to be unconfigured (the worker context's set; said once per site).
-    ``links(site, links, test_urls)``, when given, gets the links of the pages the round fetched
-    (agents/listedlinks.py), after the decision is sent."""
+@dataclass
+class RoundParts:
+    """What a validation round of the agent works with beside the candidate set: the settings, the
+    verdict store, ``publish(site, RuleSet | None)`` (sends a new version, or a tombstone), the
+    metrics, ``held_version(site)`` (the version this worker's rule book holds), the dashboard's
+    track of the round, ``told`` (the sites already said to be unconfigured: said once per site)
+    and ``links(site, links, test_urls)``, which gets the links of the pages the round fetched
+    (agents/listedlinks.py) after the decision is sent."""
+
+    settings: Settings
+    verdicts: VerdictStore
+    publish: Callable[[str, RuleSet | None], Awaitable[None]]
+    metrics: Any = None
+    held_version: Callable[[str], int | None] | None = None
+    track: Any = None
+    told: set[str] | None = None
+    links: Callable[[str, Sequence[str], list[str]], Awaitable[object]] | None = None
+
+
+async def validation_round(site: str, cand, parts: RoundParts):
+    """One validation round of a site's candidate set: a new version is published when the list of
+    valid rules changed.  Returns what was sent (a RuleSet, None for a tombstone) or
+    ``"unchanged"`` / ``"unconfigured"``."""
+    settings, verdicts, metrics, told = parts.settings, parts.verdicts, parts.metrics, parts.told
     pairs, params = candidate_rules(site, cand)
     policy = site_policy(settings, site)
     if policy is None:
@@ -195,9 +212,9 @@ async def validation_round(site: str, cand, settings: Settings, verdicts: Verdic
     log.info("%s: validation round of window %s: %s candidate rules, %s test URLs", site, cand.window,
              len(pairs) + len(params), len(cand.test_urls))
     progress = RoundProgress(site, len(pairs) + len(params))
-    sv = await validate_site(pairs, params, list(cand.test_urls), policy, settings,
-                             _SiteCache(verdicts, site, settings.verdict_ttl_s), _previous_rules(prev), progress, track,
-                             logged_errors=list(cand.error_urls))
+    sv = await validate_site(SiteCandidates(pairs, params, list(cand.test_urls), previous=_previous_rules(prev),
+                                            logged_errors=list(cand.error_urls)), policy, settings,
+                             _SiteCache(verdicts, site, settings.verdict_ttl_s), progress, parts.track)
     rules, stats = [], {}
     if sv is not None:  # None: an outage, which decide_version keeps as it is
         count_verdicts(metrics, sv)
@@ -207,13 +224,13 @@ async def validation_round(site: str, cand, settings: Settings, verdicts: Verdic
         progress.finished(sv)
         stats = sv.stats(len(pairs) + len(params)) | {"window": cand.window}
     decision = decide_version(Published.from_json(prev), None if sv is None else [r["display"] for r in rules],
-                              held_version(site) if held_version else None, now_ms=int(time.time() * 1000))
-    sent = await send_decision(site, decision, rules, stats, verdicts, publish, metrics, settings.signing_key)
-    if links is not None and sv is not None:
+                              parts.held_version(site) if parts.held_version else None, now_ms=int(time.time() * 1000))
+    sent = await send_decision(site, decision, rules, stats, verdicts, parts.publish, metrics, settings.signing_key)
+    if parts.links is not None and sv is not None:
         if sv.links_over_cap:
             log.info("%s: %s links of fetched pages left out (a round keeps %s)", site, sv.links_over_cap,
                      MAX_ROUND_LINKS)
-        await links(site, sv.links, list(cand.test_urls))
+        await parts.links(site, sv.links, list(cand.test_urls))
     return sent
 
 

@@ -26,7 +26,7 @@ if "--out" in argv:
 argv = [x for x in argv if x not in ("--small", "--traps", "--wiki")]
 root = argv[0] if argv else str(pathlib.Path(__file__).resolve().parent.parent)
 sys.path.insert(0, root)
-from dustbuster.agents.validator import validation_round
+from dustbuster.agents.validator import RoundParts, validation_round
 from dustbuster.core.mining.mine import mine
 from dustbuster.core.canon.canonize import canonize
 from dustbuster.core.model.rules import rules_from_document
@@ -60,7 +60,7 @@ async def go():
             ul.add(*rec)
         doc = mine(ul).to_json()
         cand = CandidateSet(site="forum.test", window=k, rules=doc["rules"], stats=doc["stats"], params=doc["params"], test_urls=list(ul))
-        await validation_round("forum.test", cand, settings, store, publish)
+        await validation_round("forum.test", cand, RoundParts(settings, store, publish))
     secs = time.time() - t0
     await runner.cleanup()
     final = [json.loads(x.dumps(serializer="json")) for x in sent if x is not None][-1]

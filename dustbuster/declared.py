@@ -12,7 +12,7 @@ import logging
 
 from dustbuster.core.mining.declared import declared_candidates
 from dustbuster.core.model.rules import Rule
-from dustbuster.core.validation.validate import RoundFetcher, ValidationResult, canonization_order, validate
+from dustbuster.core.validation.validate import Round, ValidationResult, canonization_order, validate
 
 log = logging.getLogger(__name__)
 
@@ -24,15 +24,14 @@ def _known(res: ValidationResult) -> list[Rule]:
     return [*res.valid, *others, *(dataclasses.replace(r, status="invalid") for r in res.covered)]
 
 
-async def declared_round(res: ValidationResult, rf: RoundFetcher, test_urls, params, threshold: float, cache=None,
-                         on_verdict=None) -> list[Rule]:
-    """Decide the declared candidates of this round's fetches; ``res`` gains their verdicts and
+async def declared_round(res: ValidationResult, rnd: Round) -> list[Rule]:
+    """Decide the declared candidates of round ``rnd``'s fetches; ``res`` gains their verdicts and
     valid rules.  Returns the candidates (empty when no fetch met a declaration)."""
+    rf = rnd.fetch
     cands = declared_candidates(list(rf.declared.items()), _known(res)) if rf.declared else []
     if not cands:
         return []
-    more = await validate([], [], test_urls, rf, params, threshold=threshold, cache=cache, on_verdict=on_verdict,
-                          extra=cands, valid_before=res.valid)
+    more = await validate(rnd, [], [], extra=cands, valid_before=res.valid)
     log.info("%s declared pairs → %s candidates, %s valid", len(rf.declared), len(cands), len(more.valid))
     res.valid = canonization_order([*res.valid, *more.valid])
     res.verdicts += more.verdicts

@@ -29,8 +29,8 @@ fetching (the sites file names the origins that may be fetched; ``resolve`` pins
 ...     found = mine(ul)
 ...     sites = parse_sites('{"shop.test": {"origins": ["http://shop.test:%d"], "allow_private": true, '
 ...                         '"resolve": {"shop.test": "127.0.0.1"}, "robots": false, "rate_per_s": 1000}}' % port)
-...     sv = await validate_site(found.kept, found.param_rules(), ul.test_urls(),
-...                              policy_of(sites, "shop.test", "example"), Settings())
+...     cands = SiteCandidates(found.kept, found.param_rules(), ul.test_urls())
+...     sv = await validate_site(cands, policy_of(sites, "shop.test", "example"), Settings())
 ...     await runner.cleanup()
 ...     return sv
 >>> [r.text for r in asyncio.run(example()).rules]
@@ -43,7 +43,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence, cast
+from typing import Mapping, Sequence
 
 from dustbuster.core.model.pair import Pair
 from dustbuster.core.errors import ConfigError
@@ -51,7 +51,7 @@ from dustbuster.core.model.ruleversion import carried_over
 from dustbuster.core.model.rules import Rule, SubstringRule
 from dustbuster.core.validation.setcheck import SetCheck, check_rule_set
 from dustbuster.core.validation.siteconfig import SiteConfig
-from dustbuster.core.validation.validate import RoundFetcher, ValidationResult, canonization_order, validate
+from dustbuster.core.validation.validate import Round, RoundFetcher, ValidationResult, canonization_order, validate
 from dustbuster.fetch.client import FetchPolicy, Fetcher, fetch_policy
 from dustbuster.fetch.softerrors import SoftErrorAware
 from dustbuster.declared import declared_round
@@ -140,16 +140,30 @@ class SiteValidation:
                 for v in self.result.verdicts if v.reason == "partial_evidence"]
 
 
-async def validate_site(pairs: Sequence[Pair | SubstringRule], params: Sequence[Rule], test_urls: list[str],
-                        policy: FetchPolicy, settings: Settings, cache=None, previous: Sequence[Rule] = (),
-                        on_verdict=None, track=None, extra: Sequence[Rule] = (),
-                        logged_errors: Sequence[str] = ()) -> SiteValidation | None:
-    """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept (only a
-    refutation removes a rule), then the set-level checks (dustbuster.core.validation.setcheck).  None when the site does
-    not answer at all (an outage decides nothing).  The validator agent and ``dustbuster validate``
-    both run this.  ``extra``: candidates from elsewhere (``validate --candidates``), decided last and
-    never at the mined rules' expense (:func:`with_extras`).  ``logged_errors``: URLs logged only with
-    status >= 400; a rule's parameters changed there and never tested are kept (core/validation/narrow.py).  ``track`` (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
+@dataclass
+class SiteCandidates:
+    """What one round of one site decides: the candidates mined from its log (Figure 1's pairs or
+    the substring rules they became, and the other rules), the test URLs they are judged on, the
+    candidates from elsewhere (``validate --candidates``: decided last, never at the mined rules'
+    expense, :func:`with_extras`), the rules published before (a rule whose verdict is now undecided
+    is kept: only a refutation removes a rule) and the URLs logged only with status >= 400 (a
+    rule's parameters changed there and never tested are kept, core/validation/narrow.py)."""
+
+    pairs: Sequence[Pair | SubstringRule]
+    rules: Sequence[Rule]
+    test_urls: list[str]
+    extra: Sequence[Rule] = ()
+    previous: Sequence[Rule] = ()
+    logged_errors: Sequence[str] = ()
+
+
+async def validate_site(cands: SiteCandidates, policy: FetchPolicy, settings: Settings, cache=None, on_verdict=None,
+                        track=None) -> SiteValidation | None:
+    """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept, then the
+    set-level checks (dustbuster.core.validation.setcheck).  None when the site does not answer at
+    all (an outage decides nothing).  The validator agent and ``dustbuster validate`` both run this.
+    ``cache``: the verdicts decided before; ``on_verdict``: called after each decision; ``track``
+    (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
     t0 = time.perf_counter()
     threshold = settings.params.sketch_threshold
     async with Fetcher(policy) as fetcher:
@@ -161,24 +175,20 @@ async def validate_site(pairs: Sequence[Pair | SubstringRule], params: Sequence[
         if not any(f.ok or (f.status or 0) == 404 for f in fronts):
             log.warning("site unreachable (%s)", sorted({f.reason for f in fronts}))
             return None
-        soft = SoftErrorAware(fetcher.fetch, threshold, test_urls, counts=fetcher.counts)
+        soft = SoftErrorAware(fetcher.fetch, threshold, cands.test_urls, counts=fetcher.counts)
         rf = RoundFetcher(soft)
-        rf.logged_errors = tuple(logged_errors)
+        rf.logged_errors = tuple(cands.logged_errors)
         for f in fronts:  # the front pages' links too (a site's front page links to most of it)
             rf.take_links(f)
-        # core's validate decides substring rules as pairs (its _validate_pairs: Pair | SubstringRule,
-        # the same four fields) though its signature names Pair only
-        res = await validate(cast("Sequence[Pair]", pairs), params, test_urls, rf, settings.params, threshold=threshold,
-                             cache=cache, on_verdict=on_verdict, extra=extra)
-        declared = await declared_round(res, rf, test_urls, settings.params, threshold, cache, on_verdict)
-        kept = carried_over(previous, (v.rule.text for v in res.verdicts if v.valid is None), res.valid)
-        keys = {(r.type, r.text) for r in [*extra, *declared]}
+        rnd = Round(cands.test_urls, rf, settings.params, threshold, cache=cache, on_verdict=on_verdict)
+        res = await validate(rnd, cands.pairs, cands.rules, extra=cands.extra)
+        declared = await declared_round(res, rnd)
+        kept = carried_over(cands.previous, (v.rule.text for v in res.verdicts if v.valid is None), res.valid)
+        keys = {(r.type, r.text) for r in [*cands.extra, *declared]}
         mined = [r for r in res.valid if (r.type, r.text) not in keys]
-        sc = await check_rule_set(canonization_order(mined + kept), test_urls, rf, settings.params,
-                                  threshold=threshold)
+        sc = await check_rule_set(canonization_order(mined + kept), rnd)
         if len(mined) < len(res.valid):
-            sc = await with_extras(sc, [r for r in res.valid if (r.type, r.text) in keys], test_urls, rf,
-                                   settings.params, threshold)
+            sc = await with_extras(sc, [r for r in res.valid if (r.type, r.text) in keys], rnd)
         counts = dict(fetcher.counts)
     signals = dict(rf.signals) | soft.stats() | {"declared_pairs": len(rf.declared), "declared_candidates": len(declared)}
     for r, why in sc.dropped:
@@ -187,12 +197,11 @@ async def validate_site(pairs: Sequence[Pair | SubstringRule], params: Sequence[
                           rf.links_over_cap)
 
 
-async def with_extras(base: SetCheck, extras: list[Rule], test_urls: list[str], rf: RoundFetcher, params,
-                      threshold: float) -> SetCheck:
+async def with_extras(base: SetCheck, extras: list[Rule], rnd: Round) -> SetCheck:
     """The set-level checks again with the valid extra candidates added to what passed them without
     any: the result stands only when it keeps every rule of ``base`` and is not refuted, else
     ``base`` stands and the extras are dropped — an extra candidate never costs the set a rule."""
-    sc = await check_rule_set(canonization_order(base.rules + extras), test_urls, rf, params, threshold=threshold)
+    sc = await check_rule_set(canonization_order(base.rules + extras), rnd)
     keys = {(r.type, r.text) for r in sc.rules}
     if sc.passed is not False and all((r.type, r.text) in keys for r in base.rules):
         sc.dropped, sc.fetches = base.dropped + sc.dropped, base.fetches + sc.fetches

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 
+from dustbuster.core.validation.round import Round
 from dustbuster.core.mining.declared import declared_candidates
 from dustbuster.core.validation.fetched import RoundFetcher, compare_pages
 from dustbuster.core.validation.identity import (PageIdentity, link_header_canonical, normalize_title, page_identity,
@@ -227,7 +228,7 @@ def test_a_failing_v_is_no_evidence_and_soft_error_families_owe_nothing():
     from dustbuster.core import ParamRule
 
     urls = [f"http://h/p{i}?x=1" for i in range(30)]
-    v = asyncio.run(validate_rule(ParamRule("x", "remove"), urls, RoundFetcher(fetch)))
+    v = asyncio.run(validate_rule(ParamRule("x", "remove"), Round.of(urls, RoundFetcher(fetch))))
     assert v.negatives == 0 and v.skipped > 0 and v.valid is None
     f = Family("http://h/wiki", 50)
     f.skipped, f.failures["soft_error"] = FAMILY_GIVE_UP, FAMILY_GIVE_UP

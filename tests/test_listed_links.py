@@ -14,7 +14,7 @@ import json
 from dustbuster.agents import listedlinks
 from dustbuster.agents.listedlinks import SOURCE, LinkSender, chunks, new_links, raw_batches, send_links
 from dustbuster.agents.metrics import Metrics
-from dustbuster.agents.validator import validation_round
+from dustbuster.agents.validator import RoundParts, validation_round
 from dustbuster.core.validation.fetched import MAX_ROUND_LINKS, Fetched, RoundFetcher
 from dustbuster.core.validation.identity import PageIdentity
 from dustbuster.stream.fit import budget
@@ -154,9 +154,9 @@ def test_a_validation_round_sends_the_links_of_its_pages(tmp_path):
 
         links = LinkSender(topic, settings, metrics)
         try:
-            await validation_round("forum.test", cand, settings, store, publish, metrics, links=links)
+            await validation_round("forum.test", cand, RoundParts(settings, store, publish, metrics, links=links))
             again = len(topic.sent)
-            await validation_round("forum.test", cand, settings, store, publish, metrics, links=links)
+            await validation_round("forum.test", cand, RoundParts(settings, store, publish, metrics, links=links))
             assert len(topic.sent) == again  # the same links: nothing sent the second time
         finally:
             await runner.cleanup()

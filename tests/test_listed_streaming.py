@@ -189,7 +189,7 @@ def test_a_window_sends_listed_and_error_urls_and_a_rebuild_keeps_them(tmp_path)
 
 def test_the_error_urls_of_a_candidate_set_reach_the_validators_narrowing(tmp_path, monkeypatch):
     """The window's error URLs travel in the candidate set (``error_urls``, checked by the strict
-    decoder) to ``validate_site(logged_errors=...)``, as ``dustbuster validate`` passes the log's."""
+    decoder) to ``validate_site`` (``SiteCandidates.logged_errors``), as ``dustbuster validate`` passes the log's."""
     import asyncio
     import json
 
@@ -210,8 +210,8 @@ def test_the_error_urls_of_a_candidate_set_reach_the_validators_narrowing(tmp_pa
     assert candidates_from_json({k: v for k, v in doc.items() if k != "error_urls"}).error_urls == []
     seen = {}
 
-    async def fake_validate_site(*args, **kw):
-        seen.update(kw)
+    async def fake_validate_site(cands, *args, **kw):
+        seen["logged_errors"] = list(cands.logged_errors)
         return None  # an outage: nothing decided
 
     monkeypatch.setattr(validator, "validate_site", fake_validate_site)
@@ -224,7 +224,8 @@ def test_the_error_urls_of_a_candidate_set_reach_the_validators_narrowing(tmp_pa
         pass
 
     try:
-        got = asyncio.run(validator.validation_round("forum.test", cand, Settings(validator_sites=conf), store, publish))
+        parts = validator.RoundParts(Settings(validator_sites=conf), store, publish)
+        got = asyncio.run(validator.validation_round("forum.test", cand, parts))
     finally:
         store.close()
     assert got == "unchanged" and seen["logged_errors"] == ["http://forum.test/gone?rev=1"]

@@ -14,6 +14,8 @@ import pytest
 from aiohttp import web
 from tests.loopback import serve
 
+from dustbuster.sitevalidation import SiteCandidates
+from dustbuster.core.validation.round import Round
 from dustbuster.core import ParamRule
 from dustbuster.core.validation.identity import page_identity
 from dustbuster.core.validation.madesamples import MIN_LOGGED, MadeSamples, lacks, logged_values, make_samples, with_param
@@ -112,7 +114,7 @@ def make_fetch(seen: list[str] | None = None) -> RoundFetcher:
 
 
 def decide(rule: ParamRule, logged: list[str], seen: list[str] | None = None):
-    return asyncio.run(validate_rule(rule, [*ARTICLES, *DOCS, *logged], make_fetch(seen), seed=1))
+    return asyncio.run(validate_rule(rule, Round.of([*ARTICLES, *DOCS, *logged], make_fetch(seen)), seed=1))
 
 
 FBCLID = [f"{H}/a/3?fbclid=IwAR0x", f"{H}/a/7?fbclid=IwAR1y", f"{H}/doc/help?fbclid=IwAR0x"]
@@ -146,7 +148,7 @@ def test_made_samples_never_outvote_a_logged_negative():
     """``x`` changes /doc/about (where it is logged once) and no other page: the made u's would all be
     positives; the logged comparisons (1 negative of 3) refute the rule."""
     logged = [f"{H}/doc/about?x=1", f"{H}/a/3?x=1", f"{H}/a/8?x=2"]
-    v = asyncio.run(validate_rule(remove("x"), [*ARTICLES, *logged], make_fetch(), seed=1))  # no base on /doc
+    v = asyncio.run(validate_rule(remove("x"), Round.of([*ARTICLES, *logged], make_fetch()), seed=1))  # no base on /doc
     assert v.valid is False and v.reason == "refuted_on_logged_samples", (v.valid, v.reason, v.evidence())
     assert v.evidence()["made_samples"] > 0
 
@@ -157,7 +159,7 @@ def test_a_made_url_that_fails_is_skipped_and_counted():
 
     async def run():
         rf = make_fetch()
-        v = await validate_rule(remove("fbclid"), [*gone, *FBCLID], rf, seed=1)
+        v = await validate_rule(remove("fbclid"), Round.of([*gone, *FBCLID], rf), seed=1)
         return v, rf
 
     v, rf = asyncio.run(run())
@@ -183,7 +185,7 @@ async def _site_round():
                          robots=False, rate_per_s=0, per_host_concurrency=8)
     urls = [u.replace(H, base) for u in [*ARTICLES, *DOCS, *FBCLID, *LANG]]
     try:
-        return await validate_site([], [remove("fbclid"), remove("lang")], urls, policy, Settings())
+        return await validate_site(SiteCandidates([], [remove("fbclid"), remove("lang")], urls), policy, Settings())
     finally:
         await runner.cleanup()
 

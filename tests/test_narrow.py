@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from aiohttp import web
 from tests.loopback import serve
 
+from dustbuster.sitevalidation import SiteCandidates
 from dustbuster.core.validation.narrow import narrow_verdict, narrowed, restored, untested
 from dustbuster.core.model.rules import SubstringRule
 from dustbuster.core.model.scopedrules import QueryRule
@@ -74,7 +75,7 @@ async def _round():
     policy = FetchPolicy(origins=frozenset({f"http://{HOST}:{port}"}), allow_private=True,
                          resolve={HOST: "127.0.0.1"}, robots=False, rate_per_s=0, per_host_concurrency=8)
     try:
-        return await validate_site([], [QueryRule("/wiki", "drop")], _log(port), policy, Settings())
+        return await validate_site(SiteCandidates([], [QueryRule("/wiki", "drop")], _log(port)), policy, Settings())
     finally:
         await runner.cleanup()
 

@@ -20,6 +20,8 @@ from collections import Counter
 from aiohttp import web
 from tests.loopback import serve
 
+from dustbuster.sitevalidation import SiteCandidates
+from dustbuster.core.validation.round import Round
 from dustbuster.core.validation.fetched import Fetched, compare_pages
 from dustbuster.core.validation.narrow import keep_names, kept_after_refutation, raw_forms, refuted_by, restored, stale_keep
 from dustbuster.core.validation.onepage import one_page_of
@@ -100,7 +102,7 @@ async def _round(rules: list):
                          resolve={HOST: "127.0.0.1"}, robots=False, rate_per_s=0, per_host_concurrency=8)
     pairs = [SubstringRule(f"{START}http://{HOST}:{port}/w/index.php?title=", f"{START}http://{HOST}:{port}/w/?title=")]
     try:
-        return await validate_site([], [*rules, *pairs], _log(port), policy, Settings())
+        return await validate_site(SiteCandidates([], [*rules, *pairs], _log(port)), policy, Settings())
     finally:
         await runner.cleanup()
 
@@ -236,7 +238,7 @@ def test_outputs_that_redirect_to_their_input_send_figure_4_to_the_reverse():
         return Fetched(True, pages[k], 200, redirected="/s/" in url)
 
     urls = [f"http://h/story_{k}" for k in range(60)] + [f"http://h/s/{k}" for k in range(60)]
-    res = asyncio.run(validate([Pair("/story_", "/s/", 30, 30)], [], urls, fetch))
+    res = asyncio.run(validate(Round.of(urls, fetch), [Pair("/story_", "/s/", 30, 30)], []))
     shrinking, reverse = res.verdicts
     assert shrinking.valid is None and shrinking.reason == "outputs_redirect" and shrinking.positives == 0
     assert reverse.valid and [r.text for r in res.valid] == [reverse.rule.text] and "/s/" in reverse.rule.text.split("→")[0]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import random
 
+from dustbuster.core.validation.round import Round
 from dustbuster.core import ParamRule
 from dustbuster.core.validation.identity import page_identity
 from dustbuster.core.validation.onepage import ONE_PAGE_MIN_VALUES, OnePage, one_page_of, same_page_evidence
@@ -52,7 +53,7 @@ def login_urls(n: int = 30) -> list[str]:
 
 
 def verdict(rule, urls, fetch=None):
-    return asyncio.run(validate_rule(rule, urls, fetch or make_fetch(), seed=1))
+    return asyncio.run(validate_rule(rule, Round.of(urls, fetch or make_fetch()), seed=1))
 
 
 def test_a_no_op_parameter_on_one_page_is_published():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 
+from dustbuster.core.validation.round import Round
 from dustbuster.core.model.pair import Pair
 from dustbuster.core.mining.mine import mine
 from dustbuster.core.mining.overliterals import core_of, general_over_literals
@@ -57,7 +58,7 @@ def test_the_validator_decides_the_general_rule_first_and_drops_its_instances():
 
     (rule,) = general_over_literals(WIKI)
     pairs = [Pair(":misc:", "/misc/", 9, 9), Pair(":devel:", "/devel/", 8, 8)]
-    res = asyncio.run(validate(pairs, [rule], urls, fetch))
+    res = asyncio.run(validate(Round.of(urls, fetch), pairs, [rule]))
     assert [r.text for r in res.valid] == [rule.text]
     assert sorted(r.text for r in res.covered) == ['":devel:" → "/devel/"', '":misc:" → "/misc/"']
 

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dustcanon
+from dustbuster.core.validation.round import Round
 from dustbuster.core.canon.canonize import canonize as core_canonize
 from dustbuster.core.report.crawlerexport import skipped
 from dustbuster.core.errors import RuleError
@@ -187,10 +188,10 @@ def test_the_validator_samples_inside_the_scope_only():
     rule = ParamRule("s", "remove", scope="?do=edit")
     from dustbuster.core.validation.validate import RoundFetcher
 
-    v = asyncio.run(validate_rule(rule, urls, RoundFetcher(fetch)))
+    v = asyncio.run(validate_rule(rule, Round.of(urls, RoundFetcher(fetch))))
     assert v.valid and v.applicable == 60
     assert all("do=edit" in u for u, _, _ in v.samples)
-    assert not asyncio.run(validate_rule(ParamRule("s", "remove"), urls, RoundFetcher(fetch))).valid
+    assert not asyncio.run(validate_rule(ParamRule("s", "remove"), Round.of(urls, RoundFetcher(fetch)))).valid
 
 
 @settings(max_examples=150, deadline=None)

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dustbuster.core.validation.round import Round
 from dustbuster.core import ParamRule, SubstringRule
 from dustbuster.core.canon.canonize import Canonizer, canonize
 from dustbuster.core.model.pair import Pair
@@ -121,7 +122,7 @@ def test_reverse_direction_only_after_a_refutation():
     tests = [f"http://f.co.il/story?id={i}&utm_source=feed0" for i in range(3)] + list(TEST_URLS)
     pair = Pair("&utm_source=feed0" + END, END, 5, 5)
     calls = Counter()
-    res = asyncio.run(validate([pair], [], tests, make_fetch(forum_site, calls)))
+    res = asyncio.run(validate(Round.of(tests, make_fetch(forum_site, calls)), [pair], []))
     assert [v.rule.text for v in res.verdicts] == ['"&utm_source=feed0$" → "$"']
     assert res.verdicts[0].valid is None and res.verdicts[0].reason == "too_few_samples"
     assert res.valid == []
@@ -130,7 +131,7 @@ def test_reverse_direction_only_after_a_refutation():
 def test_reverse_direction_after_a_refutation_needs_observed_outputs():
     """/new/X ≡ /old/X only for X < 10 here: "/new/" → "/old/" is refuted, so the reverse is
     tried, but the log has no /new/0../new/9: its outputs are inventions, invalid before a fetch."""
-    res = asyncio.run(validate([Pair("/new/", "/old/", 5, 5)], [], list(TEST_URLS), make_fetch(forum_site, Counter())))
+    res = asyncio.run(validate(Round.of(list(TEST_URLS), make_fetch(forum_site, Counter())), [Pair("/new/", "/old/", 5, 5)], []))
     (shrink, grow) = res.verdicts
     assert shrink.valid is False and shrink.fetches > 0
     assert grow.valid is False and grow.fetches == 0 and grow.reason.startswith("unobserved_output"), grow.reason
@@ -138,7 +139,7 @@ def test_reverse_direction_after_a_refutation_needs_observed_outputs():
 
 
 def test_a_self_feeding_reverse_is_invalid_without_a_fetch():
-    res = asyncio.run(validate([Pair("/old/", "/", 5, 5)], [], list(TEST_URLS), make_fetch(forum_site, Counter())))
+    res = asyncio.run(validate(Round.of(list(TEST_URLS), make_fetch(forum_site, Counter())), [Pair("/old/", "/", 5, 5)], []))
     (shrink, grow) = res.verdicts
     assert shrink.valid is False                                      # /old/1 → /1: no such page
     assert grow.rule.text == '"/" → "/old/"' and grow.valid is False and grow.fetches == 0

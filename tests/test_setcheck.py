@@ -8,6 +8,8 @@ import asyncio
 import re
 from collections import Counter, defaultdict
 
+from dustbuster.sitevalidation import SiteCandidates
+from dustbuster.core.validation.round import Round
 from dustbuster.core import DustParams, ParamRule, SubstringRule
 from dustbuster.core.canon.canonize import Canonizer
 from dustbuster.core.validation.setcheck import blame, check_rule_set
@@ -21,7 +23,7 @@ BAD = R("/index.html", "/about.html", status="valid")   # /dK/index.html → /dK
 
 def test_a_refuted_set_loses_the_rule_bisection_blames():
     rf = RoundFetcher(make_fetch(forum_site, Counter()))
-    res = asyncio.run(check_rule_set([GOOD, BAD], TEST_URLS, rf))
+    res = asyncio.run(check_rule_set([GOOD, BAD], Round.of(TEST_URLS, rf)))
     assert res.rules == [GOOD] and res.passed is True
     assert res.dropped[0][0] == BAD and res.dropped[0][1].startswith("set_check:")
     st = res.stats()
@@ -43,7 +45,7 @@ def test_an_outage_decides_nothing_and_keeps_the_set():
 
         return Fetched(False, reason="site_down")
 
-    res = asyncio.run(check_rule_set([GOOD, BAD], TEST_URLS, RoundFetcher(down)))
+    res = asyncio.run(check_rule_set([GOOD, BAD], Round.of(TEST_URLS, RoundFetcher(down))))
     assert res.rules == [GOOD, BAD] and res.passed is None and res.stats()["reason"] == "u_unreachable"
 
 
@@ -51,7 +53,7 @@ def test_static_checks_run_first():
     grow = R("", "?utm_source=feed0", anchor_end=True, status="valid")
     rep = ParamRule("sid", "replace", "02ec4e", status="valid")
     rf = RoundFetcher(make_fetch(forum_site, Counter()))
-    res = asyncio.run(check_rule_set([ParamRule("sid", "remove", status="valid"), rep, GOOD, grow], TEST_URLS, rf))
+    res = asyncio.run(check_rule_set([ParamRule("sid", "remove", status="valid"), rep, GOOD, grow], Round.of(TEST_URLS, rf)))
     assert GOOD in res.rules and grow not in res.rules and rep not in res.rules
     assert {why.split(":")[0] for _, why in res.dropped} >= {"self_feeding", "subsumed"}
 
@@ -73,7 +75,7 @@ def test_validated_set_on_the_simulator_is_a_correct_canonicalizer(tmp_path):
         cand = candidates(sim, port)
         settings = Settings(validator_sites=conf)
         pairs, params = candidate_rules("forum.test", cand)
-        sv = await validate_site(pairs, params, list(cand.test_urls), site_policy(settings, "forum.test"), settings)
+        sv = await validate_site(SiteCandidates(pairs, params, list(cand.test_urls)), site_policy(settings, "forum.test"), settings)
         await runner.cleanup()
         return sim, port, cand, sv
 
@@ -120,16 +122,16 @@ def test_an_extra_candidate_never_costs_the_set_a_rule():
     from dustbuster.sitevalidation import with_extras
 
     rf = RoundFetcher(make_fetch(forum_site, Counter()))
-    base = asyncio.run(check_rule_set([GOOD], TEST_URLS, rf))
+    base = asyncio.run(check_rule_set([GOOD], Round.of(TEST_URLS, rf)))
     assert base.rules == [GOOD]
     # a bad extra that passed its own sample: the set with it is refuted, the base set stands
     rf = RoundFetcher(make_fetch(forum_site, Counter()))
-    got = asyncio.run(with_extras(base, [BAD], TEST_URLS, rf, DustParams(), 1.0))
+    got = asyncio.run(with_extras(base, [BAD], Round.of(TEST_URLS, rf, DustParams(), threshold=1.0)))
     assert got.rules == [GOOD] and any(r == BAD for r, _ in got.dropped)
     # an extra the static checks drop (it changes no test URL) leaves the base set as it was
     ok = ParamRule("sid", "remove", status="valid")
-    got = asyncio.run(with_extras(asyncio.run(check_rule_set([GOOD], TEST_URLS, rf)), [ok], TEST_URLS, rf,
-                                  DustParams(), 1.0))
+    got = asyncio.run(with_extras(asyncio.run(check_rule_set([GOOD], Round.of(TEST_URLS, rf))), [ok],
+                                  Round.of(TEST_URLS, rf, DustParams(), threshold=1.0)))
     assert got.rules == [GOOD] and got.passed is True
 
 
@@ -138,6 +140,6 @@ def test_an_extra_candidate_decided_as_a_mined_one_is_not_tried_again():
 
     rf = RoundFetcher(make_fetch(forum_site, Counter()))
     bad = SubstringRule.from_parts("/index.html", "/about.html")
-    res = asyncio.run(validate([], [bad], TEST_URLS, rf, extra=[bad, GOOD]))
+    res = asyncio.run(validate(Round.of(TEST_URLS, rf), [], [bad], extra=[bad, GOOD]))
     texts = [v.rule.text for v in res.verdicts]
     assert texts.count(bad.text) == 1 and bad not in res.valid

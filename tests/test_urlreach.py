@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dustbuster.core.validation.round import Round
 from dustbuster.core.canon.coverage import Coverage
 from dustbuster.core.mining.mine import mine, unsafe_flags
 from dustbuster.core.canon.rulecheck import breaks_urls, unobserved_output, unsafe_candidate, unsafe_candidates
@@ -111,6 +112,6 @@ def test_figure_3_verdicts_equal_with_the_round_index():
     reach = URLReach(TEST_URLS, rules[:3])
     for seed, r in enumerate(rules):
         calls_a, calls_b = Counter(), Counter()
-        a = asyncio.run(validate_rule(r, TEST_URLS, RoundFetcher(make_fetch(forum_site, calls_a)), seed=seed))
-        b = asyncio.run(validate_rule(r, TEST_URLS, RoundFetcher(make_fetch(forum_site, calls_b)), seed=seed, reach=reach))
+        a = asyncio.run(validate_rule(r, Round.of(TEST_URLS, RoundFetcher(make_fetch(forum_site, calls_a))), seed=seed))
+        b = asyncio.run(validate_rule(r, Round.of(TEST_URLS, RoundFetcher(make_fetch(forum_site, calls_b)), reach=reach), seed=seed))
         assert a == b and calls_a == calls_b, r.text

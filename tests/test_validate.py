@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
+from dustbuster.core.validation.round import Round
 from dustbuster.core import DustParams, ParamRule, SubstringRule
 from dustbuster.core.model.pair import Pair
 from dustbuster.core.validation.sketch import sketch
@@ -72,7 +73,7 @@ def test_valid_rule_stops_at_the_positive_bound():
     calls = Counter()
     rf = RoundFetcher(make_fetch(forum_site, calls))
     rule = SubstringRule("/story?id=", "/story_")
-    v = run(validate_rule(rule, TEST_URLS, rf))
+    v = run(validate_rule(rule, Round.of(TEST_URLS, rf)))
     need = round((1 - DustParams().epsilon) * DustParams().n)  # 38 of N = 40
     assert v.valid is True and v.positives == need and v.negatives == 0
     assert v.fetches == 2 * need  # pairs of u, v: early stop at (1 − ε)N
@@ -81,12 +82,12 @@ def test_valid_rule_stops_at_the_positive_bound():
 
 def test_invalid_rule_stops_after_eps_n_negatives():
     rule = SubstringRule("/index.html", "/x.html")  # every v is a 404
-    v = run(validate_rule(rule, TEST_URLS, RoundFetcher(make_fetch(forum_site, Counter()))))
+    v = run(validate_rule(rule, Round.of(TEST_URLS, RoundFetcher(make_fetch(forum_site, Counter())))))
     refute = round(DustParams().epsilon * DustParams().n)  # 2 of N = 40
     assert v.valid is False and v.negatives == refute and v.positives == 0 and v.fetches == 2 * refute
     rule = SubstringRule("lect1", "lect2")  # both exist, different text
     tests = [f"{H}/lect1.ps", f"{H}/x/lect1.ps"]
-    v = run(validate_rule(rule, tests, RoundFetcher(make_fetch(forum_site, Counter()))))
+    v = run(validate_rule(rule, Round.of(tests, RoundFetcher(make_fetch(forum_site, Counter())))))
     assert v.valid is False and v.reason == "refuted_on_fewer_samples"
 
 
@@ -99,8 +100,7 @@ def test_figure_4_direction_refinement_and_parameters():
         Pair("lect1", "lect2", 4, 4),
     ]
     calls = Counter()
-    res = run(validate(pairs, [ParamRule("sid", "remove")], TEST_URLS + [f"{H}/story?id=1&sid=9"],
-                       make_fetch(lambda u: forum_site(u.replace("&sid=9", "")), calls)))
+    res = run(validate(Round.of(TEST_URLS + [f"{H}/story?id=1&sid=9"], make_fetch(lambda u: forum_site(u.replace("&sid=9", "")), calls)), pairs, [ParamRule("sid", "remove")]))
     texts = [r.text for r in res.valid]
     assert texts[0] == '"^http://f.co.il/story?id=" → "^http://f.co.il/story_"'
     assert '"/index.html$" → "/$"' in texts
@@ -115,7 +115,7 @@ def test_figure_4_direction_refinement_and_parameters():
 def test_a_pair_refining_a_valid_rule_is_dropped_before_fetching():
     pairs = [Pair("/story?id=", "/story_", 300, 300), Pair(".il/story?id=", ".il/story_", 300, 300)]
     calls = Counter()
-    res = run(validate(pairs, [], TEST_URLS, make_fetch(forum_site, calls)))
+    res = run(validate(Round.of(TEST_URLS, make_fetch(forum_site, calls)), pairs, []))
     assert [r.text for r in res.valid] == ['"/story?id=" → "/story_"']
     assert [p.alpha for p, _ in res.dropped_refinements] == [".il/story?id="]
     assert res.fetches == 2 * round((1 - DustParams().epsilon) * DustParams().n)
@@ -124,13 +124,13 @@ def test_a_pair_refining_a_valid_rule_is_dropped_before_fetching():
 def test_u_failures_are_skipped_and_no_urls_is_undecided():
     rule = SubstringRule("/broken/", "/new/")
     tests = [f"{H}/broken/{i}" for i in range(30)]
-    v = run(validate_rule(rule, tests, RoundFetcher(make_fetch(forum_site, Counter()))))
+    v = run(validate_rule(rule, Round.of(tests, RoundFetcher(make_fetch(forum_site, Counter())))))
     assert v.valid is None and v.skipped == 10 and v.reason == "u_unreachable"  # gives up: the site is down
-    v = run(validate_rule(rule, [f"{H}/nothing"], RoundFetcher(make_fetch(forum_site, Counter()))))
+    v = run(validate_rule(rule, Round.of([f"{H}/nothing"], RoundFetcher(make_fetch(forum_site, Counter())))))
     assert v.valid is None and v.reason == "no_applicable_urls" and v.fetches == 0
 
 
 def test_small_n_and_epsilon_parameters():
     rule = SubstringRule("/story?id=", "/story_")
-    v = run(validate_rule(rule, TEST_URLS, RoundFetcher(make_fetch(forum_site, Counter())), DustParams(n=40, epsilon=0.1)))
+    v = run(validate_rule(rule, Round.of(TEST_URLS, RoundFetcher(make_fetch(forum_site, Counter())), DustParams(n=40, epsilon=0.1))))
     assert v.valid is True and v.positives == 36

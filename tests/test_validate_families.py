@@ -11,6 +11,7 @@ import random
 from aiohttp import web
 from tests.loopback import serve
 
+from dustbuster.sitevalidation import SiteCandidates
 from dustbuster.core import ParamRule
 from dustbuster.core.model.scopedrules import QueryRule
 from dustbuster.fetch.client import FetchPolicy
@@ -70,8 +71,7 @@ async def run_round(site: FamilySite):
     policy = FetchPolicy(origins=frozenset({base}), allow_private=True, robots=False, timeout_s=0.3, retries=0,
                          backoff_s=0.01, rate_per_s=0)
     try:
-        sv = await asyncio.wait_for(validate_site(
-            [], [ParamRule("utm_source", "remove"), QueryRule("", "drop")], family_urls(base), policy, Settings()), 120)
+        sv = await asyncio.wait_for(validate_site(SiteCandidates([], [ParamRule("utm_source", "remove"), QueryRule("", "drop")], family_urls(base)), policy, Settings()), 120)
     finally:
         await runner.cleanup()
     drop = next(v for v in sv.result.verdicts if v.rule.type == "query")  # narrowed, maybe (core/validation/narrow.py)

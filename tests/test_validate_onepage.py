@@ -10,6 +10,7 @@ import asyncio
 
 import pytest
 
+from dustbuster.sitevalidation import SiteCandidates
 from dustbuster.core import ParamRule, mine
 from dustbuster.core.urls.urllist import URLList
 from dustbuster.fetch.client import FetchPolicy
@@ -45,7 +46,7 @@ async def validation_round(urllist_of=_urllist, lines: int = 4000):
     mined = [r for r in mine(ul).param_rules() if r.name in ("returnto", "page")]
     urls = [u for u in dict.fromkeys(ul.urls()) if "/index.php" in u]
     try:
-        sv = await validate_site([], [*mined, PAGE], urls, policy, Settings())
+        sv = await validate_site(SiteCandidates([], [*mined, PAGE], urls), policy, Settings())
     finally:
         await runner.cleanup()
     return mined, sv, urls

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
+from dustbuster.sitevalidation import SiteCandidates
 from dustbuster.core import ParamRule, SubstringRule
 from dustbuster.core.model.scopedrules import QueryRule
 from dustbuster.fetch.client import FetchPolicy
@@ -44,7 +45,7 @@ async def _round(lines: int = 9000):
         if status.startswith(("200", "301")):
             urls.append(f"http://{host}{target}")
     try:
-        sv = await validate_site([], [*TRAPS.values(), *TRUE.values()], list(dict.fromkeys(urls)), policy, Settings())
+        sv = await validate_site(SiteCandidates([], [*TRAPS.values(), *TRUE.values()], list(dict.fromkeys(urls))), policy, Settings())
     finally:
         await runner.cleanup()
     return sv

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+from dustbuster.core.validation.round import Round
 from dustbuster.core import ParamRule
 from dustbuster.core.model.pair import Pair
 from dustbuster.core.validation.validate import RoundFetcher, validate
@@ -34,7 +35,7 @@ def test_hostile_log_fetches_nothing_outside_policy():
         ]
         async with Fetcher(policy) as f:
             res = await asyncio.wait_for(
-                validate(pairs, [ParamRule("x", "remove")], tests, RoundFetcher(f.fetch)), timeout=120)
+                validate(Round.of(tests, RoundFetcher(f.fetch)), pairs, [ParamRule("x", "remove")]), timeout=120)
             counts = dict(f.counts)
         await runner.cleanup()
         return res, counts, site

@@ -8,7 +8,7 @@ import asyncio
 import time
 import json
 
-from dustbuster.agents.validator import validation_round
+from dustbuster.agents.validator import RoundParts, validation_round
 from dustbuster.core.mining.mine import mine
 from dustbuster.sim.forum import SITE_HOSTS
 from dustbuster.sim.site import SimSite, start
@@ -51,16 +51,16 @@ def test_rounds_publish_keep_drop_and_tombstone(tmp_path):
             sent.append(value)
 
         settings = Settings(validator_sites=conf, verdict_ttl_s=3600)
-        first = await validation_round("forum.test", cand, settings, store, publish)
-        again = await validation_round("forum.test", cand, settings, store, publish)
+        first = await validation_round("forum.test", cand, RoundParts(settings, store, publish))
+        again = await validation_round("forum.test", cand, RoundParts(settings, store, publish))
         sent_after_again = len(sent)
         sim.broken.add("story_alias")
         expired = Settings(validator_sites=conf, verdict_ttl_s=0)
-        third = await validation_round("forum.test", cand, expired, store, publish)
+        third = await validation_round("forum.test", cand, RoundParts(expired, store, publish))
         sim.broken.add("all")  # an outage: nothing can be decided, nothing is dropped
-        outage = await validation_round("forum.test", cand, expired, store, publish)
+        outage = await validation_round("forum.test", cand, RoundParts(expired, store, publish))
         sim.broken = {"distinct"}  # the site lost all its DUST: every rule is refuted
-        fourth = await validation_round("forum.test", cand, expired, store, publish)
+        fourth = await validation_round("forum.test", cand, RoundParts(expired, store, publish))
         await runner.cleanup()
         store.close()
         return first, again, third, outage, fourth, sent, sent_after_again
@@ -95,10 +95,10 @@ def test_unconfigured_sites_are_never_fetched(tmp_path):
         async def publish(site, value):
             sent.append(value)
 
-        out = [await validation_round("semicomplete.com", cand, Settings(), store, publish)]
+        out = [await validation_round("semicomplete.com", cand, RoundParts(Settings(), store, publish))]
         conf = tmp_path / "s.json"
         conf.write_text(json.dumps({"other.org": {"origins": ["http://other.org"]}}))
-        out.append(await validation_round("semicomplete.com", cand, Settings(validator_sites=conf), store, publish))
+        out.append(await validation_round("semicomplete.com", cand, RoundParts(Settings(validator_sites=conf), store, publish)))
         store.close()
         return out, sent
 

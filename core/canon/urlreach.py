@@ -104,7 +104,7 @@ class URLReach:
 __all__ = ["URLReach"]
 
 
-def round_reach(test_urls: Sequence[str], pairs: Sequence[Pair], rules: Sequence[Rule]) -> URLReach:
+def round_reach(test_urls: Sequence[str], pairs: Sequence[Pair | SubstringRule], rules: Sequence[Rule]) -> URLReach:
     """The test URLs indexed, in one scan, by the keys of every rule the round may decide: both
     directions of each pair and the other rules (core/canon/urlreach.py), not per-candidate
     checks that each apply their rule to every test URL."""

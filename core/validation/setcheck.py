@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from dustbuster.core.canon.canonize import Canonizer, canonical
-from dustbuster.core.params import DustParams
 from dustbuster.core.canon.rulecheck import Dropped, check_static
 from dustbuster.core.model.rules import Rule
 from dustbuster.core.validation.fetched import NO_EVIDENCE
-from dustbuster.core.validation.validate import POSITIVE, RoundFetcher, Verdict, compare_pages, validate_rewrite
+from dustbuster.core.validation.validate import (POSITIVE, Rewrite, Round, RoundFetcher, Verdict, compare_pages,
+                                                 validate_rewrite)
 
 #: at most this many failing URLs are bisected per refuted composition
 BISECT_URLS = 5
@@ -80,23 +80,19 @@ async def blame(u: str, rules: Sequence[Rule], fetch: RoundFetcher, threshold: f
     return applied[hi - 1]
 
 
-async def check_rule_set(
-    rules: Sequence[Rule],
-    test_urls: Sequence[str],
-    fetch: RoundFetcher,
-    params: DustParams | None = None,
-    seed: int = 0,
-    threshold: float = 1.0,
-) -> SetCheck:
-    p = params or DustParams()
-    urls = list(dict.fromkeys(test_urls))
+async def check_rule_set(rules: Sequence[Rule], rnd: Round, seed: int = 0) -> SetCheck:
+    """The fetch-free checks of ``rules``, then the composed canonicalizer validated like one rule on
+    the round's test URLs, dropping the rule most to blame for its failures until it holds (the
+    module doc)."""
+    p, fetch, threshold = rnd.params, rnd.fetch, rnd.threshold
+    urls = list(dict.fromkeys(rnd.test_urls))
     start = fetch.fetches
     kept, dropped = check_static(rules, urls, p.ma)
     out = SetCheck(kept, dropped)
+    on_urls = Round(urls, fetch, p, threshold)  # Figure 3's defaults for the rest
     while kept:
         failures: list[str] = []
-        v = await validate_rewrite(None, Canonizer(kept, p.ma), urls, fetch, p, seed + len(out.verdicts),
-                                   threshold, failures=failures)
+        v = await validate_rewrite(on_urls, Rewrite(None, Canonizer(kept, p.ma)), seed + len(out.verdicts), failures)
         out.verdicts.append(v)
         if v.valid is not False:
             break

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence, cast
+from typing import Callable, Sequence, cast
 
 from dustbuster.core.canon.coverage import Coverage, apply_rule, covered_by
 from dustbuster.core.model.pair import Pair
@@ -48,41 +48,31 @@ from dustbuster.core.validation.fetched import NO_EVIDENCE, POSITIVE, Fetch, Fet
 from dustbuster.core.validation.paramstrata import evidence_strata
 from dustbuster.core.validation.narrow import (NARROWINGS, applicable, keep_names, kept_after_refutation, narrow_verdict, narrowed, refuted_by,
                      stale_keep)
-from dustbuster.core.canon.urlreach import URLReach, round_reach
+from dustbuster.core.canon.urlreach import round_reach
 from dustbuster.core.canon.canonize import canonical
 from dustbuster.core.validation.onepage import OnePage, one_page_capable, one_page_of
 from dustbuster.core.validation.draw import sample_order
 from dustbuster.core.validation.madesamples import MadeSamples
+from dustbuster.core.validation.round import Rewrite, Round, VerdictCache
 from dustbuster.core.validation.verdict import Verdict, cached_verdict as _cached_verdict, count_outcome as _count, decide as _decide
 
 
-async def validate_rule(
-    rule: Rule,
-    test_urls: Sequence[str],
-    fetch: RoundFetcher,
-    params: DustParams | None = None,
-    seed: int = 0,
-    threshold: float = 1.0,
-    min_samples: int = 10,
-    max_fetch_factor: int = 4,
-    reach: URLReach | None = None,
-    canon: Callable[[str], str] | None = None,
-) -> Verdict:
-    """Figure 3 for one rule.  ``reach``: ``test_urls`` indexed by rule key (core/canon/urlreach.py), so
-    the applicable URLs and their outputs are found among those holding the rule's key only, once
-    (the same list and the same outputs).  A remove rule whose scope holds one page may be decided on
-    that page (core/validation/onepage.py); ``canon``: the canonical form of a URL under the rules
-    found valid, by which that page is named (:func:`_one_page_again`)."""
-    first = v = await _figure3(rule, test_urls, fetch, params, seed, threshold, min_samples, max_fetch_factor, reach,
-                               canon)
-    for _ in range(NARROWINGS):  # a refutation pinned on untested parameters: the narrowed rule (core/validation/narrow.py)
+async def validate_rule(rule: Rule, rnd: Round, seed: int = 0, canon: Callable[[str], str] | None = None) -> Verdict:
+    """Figure 3 for one rule, in round ``rnd`` (its test URLs, fetcher and parameters); ``seed``
+    fixes the draw.  With the round's ``reach`` (core/canon/urlreach.py) the applicable URLs and
+    their outputs are found among the test URLs holding the rule's key only, once (the same list
+    and the same outputs).  A remove rule whose scope holds one page may be decided on that page
+    (core/validation/onepage.py); ``canon``: the canonical form of a URL under the rules found
+    valid, by which that page is named (:func:`_one_page_again`).  A refutation pinned on
+    parameters no positive tested is tried again on the narrowed rule (core/validation/narrow.py)."""
+    first = v = await _figure3(rule, rnd, seed, canon)
+    for _ in range(NARROWINGS):
         if not v.refuted_by:
             break
         kept = kept_after_refutation(v.refuted_by, v.negative_urls)
         again = narrowed(v.rule, keep_names(kept))
         assert again is not None  # refuted_by is {} for a rule that cannot be narrowed
-        tried = await _figure3(again, test_urls, fetch, params, seed, threshold,
-                               min_samples, max_fetch_factor, reach, canon)
+        tried = await _figure3(again, rnd, seed, canon)
         tried.fetches += v.fetches
         tried.untested = [*(x for x in v.untested if x.get("kept")), *kept, *tried.untested]
         v = tried
@@ -90,7 +80,7 @@ async def validate_rule(
             break
     if v is first:
         return first
-    fetch.count("narrowed_after_refutation" + (":valid" if v.valid else ""))
+    rnd.fetch.count("narrowed_after_refutation" + (":valid" if v.valid else ""))
     if v.valid:
         return v
     # the narrowed rules were refuted or undecided: the candidate's refutation stands, with what was tried
@@ -100,79 +90,64 @@ async def validate_rule(
     return first
 
 
-async def _figure3(rule: Rule, test_urls: Sequence[str], fetch: RoundFetcher, params: DustParams | None, seed: int,
-                   threshold: float, min_samples: int, max_fetch_factor: int, reach: URLReach | None,
-                   canon: Callable[[str], str] | None) -> Verdict:
+async def _figure3(rule: Rule, rnd: Round, seed: int, canon: Callable[[str], str] | None) -> Verdict:
     """:func:`validate_rule` without the narrowing after a refutation."""
     changed, rewrite = None, lambda u: apply_rule(rule, u)
-    if reach is not None:
-        outs = dict(reach.changes(rule))
+    if rnd.reach is not None:
+        outs = dict(rnd.reach.changes(rule))
         changed, rewrite = list(outs), lambda u: outs[u] if u in outs else apply_rule(rule, u)
-    page = one_page_of(rule, rewrite, test_urls, canon)
-    return await validate_rewrite(rule, rewrite, test_urls, fetch, params, seed, threshold,
-                                  min_samples, max_fetch_factor, min_distinct=min_distinct_pages(rule),
-                                  scope=getattr(rule, "scope", ""), changed=changed,
-                                  one_page=OnePage(page, cast(ParamRule, rule).name) if page is not None else None)  # one_page_capable
+    page = one_page_of(rule, rewrite, rnd.test_urls, canon)
+    one_page = OnePage(page, cast(ParamRule, rule).name) if page is not None else None  # one_page_capable
+    target = Rewrite(rule, rewrite, min_distinct_pages(rule), getattr(rule, "scope", ""), changed, one_page)
+    return await validate_rewrite(rnd, target, seed)
 
 
-async def validate_rewrite(
-    rule: Rule | None,
-    rewrite: Callable[[str], str],
-    test_urls: Sequence[str],
-    fetch: RoundFetcher,
-    params: DustParams | None = None,
-    seed: int = 0,
-    threshold: float = 1.0, min_samples: int = 10, max_fetch_factor: int = 4,
-    failures: list[str] | None = None, min_distinct: int = 0,
-    scope: str = "", changed: Sequence[str] | None = None,
-    one_page: OnePage | None = None,
-) -> Verdict:
+async def validate_rewrite(rnd: Round, target: Rewrite, seed: int = 0, failures: list[str] | None = None) -> Verdict:
     """Figure 3 for any URL rewrite: one rule (``validate_rule``) or a whole canonicalizer (the set-level
     check of :mod:`dustbuster.core.validation.setcheck`).  ``failures`` (if given) gets the u whose v was a negative.
 
     Beyond the paper: v reached only through a redirect is never a positive (core/validation/fetched.py
     ``compare_pages``: a rule whose output redirects is not the page).  The draw is stratified
     by URL family and parameter (core/validation/paramstrata.py); too few positives in one is ``partial_evidence``.
-    ``changed``: the test URLs (each once, in order) that ``rewrite`` changes, if the caller knows them.
-    With ``one_page`` (core/validation/onepage.py) the "equal today" guard may be met by one page's evidence.
+    With ``target.one_page`` (core/validation/onepage.py) the "equal today" guard may be met by one page's evidence.
     A rare remove-parameter rule is also drawn on made u's (core/validation/madesamples.py)."""
-    p = params or DustParams()
+    p, fetch, rewrite, one_page = rnd.params, rnd.fetch, target.rewrite, target.one_page
     need_pos, max_neg = (1 - p.epsilon) * p.n, p.epsilon * p.n
-    appl = applicable(test_urls, rewrite, changed)  # the URLs that left the test list too (core/validation/narrow.py)
+    appl = applicable(rnd.test_urls, rewrite, target.changed)  # the URLs that left the test list too
     cands = sample_order([u for u in appl if not fetch.is_error(u)], rewrite, fetch, seed)
-    made = MadeSamples.for_rule(rule, rewrite, test_urls, cands, p.n, seed, fetch)  # too few: more u's
-    v_ = Verdict(rule, None, applicable=len(cands))  # type: ignore[arg-type]
-    if (min_distinct > 1 and one_page is None and len(cands) >= min_samples
-            and len({rewrite(u) for u in cands}) < min_distinct):
+    made = MadeSamples.for_rule(target.rule, rewrite, rnd.test_urls, cands, p.n, seed, fetch)  # too few: more u's
+    v_ = Verdict(target.rule, None, applicable=len(cands))  # type: ignore[arg-type]
+    if (target.min_distinct > 1 and one_page is None and len(cands) >= rnd.min_samples
+            and len({rewrite(u) for u in cands}) < target.min_distinct):
         v_.reason = "uninformative"  # every positive's page would be one of fewer v pages: no fetch
         return v_
     negs, pages = failures if failures is not None else [], cast("list[Sketch]", [])  # each negative's u; a sketch per positive page
-    start, strata = fetch.fetches, evidence_strata(cands, scope, rewrite, test_urls, made)
+    start, strata = fetch.fetches, evidence_strata(cands, target.scope, rewrite, rnd.test_urls, made)
     for u in strata.order(cands + made.urls):
         topping_up = v_.positives >= need_pos  # then only for a family still short of positives
         if v_.negatives >= max_neg or (topping_up and not strata.open_short()):
             break
         if not strata.wanted(u, topping_up):
             continue
-        if fetch.fetches - start >= max_fetch_factor * p.n:
+        if fetch.fetches - start >= rnd.max_fetch_factor * p.n:
             v_.reason = "fetch_budget"
             break
         fu = await fetch(u)
         fv = await fetch(rewrite(u)) if fu.ok else fu
         # u no page, v failing for a passing cause, v redirecting to u's page: no evidence either way
-        outcome = compare_pages(fu, fv, threshold) if fu.ok and not transient(fv) else fv.reason
+        outcome = compare_pages(fu, fv, rnd.threshold) if fu.ok and not transient(fv) else fv.reason
         if transient(fv) or not fu.ok or outcome in NO_EVIDENCE:
             if _skip(v_, strata, fetch, u, outcome, max_neg):
                 break  # the site is down or hostile: decide nothing
             continue
-        _compare(fetch, v_, fu, fv, (u, rewrite(u)), pages, threshold, negs, outcome)
+        _compare(fetch, v_, fu, fv, (u, rewrite(u)), pages, rnd.threshold, negs, outcome)
         strata.compared(u, outcome in POSITIVE)
         if one_page is not None and outcome in POSITIVE:
             one_page.positive(u, fu, fv, outcome)
     v_.fetches = fetch.fetches - start
-    _conclude(v_, p, strata, len(pages), bool(cands), min_samples, min_distinct, one_page)
+    _conclude(v_, p, strata, len(pages), bool(cands), rnd.min_samples, target.min_distinct, one_page)
     made.conclude(v_, p.epsilon)  # made samples never outvote the logged ones
-    narrow_verdict(v_, appl, rewrite, strata.par, min(need_pos, min_samples), fetch.logged_errors)
+    narrow_verdict(v_, appl, rewrite, strata.par, min(need_pos, rnd.min_samples), fetch.logged_errors)
     v_.refuted_by, v_.negative_urls = refuted_by(v_, negs, rewrite, strata.par.tested), negs
     return v_
 
@@ -228,49 +203,35 @@ class ValidationResult:
     covered: list[Rule] = field(default_factory=list)  #: dropped unfetched: the valid rules cover them
 
 
-class VerdictCache(Protocol):
-    """Decided verdicts by rule text (the validator keeps them in RocksDB with a TTL)."""
-
-    def get(self, key: str) -> dict | None: ...
-    def put(self, key: str, verdict: dict) -> None: ...
-
-
 @dataclass
 class _Decider:
     """Decides one rule of a validation round: from the cache, without a fetch (a rule that feeds
     itself, or an expanding rule whose outputs were never observed), or by Figure 3."""
 
-    test_urls: Sequence[str]
-    rf: RoundFetcher
-    params: DustParams
-    threshold: float
-    cache: VerdictCache | None
-    on_verdict: Callable[[Verdict], None] | None
+    rnd: Round
+    covered: Coverage  #: covered_by for this round
     test_set: frozenset = frozenset()
-    covered: "Coverage" = None  # type: ignore[assignment]  #: covered_by for this round (validate sets it)
-    reach: URLReach | None = None  #: the test URLs indexed by the round's rule keys (core/canon/urlreach.py)
 
     async def __call__(self, rule: Rule, seed_k: int, expanding: bool = False,
                        canon: Callable[[str], str] | None = None, notify: bool = True) -> Verdict:
-        cache = self.cache
+        rnd, cache = self.rnd, self.rnd.cache
         hit = cache.get(rule.text) if cache is not None else None
         if hit is not None and ("distinct_pages" not in hit or hit.get("valid") and (
                 "families" not in hit or "identities" not in hit or "untested" not in hit or stale_keep(hit["untested"]))):
-            hit = None  # decided before pages (12), families (27), identities, untested parameters or their spellings (23)
+            hit = None  # decided before the verdicts kept pages, families, identities, untested parameters or their spellings
         if hit is not None:
             return _cached_verdict(rule, hit)
         why = self_feeding(rule)
         if why is None and expanding:
-            why = unobserved_output(rule, self.test_urls, self.test_set, reach=self.reach)
+            why = unobserved_output(rule, rnd.test_urls, self.test_set, reach=rnd.reach)
         if why is not None:  # decided without a fetch: such a rule is never published
             v = Verdict(rule, False, reason=why)
         else:
-            v = await validate_rule(rule, self.test_urls, self.rf, self.params, seed_k, self.threshold, reach=self.reach,
-                                    canon=canon)
+            v = await validate_rule(rule, rnd, seed_k, canon)
         if cache is not None and v.valid is not None:
             cache.put(rule.text, {"valid": v.valid, **v.evidence(), "ttl_factor": ttl_factor(rule)})  # samples too: a cached rule shows its pairs
-        if self.on_verdict is not None and notify:
-            self.on_verdict(v)
+        if rnd.on_verdict is not None and notify:
+            rnd.on_verdict(v)
         return v
 
 
@@ -308,33 +269,22 @@ async def _validate_pairs(decide: _Decider, pairs: Sequence[Pair | SubstringRule
     return dropped
 
 
-async def validate(
-    pairs: Sequence[Pair],
-    param_rules: Sequence[Rule],
-    test_urls: Sequence[str],
-    fetch: Fetch,
-    params: DustParams | None = None,
-    seed: int = 0,
-    threshold: float = 1.0,
-    cache: VerdictCache | None = None,
-    on_verdict: Callable[[Verdict], None] | None = None,
-    extra: Sequence[Rule] = (),
-    valid_before: Sequence[Rule] = (),
-) -> ValidationResult:
-    """Figure 4 over every candidate.  ``param_rules`` are the rules that are not pairs: parameter,
-    query and case rules are decided first (they normalise the query and the path, so one of them
-    stands for many literal pairs), then the likely pairs in rank order (oriented α > β), then
-    pattern rules.  Beyond the paper: a candidate that the rules found valid so far already cover
-    (on every test URL it changes, u and R(u) get one canonical form) is dropped before any fetch
-    (``ValidationResult.covered``).  With a ``cache``, a rule decided before (valid or invalid,
-    within its TTL) is not fetched again; undecided verdicts are not cached.  ``on_verdict`` is
-    called after each decision (progress).  ``extra`` (candidates from elsewhere, such as the learned model's) are decided last, a rule decided above skipped.
-    ``valid_before``: rules found valid by an earlier round of the same test list (the declared
-    candidates' round): they cover candidates and are not returned again."""
-    rf = fetch if isinstance(fetch, RoundFetcher) else RoundFetcher(fetch)
-    reach = round_reach(test_urls, pairs, [*param_rules, *extra])
-    decide = _Decider(test_urls, rf, params or DustParams(), threshold, cache, on_verdict, frozenset(test_urls),
-                      Coverage(test_urls, reach), reach)
+async def validate(rnd: Round, pairs: Sequence[Pair | SubstringRule], param_rules: Sequence[Rule], seed: int = 0,
+                   extra: Sequence[Rule] = (), valid_before: Sequence[Rule] = ()) -> ValidationResult:
+    """Figure 4 over every candidate, in round ``rnd``.  ``param_rules`` are the rules that are not
+    pairs: parameter, query and case rules are decided first (they normalise the query and the path,
+    so one of them stands for many literal pairs), then the likely pairs (or the substring rules they
+    became) in rank order (oriented α > β), then pattern rules.  Beyond the paper: a candidate that
+    the rules found valid so far already cover (on every test URL it changes, u and R(u) get one
+    canonical form) is dropped before any fetch (``ValidationResult.covered``).  With the round's
+    ``cache``, a rule decided before (valid or invalid, within its TTL) is not fetched again;
+    undecided verdicts are not cached.  The round's ``on_verdict`` is called after each decision
+    (progress).  ``extra`` (a learned model's candidates) are decided last, a rule decided above
+    skipped.  ``valid_before``: rules found valid by an earlier round of the same test list (the
+    declared candidates' round): they cover candidates and are not returned again.  The round's
+    ``reach`` is (re)built for these candidates."""
+    rnd.reach = round_reach(rnd.test_urls, pairs, [*param_rules, *extra])
+    decide = _Decider(rnd, Coverage(rnd.test_urls, rnd.reach), frozenset(rnd.test_urls))
     valid: list[Rule] = list(valid_before)
     verdicts: list[Verdict] = []
     covered: list[Rule] = []
@@ -348,6 +298,7 @@ async def validate(
     await _one_page_again(decide, seed + 25_000, valid, verdicts)
     seen = {(v.rule.type, v.rule.text) for v in verdicts} | {(r.type, r.text) for r in covered}
     await _validate_rules(decide, [r for r in extra if (r.type, r.text) not in seen], seed + 30_000, valid, verdicts, covered)
+    rf = rnd.fetch
     return ValidationResult(canonization_order(valid[len(valid_before):]), verdicts, dropped, rf.fetches,
                             dict(rf.outcomes), covered)
 
@@ -364,10 +315,10 @@ async def _one_page_again(decide: "_Decider", seed: int, valid: list[Rule], verd
             continue
         again = await decide(v.rule, seed + k, canon=lambda u: canonical(u, valid), notify=False)
         if again.valid is not None or again.one_page:  # decided now (and cached so): the round says so too
-            decide.rf.count("one_page_after_canonical_forms" + (":valid" if again.valid else ""))
+            decide.rnd.fetch.count("one_page_after_canonical_forms" + (":valid" if again.valid else ""))
             verdicts[k] = again
-            if decide.on_verdict is not None:
-                decide.on_verdict(again)
+            if decide.rnd.on_verdict is not None:
+                decide.rnd.on_verdict(again)
             if again.valid:
                 valid.append(dataclasses.replace(again.rule, status="valid", evidence=again.evidence()))
 
@@ -386,5 +337,6 @@ async def _validate_rules(decide: "_Decider", rules: Sequence[Rule], seed: int, 
             valid.append(dataclasses.replace(v.rule, status="valid", evidence=source | v.evidence()))  # narrowed, maybe
 
 
-__all__ = ["POSITIVE", "Coverage", "Fetch", "Fetched", "compare_pages", "RoundFetcher", "ValidationResult", "Verdict", "VerdictCache", "apply_rule",
-           "canonization_order", "covered_by", "validate", "validate_rule"]
+__all__ = ["POSITIVE", "Coverage", "Fetch", "Fetched", "Rewrite", "Round", "RoundFetcher", "ValidationResult", "Verdict",
+           "VerdictCache", "apply_rule", "canonization_order", "compare_pages", "covered_by", "validate", "validate_rewrite",
+           "validate_rule"]

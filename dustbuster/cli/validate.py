@@ -60,7 +60,7 @@ def run(a: argparse.Namespace) -> int:
     from dustbuster.core.mining.mine import mine
     from dustbuster.logs.record import Limits
     from dustbuster.logs.reader import read_urllist
-    from dustbuster.sitevalidation import configured_policy, validate_site
+    from dustbuster.sitevalidation import SiteCandidates, configured_policy, validate_site
     from dustbuster.stream.settings import Settings
 
     params = dust_params(a)
@@ -78,8 +78,8 @@ def run(a: argparse.Namespace) -> int:
     extra = extra_candidates(a.candidates)
     bar = _VerdictBar(len(pairs) + len(prules) + len(extra), show)
     try:
-        sv = asyncio.run(validate_site(pairs, prules, ul.test_urls(), policy, settings, on_verdict=bar, extra=extra,
-                                       logged_errors=list(ul.errors)))
+        cands = SiteCandidates(pairs, prules, ul.test_urls(), extra=extra, logged_errors=list(ul.errors))
+        sv = asyncio.run(validate_site(cands, policy, settings, on_verdict=bar))
     finally:
         bar.close()
     if sv is None:
