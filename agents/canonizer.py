@@ -119,7 +119,7 @@ async def canonize_one(ctx: WorkerContext, msg, url: str, site: str | None) -> S
     """One URL canonicalized; a URL the canonicalizer cannot handle is rejected alone (None), never the message."""
     try:
         return ctx.book.canonize(url, site)
-    except Exception as exc:  # noqa: BLE001 - a bug must cost one URL, not the agent
+    except Exception as exc:  # a bug must cost one URL, not the agent
         log.exception("canonicalizing %r failed", url[:ERROR_DETAIL_CHARS])
         await send_reject(ctx, msg, "canonicalize_failed", f"{type(exc).__name__}: {str(exc)[:ERROR_DETAIL_CHARS]}", url, site)
         return None

@@ -100,7 +100,7 @@ def stop_at_shutdown(app: faust.App, service) -> None:
     async def stop(sender: Any, /, *_args: Any, **_: Any) -> None:  # a mode signal receiver: (sender, *args, signal=, **kw)
         try:
             await service.stop()
-        except Exception:  # noqa: BLE001 - shutting down: log it, let the others stop
+        except Exception:  # shutting down: log it, let the others stop
             log.exception("stopping %r failed", service)
 
     app.on_before_shutdown.connect(stop)

@@ -100,7 +100,7 @@ def register(ctx: WorkerContext) -> None:
                 await run_windows(ctx, pacer)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - one tick's failure, logged; the next tick tries again
+            except Exception:  # one tick's failure, logged; the next tick tries again
                 log.exception("window tick failed; the next one tries again")
 
 

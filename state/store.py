@@ -104,7 +104,7 @@ class OffsetStore(ABC, Generic[*Image]):
     def _write(self, puts: dict[bytes, bytes | None], meta: dict[bytes, bytes]) -> None:
         """``puts`` and ``meta`` in one RocksDB ``WriteBatch``."""
 
-    def _committed(self, batch: OffsetBatch) -> None:  # noqa: B027 - an optional hook: nothing to catch up by default
+    def _committed(self, batch: OffsetBatch) -> None:  # an optional hook: nothing to catch up by default
         """Called after a batch is committed (in-memory state catches up)."""
 
     @abstractmethod

@@ -31,7 +31,7 @@ from typing import Collection, Iterable, Sequence
 
 from dustbuster.core.canon.canonize import Canonizer
 from dustbuster.core.params import DEFAULT_MA
-from dustbuster.core.model.pattern import PATTERN_SAMPLES  # noqa: F401  (the pattern rule's probe values, named here too)
+from dustbuster.core.model.pattern import PATTERN_SAMPLES
 from dustbuster.core.model.rules import ParamRule, Rule
 from dustbuster.core.urls.scope import in_scope
 from dustbuster.core.urls.tokens import END, START
