@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import re
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import Canonizer, ParamRule, SubstringRule
 from dustbuster.core.report.crawlerexport import (PER_PARAM, clean_params, parse_heritrix_xml, skipped, to_clean_param,
                                            to_heritrix_xml, to_nutch_site_xml, to_stormcrawler)
+from dustbuster.core.canon.rulecheck import self_feeding
 from dustbuster.core.model.pattern import PatternRule
 from dustbuster.core.model.scopedrules import CaseRule, QueryRule
 from tests.test_export import NEW_CASES, exportable, java_replace_all, trajectory, urls_new
@@ -97,6 +98,9 @@ def test_heritrix_export_rewrites_exactly_as_canonizer(rules, us):
 @settings(max_examples=400, deadline=None)
 @given(st.lists(exportable, max_size=8), st.lists(urls_new, max_size=6))
 def test_stormcrawler_export_rewrites_exactly_as_canonizer(rules, us):
+    # only sets admission lets through are exported: no rule that feeds itself (an empty α such as
+    # '"" → "/a"' writes before a bare '?#' where the Java regex and the canonizer disagree)
+    assume(all(self_feeding(r) is None for r in rules))
     c, doc = Canonizer(rules), to_stormcrawler("h.com", rules, 1)
     json.dumps(doc)
     for u in us:

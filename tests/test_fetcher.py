@@ -237,8 +237,11 @@ def test_a_redirect_without_location_keeps_its_status_and_no_sketch():
     """A 302 with no Location header: a failure that says its status (it was once stored as the
     page's sketch, leaving the status unknown)."""
     async def go():
+        async def no_location(request):
+            return web.Response(status=302)
+
         a = web.Application()
-        a.router.add_get("/r", lambda request: web.Response(status=302))
+        a.router.add_get("/r", no_location)
         runner, port = await serve_app(a)
         base = f"http://site.test:{port}"
         policy = FetchPolicy(origins=frozenset({base}), allow_private=True, resolve={"site.test": "127.0.0.1"},

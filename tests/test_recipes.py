@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import dustcanon
+from dustbuster.core.model import rules as _rules  # noqa: F401 - importing the rule model loads the plug-ins
 from dustbuster.core.model.ruletype import REGISTRY, RuleType
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +30,7 @@ def _module(kind: str, cls: type) -> str | None:
         return None if mod.startswith("dustbuster.core.") else f"{kind}: in {mod}, not the core"
     if not mod.startswith("dustbuster.core.model.ruletypes."):
         return f"{kind}: in {mod}, not a module of core/model/ruletypes/"
-    return None if (ROOT / "core" / "ruletypes" / (mod.rsplit(".", 1)[1] + ".py")).exists() else f"{kind}: no file"
+    return None if (ROOT / "core" / "model" / "ruletypes" / (mod.rsplit(".", 1)[1] + ".py")).exists() else f"{kind}: no file"
 
 
 def _twin(kind: str, cls: type) -> str | None:
