@@ -215,6 +215,7 @@ async def ingest_messages(ctx: WorkerContext, changelog: Changelog, events: list
             p = parsed[k] if parsed is not None else parse_inline(ctx, ev.value)
             if p.error is not None:
                 raise ParseError(*p.error[:2])
+            check_site_key(msg.key, p.site)
         except Exception as exc:  # noqa: BLE001 - ParseError: junk; anything else: a decoder bug, never a dead agent
             await reject_message(ctx, msg, exc, ev.value)
             messages.append(Message(msg.offset, None, [], {}))
@@ -241,6 +242,17 @@ async def write_changelog(changelog: Changelog, partition: int, offset: int, rec
     stream/changelog.py ``write_until_acked``), since nothing may be committed before."""
     await write_until_acked(lambda: changelog.write(partition, offset, records),
                             f"URL changelog write for partition {partition} (offset {offset})")
+
+
+def check_site_key(key: bytes | None, site: str | None) -> None:
+    """A raw message keyed by one site and naming another is refused (ParseError
+    ``site_key_mismatch``): the key picks the partition, the field the state, so such a message would
+    split its site across partitions (two candidate sets a window, each of part of the site).  A
+    message without a key is taken (whichever partition it lands on holds the whole message)."""
+    if key is not None and site is not None and key != site.encode("utf-8", "surrogatepass"):
+        shown = key[:80].decode("utf-8", "replace")
+        raise ParseError("site_key_mismatch", f"the message is keyed {shown!r} but names the site {site[:80]!r}: "
+                         "producers key each raw message by its site")
 
 
 def parse_inline(ctx: WorkerContext, value) -> Parsed:

@@ -154,6 +154,9 @@ def test_junk_on_the_topic_goes_to_rejects(kafka, tmp_path):
             for value in [b"\x00\xff\xfebinary", b"{not json", b"[1,2]", json.dumps({"site": "x.org", "lines": "nope"}).encode(),
                           json.dumps({"site": "x.org", "lines": ["GET / HTTP/1.1", "x" * 70000]}).encode()]:
                 await p.send_and_wait(raw, value, key=b"x.org")
+            # a good batch keyed by another site: it would split x.org across partitions
+            line = '1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /a?x=1 HTTP/1.0" 200 2326'
+            await p.send_and_wait(raw, json.dumps({"site": "x.org", "lines": [line]}).encode(), key=b"y.org")
         finally:
             await p.stop()
 
@@ -165,6 +168,7 @@ def test_junk_on_the_topic_goes_to_rejects(kafka, tmp_path):
         reasons = [json.loads(m.value)["reason"] for m in read_topic(kafka, env["DUST_TOPIC_PREFIX"] + "-rejects")]
         assert reasons.count("bad_json") == 2 and reasons.count("bad_record") == 2
         assert "oversized_line" in reasons and "malformed" in reasons
+        assert reasons.count("site_key_mismatch") == 1
         assert w.alive()
     finally:
         w.stop()
