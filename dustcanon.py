@@ -387,7 +387,8 @@ def _within(host, site):
 
 
 def _verdict(rules, urls, site, ma):
-    """Rejected when ``rules`` do not converge on a URL, break it or move it off the site (as the core)."""
+    """Rejected when ``rules`` do not converge on a URL, break it, move it off the site or make an
+    https URL http (as the core)."""
     bad = lambda x: any(c <= " " or c in "\x7f\\" for c in x)  # noqa: E731
     for u in urls:
         out, converged = _run(rules, u, ma)
@@ -398,6 +399,8 @@ def _verdict(rules, urls, site, ma):
             raise Rejected("not_a_url", u + " becomes " + out[:200])
         if site and before and after and _within(before, site) and not _within(after, site):
             raise Rejected("off_site", u + " moves to host " + after)
+        if before is not None and u[:8].lower() == "https://" and out[:7].lower() == "http://":
+            raise Rejected("downgrade", u + " becomes " + out[:200])
 
 
 def _rule_probes(hosts, r):

@@ -32,6 +32,8 @@ def sub(alpha, beta, start=False, end=False, status="valid"):
 HARMFUL = [
     ("off_site", {"version": 4, "rules": [sub("http://d4.test/", "http://evil.example/", start=True)]}),
     ("off_site", {"version": 4, "rules": [sub("http://www.d4.test/", "http://www.evil.example/", start=True)]}),
+    ("downgrade", {"version": 4, "rules": [sub("https://", "http://", start=True)]}),   # TLS stripped from a crawl
+    ("downgrade", {"version": 4, "rules": [sub("https://www.", "http://", start=True)]}),
     ("not_a_url", {"version": 4, "rules": [sub("/", "")]}),
     ("not_a_url", {"version": 4, "rules": [sub("http://", "", start=True)]}),
     ("self_feeding", {"version": 4, "rules": [sub("", "x")]}),

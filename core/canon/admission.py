@@ -23,8 +23,8 @@ dustcanon.py) therefore admits a set only if
   match, its scope), and the whole set on a built-in probe list for the site plus the
   set's own sample URLs: canonization reaches a fixed point within MA iterations, does not break
   the URL (:func:`_broken`: it stays an absolute http(s) URL with a host, gains no space, control
-  character or backslash) and never moves a URL of the site to a host outside it (a host that is
-  the site or one of its subdomains stays so).  A rule that keeps URLs well-formed and on the
+  character or backslash), never moves a URL of the site to a host outside it (a host that is
+  the site or one of its subdomains stays so) and never makes an https URL http (``downgrade``).  A rule that keeps URLs well-formed and on the
   site but merges different pages cannot be told here: that is the validator's fetching, and the
   signature's to vouch for.  These
   checks see every type alike, through the canonizer: a pattern rule that rewrites the host away
@@ -187,7 +187,8 @@ def _broken(before: str, after: str) -> str:
 def check_rules(site: str, rules: list[Rule], urls: list[str], ma: int) -> None:
     """Raise RuleSetRejected when the rules misbehave on ``urls``: no fixed point within ``ma``
     iterations (``non_converging``), an absolute http(s) URL broken (``not_a_url``, :func:`_broken`),
-    a URL of the site moved to a host outside it (``off_site``)."""
+    a URL of the site moved to a host outside it (``off_site``), an https URL made http
+    (``downgrade``: whoever can write a set could otherwise strip TLS from every crawl of the site)."""
     run = Canonizer(rules, ma).canonize if len(rules) > 1 else lambda u: canonize(u, rules, ma)  # one rule: no automaton
     for u in urls:
         res = run(u)
@@ -202,6 +203,9 @@ def check_rules(site: str, rules: list[Rule], urls: list[str], ma: int) -> None:
         after = _host(res.canonical)
         if site and after and _within(before, site) and not _within(after, site):
             raise RuleSetRejected("off_site", f"{u} moves to host {after!r}")
+        if u[:8].lower() == "https://" and res.canonical[:7].lower() == "http://":
+            raise RuleSetRejected("downgrade", f"{u} becomes {res.canonical[:200]!r}: a crawler would fetch it "
+                                  "without TLS")
 
 
 def check_each_rule(site: str, rules: list[Rule], ma: int) -> None:
