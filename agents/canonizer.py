@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from dustbuster.core.canon.rulebook import SiteCanonized
+from dustbuster.core.canon.rulebook import RuleBook, SiteCanonized, trust_warnings
 from dustbuster.core.errors import ERROR_DETAIL_CHARS, ParseError
 from dustbuster.state.seen import SeenStore, seen_batch, signature
 from dustbuster.stream.changelog import SeenChangelog, write_until_acked
@@ -48,7 +48,7 @@ def register(ctx: WorkerContext) -> None:
 
     @ctx.app.task
     async def follow_rules() -> None:
-        await follow(follower)
+        await follow(follower, ctx.book)
 
     @ctx.app.agent(ctx.topics.frontier, name="dust-canonizer")
     @health.agent("dust-canonizer")
@@ -57,8 +57,10 @@ def register(ctx: WorkerContext) -> None:
             await canonize_message(ctx, changelog, event.message, event.value)
 
 
-async def follow(follower: TopicFollower) -> None:
-    """Read the rules topic into the rule book for as long as the worker runs."""
+async def follow(follower: TopicFollower, book: RuleBook | None = None) -> None:
+    """Read the rules topic into the rule book for as long as the worker runs; once it is read to
+    its end, say whether the sets are authenticated and which sites have none left
+    (:func:`~dustbuster.core.canon.rulebook.trust_warnings`)."""
     while True:
         try:
             await follower.start()
@@ -66,6 +68,8 @@ async def follow(follower: TopicFollower) -> None:
         except Exception as exc:  # noqa: BLE001 - the rules topic not there yet, a broker hiccup: retry
             log.warning("cannot follow the rules topic yet: %s", exc)
             await asyncio.sleep(2.0)
+    for warning in trust_warnings(book) if book is not None else []:
+        log.warning("%s", warning)
     try:
         await follower.run()
     finally:

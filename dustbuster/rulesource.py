@@ -29,7 +29,7 @@ from typing import Any
 
 from dustbuster.core.errors import ConfigError, DustError, ParseError, RuleError
 from dustbuster.core.params import DEFAULT_MA
-from dustbuster.core.canon.rulebook import SiteCanonized, RuleBook
+from dustbuster.core.canon.rulebook import RuleBook, SiteCanonized, trust_warnings
 from dustbuster.core.model.signing import parse_key_list, trusted_keys
 from dustbuster.core.strictjson import loads_strict
 
@@ -95,6 +95,10 @@ class LiveRules:
         else:
             self._load_file(Path(src[7:] if src.startswith("file://") else src))
         log.info("rules from %s: %s", src, ", ".join(f"{s} v{v}" for s, v in sorted(self.versions().items())) or "none")
+        with self._lock:
+            warnings = trust_warnings(self.book, "DUSTBUSTER_TRUSTED_KEYS / DUST_TRUSTED_KEYS")
+        for warning in warnings:
+            log.warning("%s", warning)
         return self
 
     def stop(self) -> None:

@@ -255,3 +255,29 @@ def test_a_signed_set_must_name_its_site():
     with pytest.raises(dustcanon.Rejected, match="wrong_site"):
         dustcanon.RuleBook(keys=[PUB]).update(SITE, wire(sign_document(unnamed, KEY)))
     RuleBook().update(SITE, wire(unnamed))  # an unsigned hand-written set without the field: as keyed
+
+
+def test_after_a_rotation_a_site_left_without_rules_is_said(tmp_path, caplog):
+    """A key dropped from the consumers while a site's only set was signed with it: the set is
+    refused (bad_signature) and the site has no rules at all; the consumer says so, and says when
+    it applies sets unauthenticated (no trusted keys)."""
+    import logging
+
+    from dustbuster.core.canon.rulebook import trust_warnings
+    from dustbuster.rulesource import LiveRules
+
+    book = RuleBook(keys=trusted_keys([OTHER_PUB]))  # KEY was rotated out
+    with pytest.raises(RuleError, match="bad_signature"):
+        book.update(SITE, wire(sign_document(DOC, KEY)))
+    book.update("e5.test", wire(sign_document(DOC | {"site": "e5.test"}, OTHER)))
+    assert book.refused_only() == {SITE: "bad_signature"}
+    assert trust_warnings(book) == [f"1 sites have no rule set: every set read for them was refused: {SITE} (bad_signature)"]
+    assert "unauthenticated" in trust_warnings(RuleBook())[0]
+
+    rules = tmp_path / "rules.jsonl"
+    rules.write_text(json.dumps(sign_document(DOC, KEY)) + "\n")
+    with caplog.at_level(logging.WARNING, logger="dustbuster.rulesource"):
+        LiveRules(str(rules), keys=OTHER_PUB).start()
+        LiveRules(str(rules), keys="").start()
+    said = [r.getMessage() for r in caplog.records]
+    assert any(f"{SITE} (bad_signature)" in m for m in said) and any("unauthenticated" in m for m in said)

@@ -95,6 +95,7 @@ class RuleBook:
         self.sites: dict[str, SiteRules] = {}
         self.bad = 0
         self.rejected: dict[str, int] = {}  #: rejected rule sets by reason (dustbuster.core.canon.admission)
+        self.last_refusal: dict[str, str] = {}  #: site -> the reason its last refused set was refused
 
     def update(self, site: str, doc: Mapping[str, Any] | None, unvalidated: bool = False) -> SiteRules | None:
         """Apply a rules-topic record: a RuleSet document, or None (a tombstone) to drop the site.
@@ -108,6 +109,7 @@ class RuleBook:
             if self.keys:  # a deletion must be signed too: a signed set with no rules
                 self.bad += 1
                 self.rejected["unsigned_deletion"] = self.rejected.get("unsigned_deletion", 0) + 1
+                self.last_refusal[site] = "unsigned_deletion"
                 raise RuleSetRejected("unsigned_deletion", f"a tombstone for {site!r:.80} carries no signature; "
                                       "the site keeps its signed set (a signed set with no rules removes them)")
             self.sites.pop(site, None)
@@ -120,11 +122,19 @@ class RuleBook:
         except RuleError as exc:
             self.bad += 1
             self.rejected[exc.reason] = self.rejected.get(exc.reason, 0) + 1
+            self.last_refusal[site] = exc.reason
             raise
         if sr is None:
             return held
         self.sites[site] = sr
+        self.last_refusal.pop(site, None)
         return sr
+
+    def refused_only(self) -> dict[str, str]:
+        """The sites whose every set read so far was refused, each with the last reason: they have
+        no rules at all (after a key rotation that dropped the only key their sets were signed with,
+        ``bad_signature``), which a consumer should say rather than canonicalize on in silence."""
+        return {s: why for s, why in sorted(self.last_refusal.items()) if s not in self.sites}
 
     def site_for(self, url: str, site: str | None = None) -> SiteRules | None:
         if site:
@@ -149,6 +159,26 @@ class RuleBook:
         res = sr.canonizer.canonize(u)
         return SiteCanonized(url, res.canonical, sr.site, tuple(sr.texts[i] for i in res.applied), sr.version, ok,
                              res.converged)
+
+
+def trust_warnings(book: RuleBook, keys_setting: str = "DUST_TRUSTED_KEYS") -> list[str]:
+    """What a consumer should say once its rule sets are read: that they are not authenticated
+    (no trusted keys: whoever can write the topic, a file or an API answer decides what crawlers
+    skip), and which sites have no rules because every set read for them was refused.
+
+    >>> trust_warnings(RuleBook())
+    ['rule sets are applied unauthenticated: no trusted keys (DUST_TRUSTED_KEYS); docs/canonizer.md "Signed rule sets"']
+    """
+    out = []
+    if not book.keys:
+        out.append(f'rule sets are applied unauthenticated: no trusted keys ({keys_setting}); '
+                   'docs/canonizer.md "Signed rule sets"')
+    refused = book.refused_only()
+    if refused:
+        shown = ", ".join(f"{s} ({why})" for s, why in list(refused.items())[:10])
+        more = f" and {len(refused) - 10} more" if len(refused) > 10 else ""
+        out.append(f"{len(refused)} sites have no rule set: every set read for them was refused: {shown}{more}")
+    return out
 
 
 def _host(url: str) -> str:
