@@ -119,7 +119,7 @@ def test_export_formats_from_a_rule_file(tmp_path):
     out = tmp_path / "c.json"
     r = dust("export", "--rules", str(f), "--site", "forum.test", "--to", "clearurls", "-o", str(out))
     doc = json.loads(out.read_text())
-    assert r.returncode == 0 and "wrote 3 rules" in r.stderr
+    assert r.returncode == 0 and "wrote 1 of 3 rules (2 skipped: the file says which and why)" in r.stderr
     assert doc["providers"]["dustbuster:forum.test"]["rules"] == ["sid"]
     assert doc["x-dustbuster"]["skipped"] == ["o=* → o=asc", '"^http://www." → "^http://"']
     r = dust("export", "--rules", str(f), "--site", "forum.test", "--to", "json", "--unvalidated")

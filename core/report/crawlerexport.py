@@ -173,16 +173,22 @@ def to_nutch_site_xml(site: str, regex_file: str, scopes: Sequence[str] = NUTCH_
 
 
 def clean_params(rules: Sequence[Rule]) -> list[tuple[list[str], str]]:
-    """(names, path prefix) of the Clean-param lines: one line per scope ("" for every path)."""
+    """(names, path prefix) of the Clean-param lines, the rules :func:`skipped` names left out.  A
+    Clean-param path is a prefix of the URL (path and query), and a scope ``S`` holds ``S`` itself
+    and the paths under ``S/`` (dustbuster.core.urls.scope.in_scope): so a scope gives two lines,
+    ``S?`` (the page itself with a query, the only URL of it with parameters to clean) and ``S/``
+    (the paths under it) — a bare ``S`` would also take ``Sx``, a path outside the scope.  The whole
+    site ("" scope) is one line without a path."""
     by_scope: dict[str, list[str]] = {}
     for r in rules:
-        try:
-            wanted = r.clean_param()
-        except Unexpressible:
+        if _clean_param_skip(r) is not None:
             continue
         names = by_scope.setdefault(getattr(r, "scope", ""), [])
-        names += [n for n in wanted if n not in names]
-    return [(names, scope + "/" if scope else "") for scope, names in by_scope.items()]
+        names += [n for n in r.clean_param() if n not in names]
+    out: list[tuple[list[str], str]] = []
+    for scope, names in by_scope.items():
+        out += [(names, scope + "?"), (names, scope + "/")] if scope else [(names, "")]
+    return out
 
 
 def to_clean_param(site: str, rules: Sequence[Rule], version: int | None = None) -> str:

@@ -82,9 +82,26 @@ def run(a: argparse.Namespace) -> int:
     if a.output:
         Path(a.output).write_text(text, encoding="utf-8")
         if not a.quiet:
-            sys.stderr.write(f"wrote {len(rules)} rules of {site} to {a.output} ({a.to})\n")
+            left = _skipped_count(a.to, rules)
+            said = f"{len(rules) - left} of {len(rules)} rules" + (f" ({left} skipped: the file says which and why)"
+                                                                      if left else "")
+            what = "the site file" if a.to == "nutch-site" else said
+            sys.stderr.write(f"wrote {what} of {site} to {a.output} ({a.to})\n")
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _skipped_count(fmt: str, rules: list) -> int:
+    """How many of ``rules`` the format cannot say exactly (the file lists them with the reason)."""
+    if fmt in ("nutch", "clearurls"):
+        from dustbuster.core.report.export import unexported
+
+        return len(unexported(rules, fmt))
+    if fmt in ("heritrix", "stormcrawler", "clean-param"):
+        from dustbuster.core.report.crawlerexport import skipped
+
+        return len(skipped(rules, fmt))
     return 0
 
 
