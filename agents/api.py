@@ -41,6 +41,10 @@ from .dashboard_state import DashboardState
 log = logging.getLogger(__name__)
 
 MAX_BODY = 16 * 1024 * 1024
+#: ``POST /canonicalize`` bodies read, parsed and answered at once; the others wait their turn
+#: before their body is read, so the API's memory is bounded by this many batches (a 16 MB body
+#: of long URLs costs ~80 MB while it is parsed and answered), not by the number of clients
+MAX_CONCURRENT_BATCHES = 4
 BODY_TIMEOUT_S = 30.0  #: a request body must arrive within this many seconds (else 408)
 OPEN_PATHS = frozenset({"/healthz"})
 
@@ -159,8 +163,13 @@ class Views:
                  body_timeout_s: float, health) -> None:
         self.book, self.metrics, self.ready, self.health = book, metrics, ready, health
         self.max_batch, self.body_timeout_s = max_batch, body_timeout_s
+        self.batches = asyncio.Semaphore(MAX_CONCURRENT_BATCHES)
 
     async def canonicalize(self, request: web.Request) -> web.Response:
+        async with self.batches:  # memory bounded by MAX_CONCURRENT_BATCHES bodies, whatever the clients
+            return await self._canonicalize(request)
+
+    async def _canonicalize(self, request: web.Request) -> web.Response:
         urls, site, norm = parse_canonicalize_body(await read_body(request, self.body_timeout_s), self.max_batch)
         results = []
         for k, u in enumerate(urls):

@@ -110,3 +110,34 @@ def test_bearer_token():
         r = await c.get("/sites", headers={"Authorization": "Bearer s3cret"})
         assert r.status == 200
         assert (await c.get("/healthz")).status == 200  # probes need no token
+
+
+def test_concurrent_batches_are_bounded_so_memory_is(monkeypatch):
+    """Many clients posting big batches at once: at most MAX_CONCURRENT_BATCHES bodies are read,
+    parsed and answered together (each costs memory a few times its size); the others wait their
+    turn, and every one is answered."""
+    from dustbuster.agents import api
+
+    inside, most = 0, 0
+    real = api.read_body
+
+    async def counting(request, timeout):
+        nonlocal inside, most
+        inside += 1
+        most = max(most, inside)
+        try:
+            await asyncio.sleep(0.05)  # a slow body: the others pile up behind the bound
+            return await real(request, timeout)
+        finally:
+            inside -= 1
+
+    monkeypatch.setattr(api, "read_body", counting)
+
+    @run()
+    async def _(c):
+        body = {"urls": [f"http://www.forum.test/story?id={i}&sid=1" for i in range(50)]}
+        got = await asyncio.gather(*(c.post("/canonicalize", json=body) for _ in range(4 * api.MAX_CONCURRENT_BATCHES)))
+        assert [r.status for r in got] == [200] * (4 * api.MAX_CONCURRENT_BATCHES)
+        assert (await got[-1].json())["count"] == 50
+
+    assert 1 <= most <= api.MAX_CONCURRENT_BATCHES  # never more at once (no timing asserted)
