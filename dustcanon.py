@@ -433,7 +433,7 @@ def _rule_probes(hosts, r):
 def _bound(site, doc, signed):
     """Rejected ``wrong_site`` unless ``doc`` names ``site`` (a signed set must name one)."""
     named = doc.get("site")
-    if (named is not None or signed) and (not isinstance(named, str) or named.strip().lower() != site):
+    if (named is not None or signed) and (not isinstance(named, str) or named.strip().lower() != site.strip()):
         raise Rejected("wrong_site", "the set is for %r, not for %r" % (named, site))
 
 
@@ -477,6 +477,7 @@ class RuleBook:
             host = _host(url)
             while host and rs is None:
                 rs = self.sites.get(host)
+                rs = rs if rs is not None and rs.rules else None  # an empty set hides no parent's rules
                 host = host.partition(".")[2]
         return rs.canonize(url) if rs is not None else url
 

@@ -41,9 +41,9 @@ from .dashboard_state import DashboardState
 log = logging.getLogger(__name__)
 
 MAX_BODY = 16 * 1024 * 1024
-#: ``POST /canonicalize`` bodies read, parsed and answered at once; the others wait their turn
-#: before their body is read, so the API's memory is bounded by this many batches (a 16 MB body
-#: of long URLs costs ~80 MB while it is parsed and answered), not by the number of clients
+#: ``POST /canonicalize`` bodies parsed and answered at once (a 16 MB body of long URLs costs
+#: ~80 MB while it is parsed and answered, five times the body); the others wait their turn with
+#: their body read (at most MAX_BODY each), so a slow sender holds no slot
 MAX_CONCURRENT_BATCHES = 4
 BODY_TIMEOUT_S = 30.0  #: a request body must arrive within this many seconds (else 408)
 OPEN_PATHS = frozenset({"/healthz"})
@@ -166,11 +166,13 @@ class Views:
         self.batches = asyncio.Semaphore(MAX_CONCURRENT_BATCHES)
 
     async def canonicalize(self, request: web.Request) -> web.Response:
-        async with self.batches:  # memory bounded by MAX_CONCURRENT_BATCHES bodies, whatever the clients
-            return await self._canonicalize(request)
+        raw = await read_body(request, self.body_timeout_s)  # a slow sender holds no batch slot
+        async with self.batches:  # parsing and answering: at most MAX_CONCURRENT_BATCHES at once
+            return await self.answer(raw)
 
-    async def _canonicalize(self, request: web.Request) -> web.Response:
-        urls, site, norm = parse_canonicalize_body(await read_body(request, self.body_timeout_s), self.max_batch)
+    async def answer(self, raw: bytes) -> web.Response:
+        """The answer to one ``POST /canonicalize`` body (read already)."""
+        urls, site, norm = parse_canonicalize_body(raw, self.max_batch)
         results = []
         for k, u in enumerate(urls):
             results.append(self.book.canonize(u, site, norm).to_json())

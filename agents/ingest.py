@@ -245,11 +245,11 @@ async def write_changelog(changelog: Changelog, partition: int, offset: int, rec
 
 
 def check_site_key(key: bytes | None, site: str | None) -> None:
-    """A raw message keyed by one site and naming another is refused (ParseError
-    ``site_key_mismatch``): the key picks the partition, the field the state, so such a message would
+    """A raw message keyed by one site and naming another (case aside: the site is read lower-cased)
+    is refused (ParseError ``site_key_mismatch``): the key picks the partition, the field the state, so such a message would
     split its site across partitions (two candidate sets a window, each of part of the site).  A
     message without a key is taken (whichever partition it lands on holds the whole message)."""
-    if key is not None and site is not None and key != site.encode("utf-8", "surrogatepass"):
+    if key is not None and site is not None and key.decode("utf-8", "surrogateescape").lower() != site.lower():
         shown = key[:80].decode("utf-8", "replace")
         raise ParseError("site_key_mismatch", f"the message is keyed {shown!r} but names the site {site[:80]!r}: "
                          "producers key each raw message by its site")

@@ -155,7 +155,7 @@ class LiveRules:
                     log.debug("rule set of %s not applied: %s", site, exc)
         for site in set(held) - set(sites):
             try:
-                self.update(site, None)
+                self.update(site, None, quiet=True)
             except RuleError:  # with trusted keys only a signed set removes rules: counted, kept
                 continue
 

@@ -119,19 +119,19 @@ def test_concurrent_batches_are_bounded_so_memory_is(monkeypatch):
     from dustbuster.agents import api
 
     inside, most = 0, 0
-    real = api.read_body
+    real = api.Views.answer
 
-    async def counting(request, timeout):
+    async def counting(self, raw):
         nonlocal inside, most
         inside += 1
         most = max(most, inside)
         try:
-            await asyncio.sleep(0.05)  # a slow body: the others pile up behind the bound
-            return await real(request, timeout)
+            await asyncio.sleep(0.05)  # a slow answer: the others pile up behind the bound
+            return await real(self, raw)
         finally:
             inside -= 1
 
-    monkeypatch.setattr(api, "read_body", counting)
+    monkeypatch.setattr(api.Views, "answer", counting)
 
     @run()
     async def _(c):

@@ -165,16 +165,22 @@ def test_real_log_candidates_as_a_set_pass_checks_after_the_static_checks(name):
     rules = r.param_rules() + r.substring_rules()
     urls = list(ul)
     kept, dropped = check_static(rules, urls)
-    assert len(kept) + len(dropped) == len(rules) and kept
+    assert len(kept) + len(dropped) == len(rules)
+    # kept unless every candidate strips TLS (the CDX sample's are all "^https://" → "^http://"
+    # variants: consumers refuse such a set, so the set check drops them before publishing)
+    assert kept or all(why.startswith("downgrade") for _, why in dropped), dropped
     canon = Canonizer(kept)
     for u in urls:
         c = canon.canonize(u)
         assert c.converged and canon(c.canonical) == c.canonical, (u, c)
         assert "://" not in u or "://" in c.canonical
     assert all(breaks_urls(x, urls) is None for x in kept)
-    everything = Canonizer(rules)
-    if all("://" in everything(u) for u in urls):  # the whole list broke no URL: nothing of its reach is lost
-        assert redundancy(urls, kept).discovered_redundancy >= redundancy(urls, rules).discovered_redundancy
+    # the whole list less what strips TLS (never published: consumers refuse it) broke no URL:
+    # nothing of its reach is lost
+    allowed = [r for r in rules if not any(r is d and why.startswith("downgrade") for d, why in dropped)]
+    everything = Canonizer(allowed)
+    if all("://" in everything(u) for u in urls):
+        assert redundancy(urls, kept).discovered_redundancy >= redundancy(urls, allowed).discovered_redundancy
 
 
 # ------------------------------------------------------------------ the rule types beyond the papers

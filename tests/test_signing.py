@@ -281,3 +281,17 @@ def test_after_a_rotation_a_site_left_without_rules_is_said(tmp_path, caplog):
         LiveRules(str(rules), keys="").start()
     said = [r.getMessage() for r in caplog.records]
     assert any(f"{SITE} (bad_signature)" in m for m in said) and any("unauthenticated" in m for m in said)
+
+
+def test_a_signed_removal_of_a_host_does_not_hide_its_parent_domains_rules():
+    """www.d4.test's rules all refuted: the signing validator publishes an empty signed set for it.
+    A URL of www.d4.test then gets d4.test's rules, as it would after a tombstone, not none."""
+    parent = wire(sign_document(DOC, KEY))
+    empty = wire(sign_document({"site": "www.d4.test", "version": 9, "rules": []}, KEY))
+    book, mod = RuleBook(keys=trusted_keys([PUB])), dustcanon.RuleBook(keys=[PUB])
+    for update in (book.update, mod.update):
+        update(SITE, parent)
+        update("www.d4.test", empty)
+    url = "http://www.d4.test/a?sid=1"
+    assert book.canonize(url).canonical == mod.canonize(url) == "http://d4.test/a"
+    assert book.canonize(url, site="www.d4.test").canonical == url  # named explicitly: its own (empty) set

@@ -178,3 +178,14 @@ def test_a_commit_that_fails_leaves_the_group_to_be_applied_again(tmp_path):
     reopened = PartitionState(tmp_path / "a", 0, DustParams())  # a restart keeps it
     assert reopened.applied("raw") == 6 and reopened.site("a.org").url_count() == 7
     reopened.close()
+
+
+def test_a_raw_message_key_must_name_its_site():
+    from dustbuster.agents.ingest import check_site_key
+    from dustbuster.core.errors import ParseError
+
+    check_site_key(b"a.test", "a.test")
+    check_site_key(b"Forum.Test", "forum.test")  # the site is read lower-cased: the same site
+    check_site_key(None, "a.test")  # no key: whichever partition, the whole message
+    with pytest.raises(ParseError, match="site_key_mismatch"):
+        check_site_key(b"b.test", "a.test")

@@ -113,6 +113,7 @@ class RuleBook:
                 raise RuleSetRejected("unsigned_deletion", f"a tombstone for {site!r:.80} carries no signature; "
                                       "the site keeps its signed set (a signed set with no rules removes them)")
             self.sites.pop(site, None)
+            self.last_refusal.pop(site, None)
             return None
         held = self.sites.get(site)
         try:
@@ -142,7 +143,7 @@ class RuleBook:
         host = _host(url)
         while host:
             sr = self.sites.get(host)
-            if sr is not None:
+            if sr is not None and sr.rules:  # a set with no rules (a signed removal) hides no parent's
                 return sr
             dot = host.find(".")
             host = host[dot + 1:] if dot >= 0 else ""

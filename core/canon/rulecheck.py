@@ -278,15 +278,25 @@ def drop_url_breaking(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFA
     return kept, dropped
 
 
+def downgrades(rule: Rule, reach: URLReach) -> str | None:
+    """Why ``rule`` may not be published when it makes an https test URL http: every consumer's
+    admission refuses such a set (``downgrade``, dustbuster.core.canon.admission), so publishing it
+    would freeze the site on its previous version."""
+    for u, out in reach.changes(rule):
+        if u[:8].lower() == "https://" and out[:7].lower() == "http://":
+            return f"downgrade: {u[:200]} becomes {out[:200]}"
+    return None
+
+
 def check_static(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_MA) -> tuple[list[Rule], Dropped]:
-    """All fetch-free checks, in order: self-feeding or URL-breaking rules, inverses, convergence,
-    URL-breaking compositions, subsumption."""
+    """All fetch-free checks, in order: self-feeding, URL-breaking or TLS-stripping rules, inverses,
+    convergence, URL-breaking compositions, subsumption."""
     urls = list(dict.fromkeys(urls))
     dropped: Dropped = []
     kept = []
     reach = URLReach(urls, rules)
     for r in rules:
-        why = self_feeding(r) or breaks_urls(r, urls, reach)
+        why = self_feeding(r) or breaks_urls(r, urls, reach) or downgrades(r, reach)
         if why:
             dropped.append((r, why))
         else:
@@ -303,5 +313,5 @@ def check_static(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_M
 
 __all__ = ["is_http_url", "reaches_fixed_point", "MIN_OBSERVED_SHARE", "PATTERN_SAMPLES",
            "UNSAFE_CHANGED_SHARE", "UNSAFE_OBSERVED_SHARE", "breaks_urls", "unsafe_candidate", "unsafe_candidates",
-           "check_static", "cycle_culprit", "drop_url_breaking", "drop_inverses", "drop_non_converging",
+           "check_static", "cycle_culprit", "downgrades", "drop_url_breaking", "drop_inverses", "drop_non_converging",
            "drop_unused", "non_converging", "self_feeding", "unobserved_output"]

@@ -173,21 +173,30 @@ def to_nutch_site_xml(site: str, regex_file: str, scopes: Sequence[str] = NUTCH_
 
 
 def clean_params(rules: Sequence[Rule]) -> list[tuple[list[str], str]]:
-    """(names, path prefix) of the Clean-param lines, the rules :func:`skipped` names left out.  A
-    Clean-param path is a prefix of the URL (path and query), and a scope ``S`` holds ``S`` itself
-    and the paths under ``S/`` (dustbuster.core.urls.scope.in_scope): so a scope gives two lines,
-    ``S?`` (the page itself with a query, the only URL of it with parameters to clean) and ``S/``
-    (the paths under it) — a bare ``S`` would also take ``Sx``, a path outside the scope.  The whole
-    site ("" scope) is one line without a path."""
+    """(names, path prefix) of the Clean-param lines, the rules :func:`skipped` names left out: one
+    line per scope ("" for every path).  A scope ``S`` holds ``S`` itself and the paths under
+    ``S/`` (dustbuster.core.urls.scope.in_scope), but a Clean-param path is a bare prefix of
+    letters, digits and ``.-/*_``: ``S`` would also take ``Sx``, a path outside the scope (cleaning
+    there could merge different pages for the robot), and ``S?`` is no valid prefix.  So a scope
+    is written ``S/``, and the page ``S`` itself is left to the site's own declaration
+    (:func:`uncovered_pages` says which, in the file)."""
     by_scope: dict[str, list[str]] = {}
     for r in rules:
         if _clean_param_skip(r) is not None:
             continue
         names = by_scope.setdefault(getattr(r, "scope", ""), [])
         names += [n for n in r.clean_param() if n not in names]
-    out: list[tuple[list[str], str]] = []
-    for scope, names in by_scope.items():
-        out += [(names, scope + "?"), (names, scope + "/")] if scope else [(names, "")]
+    return [(names, scope + "/" if scope else "") for scope, names in by_scope.items()]
+
+
+def uncovered_pages(rules: Sequence[Rule]) -> list[tuple[Rule, str]]:
+    """The written scoped rules whose scope's own page (``S?…``) no Clean-param line covers."""
+    out = []
+    for r in rules:
+        scope = getattr(r, "scope", "")
+        if scope and _clean_param_skip(r) is None:
+            out.append((r, f"Clean-param: the page {scope} itself (with a query) is not covered: the prefix "
+                           f"{scope} would also take {scope}x; declare a canonical link on it"))
     return out
 
 
@@ -196,6 +205,7 @@ def to_clean_param(site: str, rules: Sequence[Rule], version: int | None = None)
     out = [f"# dustbuster rules for {site}" + (f" (rule set version {version})" if version is not None else "")
            + ": Clean-param lines for robots.txt (Yandex)"]
     out += [f"# skipped: {r.text}: {why}" for r, why in bad]
+    out += [f"# partly: {r.text}: {why}" for r, why in uncovered_pages(rules)]
     out += [f"Clean-param: {'&'.join(names)}" + (f" {prefix}" if prefix else "") for names, prefix in clean_params(rules)]
     _warn("clean-param", site, bad)
     return "\n".join(out) + "\n"
