@@ -17,13 +17,13 @@ from typing import IO, Callable, Iterable, Iterator, cast
 
 import numpy as np
 
-from dustbuster.core.errors import MAX_LINE_CHARS, ConfigError
+from dustbuster.core.errors import MAX_LINE_CHARS
 from dustbuster.core.strictjson import has_surrogate
 from dustbuster.core.urls.urllist import URLInfo, URLList
 
 from . import bulk
-from .formats import FAST_PARSERS, FORMATS, PARSERS
-from .lineloop import SNIFF_LINES, ReadStats, RejectSink, add_record, choose_format, open_lines, parse_each
+from .formats import FAST_PARSERS, PARSERS
+from .lineloop import SNIFF_LINES, ReadStats, RejectSink, add_record, choose_format, open_lines, parse_each, read_setup
 from .record import Context, Limits, LogRecord
 
 BLOCK_BYTES = 4 << 20  #: bytes of whole lines scanned at once
@@ -33,12 +33,7 @@ def read_urllist_bulk(sources: Iterable[str | Path], fmt: str = "auto", site: st
                       scheme: str = "http", limits: Limits | None = None, stats: ReadStats | None = None,
                       rejects: RejectSink | None = None, on_bytes: Callable[[int], None] | None = None) -> URLList:
     """:func:`dustbuster.logs.reader.read_urllist`'s URL list, read in blocks."""
-    if fmt != "auto" and fmt not in FORMATS:
-        raise ConfigError(f"unknown format {fmt!r}; choose one of auto, {', '.join(FORMATS)}")
-    if scheme not in ("http", "https"):
-        raise ConfigError("--scheme must be http or https")
-    stats = stats if stats is not None else ReadStats()
-    rejects = rejects or RejectSink(None)
+    stats, rejects = read_setup(fmt, scheme, stats, rejects)
     ul = URLList()
     for src in sources:
         name, fh = open_lines(src)

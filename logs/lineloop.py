@@ -141,6 +141,17 @@ def _decode(raw: bytes) -> str | None:
         return None
 
 
+def read_setup(fmt: str, scheme: str, stats: ReadStats | None,
+               rejects: RejectSink | None) -> tuple[ReadStats, RejectSink]:
+    """A read's arguments checked (ConfigError for an unknown format or scheme), with its counters
+    and rejects sink made where the caller gave none: the line loop's and the bulk reader's."""
+    if fmt != "auto" and fmt not in FORMATS:
+        raise ConfigError(f"unknown format {fmt!r}; choose one of auto, {', '.join(FORMATS)}")
+    if scheme not in ("http", "https"):
+        raise ConfigError("--scheme must be http or https")
+    return (stats if stats is not None else ReadStats()), (rejects or RejectSink(None))
+
+
 def iter_records(
     sources: Iterable[str | Path],
     fmt: str = "auto",
@@ -152,12 +163,7 @@ def iter_records(
     on_bytes: Callable[[int], None] | None = None,
 ) -> Iterator[LogRecord]:
     """Records of every source, in order.  Status >= 400 records are counted and not yielded."""
-    if fmt != "auto" and fmt not in FORMATS:
-        raise ConfigError(f"unknown format {fmt!r}; choose one of auto, {', '.join(FORMATS)}")
-    if scheme not in ("http", "https"):
-        raise ConfigError("--scheme must be http or https")
-    stats = stats if stats is not None else ReadStats()
-    rejects = rejects or RejectSink(None)
+    stats, rejects = read_setup(fmt, scheme, stats, rejects)
     for src in sources:
         name, fh = open_lines(src)
         try:
