@@ -19,6 +19,7 @@ from dustbuster.stream.brokerprobe import BrokerProbe
 from dustbuster.stream.rulesview import TopicFollower
 from dustbuster.stream.settings import Settings
 
+from .assignment import RawAssignment
 from .dashboard_feed import recording_versions
 from .dashboard_state import DashboardState, VersionLog
 from .health import Health, consumer_problem
@@ -43,6 +44,8 @@ class WorkerContext:
     verdicts: VerdictStore | None = None  #: the validator's memory (DUST_VALIDATE)
     dashboard: DashboardState | None = None  #: what the dashboard shows (the API on: DUST_API_PORT)
     probe: BrokerProbe | None = None  #: is the broker reachable (health)
+    #: the raw partitions this worker owns, and those whose stores are still to be opened
+    raw_partitions: RawAssignment = field(default_factory=RawAssignment, compare=False)
     #: the sites whose candidates were said to wait unvalidated (not configured; said once per site)
     told_unconfigured: set[str] = field(default_factory=set, compare=False)
 

@@ -196,11 +196,18 @@ async def ingest_messages(ctx: WorkerContext, changelog: Changelog, events: list
     """Consecutive raw-topic messages of one partition: decoded, parsed (inline, or by ``pool``'s
     processes: DUST_PARSE_PROCESSES; ``parsing``: all of ``events`` parsed ahead by them), staged,
     written to the changelog, committed."""
+    async with ctx.raw_partitions.lock(events[0].message.partition):  # no rebuild between stage and commit
+        await _ingest_locked(ctx, changelog, events, pool, parsing)
+
+
+async def _ingest_locked(ctx: WorkerContext, changelog: Changelog, events: list, pool: ParsePool | None,
+                         parsing: "asyncio.Future[list[Parsed]] | None") -> None:
     stores = ctx.stores
     first = events[0].message
     state = await stores.run(stores.get, first.partition)
     await ensure_fresh("raw", state.partition, first.offset, state.applied(first.topic),
-                       lambda p: _read_image(changelog, p), lambda img, applied: _rebuild(ctx, state, first.topic, img, applied))
+                       lambda p: _read_image(changelog, p),
+                       lambda img, applied: rebuild_from_changelog(ctx, state, first.topic, img, applied))
     applied = state.applied(first.topic)
     fresh = [ev.message.offset > applied for ev in events]  # the others are replays
     todo = [ev for ev, new in zip(events, fresh) if new]
@@ -285,7 +292,7 @@ async def _read_image(changelog: Changelog, partition: int):
     return img.applied, img
 
 
-async def _rebuild(ctx: WorkerContext, state: PartitionState, topic: str, img, applied: int) -> str:
+async def rebuild_from_changelog(ctx: WorkerContext, state: PartitionState, topic: str, img, applied: int) -> str:
     """Load a changelog image into the partition's state on the state thread, its progress in the
     metrics and the health report."""
     metrics, health = ctx.metrics, ctx.health

@@ -30,9 +30,11 @@ from typing import AsyncIterator, Awaitable, Callable
 from faust.exceptions import ProducerSendError
 
 from dustbuster.state.partitions import PartitionState
+from dustbuster.stream.changelog import Changelog
 from dustbuster.stream.fit import fit_candidate_set
 from dustbuster.stream.records import CandidateSet, encode
 
+from .reopen import follow_assignment, open_assigned
 from .context import WorkerContext
 
 log = logging.getLogger(__name__)
@@ -92,11 +94,14 @@ def register(ctx: WorkerContext) -> None:
     """The ``dust-window`` task: a tick every DUST_WINDOW_S seconds (:func:`ticks`)."""
 
     pacer = Pacer()
+    follow_assignment(ctx)
+    changelog = Changelog(ctx.settings.kafka_bootstrap, ctx.settings.changelog_topic)  # read only
 
     @ctx.app.task(traced=False)  # an endless loop: no one trace span for all of it
     async def window_ticks() -> None:
         async for _ in ticks(ctx.settings.window_s):
             try:
+                await open_assigned(ctx, changelog)
                 await run_windows(ctx, pacer)
             except asyncio.CancelledError:
                 raise
@@ -105,9 +110,12 @@ def register(ctx: WorkerContext) -> None:
 
 
 async def run_windows(ctx: WorkerContext, pacer: Pacer) -> None:
-    """One tick: each changed site of each partition whose pacer allows it emits its candidate set."""
+    """One tick: each changed site of each partition this worker owns (agents/assignment.py) whose
+    pacer allows it emits its candidate set."""
     wid = int(time.time() // ctx.settings.window_s)
     for part in list(ctx.stores.parts.values()):
+        if not ctx.raw_partitions.owns(part.partition):
+            continue
         for site, token in await ctx.stores.run(part.dirty_sites):
             key = (part.partition, site)
             if not pacer.due(key, time.monotonic()):

@@ -22,6 +22,8 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 log = logging.getLogger(__name__)
 
 APPLIED = b"\0applied"
+#: records read from a changelog partition's end to find its last applied offset
+TAIL_RECORDS = 2000
 #: the longest pause between two tries of a changelog write (seconds)
 RETRY_MAX_S = 30.0
 
@@ -109,9 +111,29 @@ class Changelog:
         await read_partition(self.bootstrap, self.topic, partition, on)
         return img
 
+    async def last_applied(self, partition: int, tail: int = TAIL_RECORDS) -> int:
+        """The input offset the partition's changelog says was applied last (-1 for an empty
+        changelog), from its last ``tail`` records: every write ends with its ``\\0applied``
+        record, so the newest one is among them unless a write was cut short by more than
+        ``tail`` records; then the whole partition is read."""
+        found: dict[str, int] = {}
 
-async def read_partition(bootstrap: str, topic: str, partition: int, on_record, batch: int = 5000) -> None:
-    """Call ``on_record(key, value)`` for every record of one partition, from the start to its end."""
+        def on(key: bytes, value: bytes | None) -> None:
+            if key == APPLIED and value is not None:
+                found["applied"] = int(value)
+
+        whole = await read_partition(self.bootstrap, self.topic, partition, on, tail=tail)
+        if "applied" in found:
+            return found["applied"]
+        if whole:
+            return -1
+        return (await self.read(partition)).applied
+
+
+async def read_partition(bootstrap: str, topic: str, partition: int, on_record, batch: int = 5000,
+                         tail: int | None = None) -> int:
+    """Call ``on_record(key, value)`` for every record of one partition, from the start to its end
+    (with ``tail``: from ``tail`` offsets before its end).  True when it read from the start."""
     tp = TopicPartition(topic, partition)
     c = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None)
     await c.start()
@@ -119,12 +141,17 @@ async def read_partition(bootstrap: str, topic: str, partition: int, on_record, 
         c.assign([tp])
         await c.seek_to_beginning(tp)
         end = (await c.end_offsets([tp]))[tp]
+        whole = tail is None or end - tail <= await c.position(tp)
+        if not whole:
+            assert tail is not None
+            c.seek(tp, end - tail)
         while await c.position(tp) < end:
             got = await c.getmany(tp, timeout_ms=1000, max_records=batch)
             for m in got.get(tp, []):
                 on_record(m.key or b"", m.value)
     finally:
         await c.stop()
+    return whole
 
 
 class SeenChangelog:

@@ -218,3 +218,58 @@ def test_scale_out_and_a_worker_stopped_midway(kafka, tmp_path):
     finally:
         for w in workers:
             w.stop()
+
+
+def _applied_everything(env: dict, timeout: float = 120.0) -> int:
+    """Wait until the URL changelog says every raw message was applied; its offset."""
+    import asyncio
+
+    from dustbuster.stream.changelog import Changelog
+
+    boot, prefix = env["DUST_KAFKA_BOOTSTRAP"], env["DUST_TOPIC_PREFIX"]
+    last = len(read_topic(boot, prefix + "-raw")) - 1
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if asyncio.run(Changelog(boot, prefix + "-urls-changelog").last_applied(0)) >= last:
+            return last
+        time.sleep(1.0)
+    raise AssertionError(f"the worker did not apply raw offset {last}")
+
+
+def test_a_window_due_at_a_stop_is_emitted_after_the_restart_and_by_a_new_owner(kafka, tmp_path):
+    """A site changed when its worker stopped (its window not run yet) is mined after a restart with
+    no new line, and by a worker that takes the partition over without a local copy (the store of
+    every assigned partition is opened at the first tick, not at its next message: agents/assignment.py)."""
+    from dustbuster.sim.forum import generate
+
+    site = "www.forum.co.il"
+    env = stream_env(kafka, window=3600.0, partitions=1)  # no window before the stop
+    log = tmp_path / "forum.log"
+    log.write_text("\n".join(generate(3000, seed=31)) + "\n")
+    w = Worker(env, tmp_path / "w", tmp_path / "w.log").start()
+    try:
+        feed(env, log, site)
+        _applied_everything(env)
+    finally:
+        w.stop()
+    topic = env["DUST_TOPIC_PREFIX"] + "-candidates"
+    assert read_topic(kafka, topic) == []  # the window was due, and never ran
+    env["DUST_WINDOW_S"] = "1"
+    want = mine_json(log, site)
+    w = Worker(env, tmp_path / "w", tmp_path / "w2.log").start()  # the same state: a restart, nothing new fed
+    try:
+        got = latest_candidates(env, {site: 3000}, workers=[w])[site]
+    finally:
+        w.stop()
+    assert compact(got) == compact(want)
+    before = len(read_topic(kafka, topic))
+    fresh = Worker(env, tmp_path / "fresh", tmp_path / "fresh.log").start()  # no local copy: rebuilt, mined
+    try:
+        deadline = time.monotonic() + 120
+        while len(read_topic(kafka, topic)) == before and time.monotonic() < deadline and fresh.alive():
+            time.sleep(1.0)
+        again = json.loads(read_topic(kafka, topic)[-1].value)
+    finally:
+        fresh.stop()
+    assert again["stats"]["lines"] == 3000 and compact(again) == compact(want)
+    assert "rebuilt" in fresh.log.read_text(errors="replace")
