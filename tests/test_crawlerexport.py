@@ -253,3 +253,17 @@ def test_exports_run_by_the_jvm_rewrite_as_canonizer(tmp_path):
     assert len(got) == len(want) > 100
     for (mode, texts, u, expected), out in zip(want, got):
         assert out == expected, (mode, texts, u)
+
+
+def test_xml_comments_hold_no_double_dash_at_any_run_of_dashes():
+    """Hypothesis found '"" → "---a"': replacing '--' once left '- --' in a comment, and no XML
+    parser (Nutch's, Spring's) reads such a file at all."""
+    import xml.etree.ElementTree as ET
+
+    from dustbuster.core.report.export import comment_text, to_nutch_xml
+
+    assert comment_text("---a--") == "- - -a- -" and "--" not in comment_text("-" * 7)
+    rules = [R("", "---a"), ParamRule("o", "replace", "--1", scope="/a"), CaseRule("/w---")]
+    for xml in (to_nutch_xml("h.com", rules), to_heritrix_xml("h.com", rules)):
+        ET.fromstring(xml)
+        assert "- - -a" in xml

@@ -41,7 +41,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Sequence
 
-from dustbuster.core.report.export import Unexpressible, _warn, nutch_regexes, query_scope_skip, unexported
+from dustbuster.core.report.export import Unexpressible, _warn, comment_text, nutch_regexes, query_scope_skip, unexported
 from dustbuster.core.params import DEFAULT_MA
 from dustbuster.core.model.rules import Rule
 
@@ -101,7 +101,7 @@ def skipped(rules: Sequence[Rule], fmt: str) -> list[tuple[Rule, str]]:
 
 
 def _xml_text(text: str) -> str:
-    return text.replace("--", "- -")
+    return comment_text(text)
 
 
 def to_heritrix_xml(site: str, rules: Sequence[Rule], version: int | None = None, ma: int = DEFAULT_MA,

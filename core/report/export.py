@@ -115,6 +115,13 @@ def _nutch_skip(rule: Rule) -> str | None:
     return None
 
 
+def comment_text(text: str) -> str:
+    """``text`` fit for an XML comment, which may not hold ``--`` (XML 1.0 §2.5): every ``-`` that
+    another follows gets a space after it (``---`` becomes ``- - -``; replacing ``--`` once left
+    ``- --``, and a file Nutch's parser refuses whole)."""
+    return re.sub(r"-(?=-)", "- ", text)
+
+
 def _warn(fmt: str, site: str, skipped: list[tuple[Rule, str]]) -> None:
     for r, why in skipped:
         log.warning("%s export of %s: rule %s skipped: %s", fmt, site, r.text, why)
@@ -127,12 +134,12 @@ def to_nutch_xml(site: str, rules: Sequence[Rule], version: int | None = None, m
         + f"; apply in order with urlnormalizer.loop.count={ma} (thesis Figure 5.5, MA={ma}) "))
     skipped = []
     for r in rules:
-        text = r.text.replace("--", "- -")
+        text = comment_text(r.text)
         try:
             pairs = nutch_regexes(r)
         except Unexpressible as exc:
             skipped.append((r, str(exc)))
-            root.append(ET.Comment(f" skipped: {text}: {str(exc).replace('--', '- -')} "))
+            root.append(ET.Comment(f" skipped: {text}: {comment_text(str(exc))} "))
             continue
         for pat, sub in pairs:
             el = ET.SubElement(root, "regex")
