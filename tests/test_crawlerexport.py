@@ -267,3 +267,79 @@ def test_xml_comments_hold_no_double_dash_at_any_run_of_dashes():
     for xml in (to_nutch_xml("h.com", rules), to_heritrix_xml("h.com", rules)):
         ET.fromstring(xml)
         assert "- - -a" in xml
+
+
+def test_heritrix_file_is_a_standalone_spring_beans_file():
+    """Spring validates a beans file against its schema: without a schema location it refuses the
+    root (cvc-elt.1.a), and a job's stock crawler-beans.cxml declares no util: namespace; so the
+    file has the beans namespace only, with its location, and a ListFactoryBean (what util:list
+    stands for); its header shows the wiring docs/guide.md gives.  Loaded by Spring itself:
+    tests/test_consumers.py."""
+    import xml.etree.ElementTree as ET
+
+    from dustbuster.core.report.crawlerexport import BEANS_NS, BEANS_XSD, HERITRIX_WIRING, XSI_NS
+
+    xml = to_heritrix_xml("h.com", [ParamRule("sid", "remove"), CaseRule("/w")], 3, file="dust.xml")
+    root = ET.fromstring(xml)
+    assert root.tag == f"{{{BEANS_NS}}}beans" and root.get(f"{{{XSI_NS}}}schemaLocation") == f"{BEANS_NS} {BEANS_XSD}"
+    assert "util:" not in xml and "springframework.org/schema/util" not in xml
+    (holder,) = root.findall(f"{{{BEANS_NS}}}bean")
+    assert holder.get("id") == "dustbusterRules"
+    assert holder.get("class") == "org.springframework.beans.factory.config.ListFactoryBean"
+    assert HERITRIX_WIRING.format(file="dust.xml") in xml and xml.count("<!-- skipped: ") == 1
+    assert parse_heritrix_xml(xml) == heritrix([ParamRule("sid", "remove")]) and len(parse_heritrix_xml(xml)) == 10 * PER_PARAM
+
+
+def test_stormcrawler_package_names_new_and_legacy():
+    """URLFilters reads the filters listed under its own class name (Configurable.configure): the
+    file names one package's classes throughout."""
+    from dustbuster.core.report.crawlerexport import STORM_PACKAGES
+
+    rules = [ParamRule("sid", "remove")]
+    texts = {}
+    for pkg, root in STORM_PACKAGES.items():
+        doc = to_stormcrawler("h.com", rules, 1, package=pkg)
+        (f,) = doc[f"{root}.filtering.URLFilters"]
+        assert f["class"] == f"{root}.filtering.regex.RegexURLNormalizer" and doc["x-dustbuster"]["package"] == root
+        texts[pkg] = json.dumps(doc)
+        assert [p for p in STORM_PACKAGES.values() if p in texts[pkg]] == [root]
+    assert texts["legacy"].replace(STORM_PACKAGES["legacy"], STORM_PACKAGES["apache"]) == texts["apache"]
+    assert storm_apply(to_stormcrawler("h.com", rules), "http://h.com/p?sid=1&a=2") == "http://h.com/p?a=2"
+
+
+def test_clean_param_skips_a_scope_it_cannot_write_as_a_prefix():
+    """A Clean-param path holds letters, digits and .-/_ (and * as a wildcard): a scope with any
+    other character is skipped with the reason, never written."""
+    rules = [ParamRule("a", "remove", scope="/~user"), ParamRule("b", "remove", scope="/x*y"),
+             ParamRule("c", "remove", scope="/p%20q"), ParamRule("d", "remove", scope="/ok-1.2_x/A9")]
+    text = to_clean_param("h.com", rules)
+    assert text.count("# skipped: ") == 3 and sum(line.startswith("Clean-param: ") for line in text.splitlines()) == 1
+    assert "Clean-param: d /ok-1.2_x/A9/\n" in text and "# partly: remove d=* under /ok-1.2_x/A9: " in text
+    assert [r.name for r, _ in skipped(rules, "clean-param")] == ["a", "b", "c"]
+
+
+def test_export_cli_storm_package_and_clean_param_summary(tmp_path, capsys):
+    """``--storm-package legacy`` writes the older class names; ``export -o`` counts the skipped
+    rules and the ones written only in part (Clean-param's ``# partly:`` lines)."""
+    from dustbuster.cli import main
+
+    doc = {"site": "h.com", "version": 3, "rules": [
+        {"type": "parameter", "name": "sid", "action": "remove", "status": "valid"},
+        {"type": "parameter", "name": "ref", "action": "remove", "scope": "/w/index.php", "status": "valid"},
+        {"type": "parameter", "name": "o", "action": "replace", "value": "1", "status": "valid"}]}
+    f = tmp_path / "rules.json"
+    f.write_text(json.dumps(doc))
+    out = tmp_path / "urlfilters.json"
+    assert main(["export", "--rules", str(f), "--site", "h.com", "--to", "stormcrawler", "--storm-package", "legacy",
+                 "-o", str(out)]) == 0
+    assert "com.digitalpebble.stormcrawler.filtering.URLFilters" in json.loads(out.read_text())
+    assert "wrote 3 of 3 rules of h.com" in capsys.readouterr().err
+    robots = tmp_path / "robots.txt"
+    assert main(["export", "--rules", str(f), "--site", "h.com", "--to", "clean-param", "-o", str(robots)]) == 0
+    err = capsys.readouterr().err
+    assert "wrote 2 of 3 rules (1 skipped, 1 partly covered: the file says which and why)" in err
+    text = robots.read_text()
+    assert text.count("# skipped: ") == 1 and text.count("# partly: ") == 1
+    heritrix_file = tmp_path / "dust-canon-beans.xml"
+    assert main(["export", "--rules", str(f), "--site", "h.com", "--to", "heritrix", "-o", str(heritrix_file)]) == 0
+    assert '<import resource="dust-canon-beans.xml"/>' in heritrix_file.read_text()

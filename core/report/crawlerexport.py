@@ -3,7 +3,11 @@ canonicalization rules, StormCrawler's URL filters, Nutch's per-scope regex file
 ``Clean-param`` lines for a site's robots.txt.  Pure functions; ``dustbuster export`` writes them.
 
 **Heritrix** (``org.archive.modules.canonicalize.RegexRule`` beans for a
-``RulesCanonicalizationPolicy``): a rule rewrites only when its ``regex`` matches the *whole* URI
+``RulesCanonicalizationPolicy``): a standalone Spring beans file (the ``beans`` namespace and its
+schema location only, so Spring's validating reader loads it alone or through an ``<import>`` from
+a job's ``crawler-beans.cxml``, whose stock profile declares no ``util:`` namespace) holding one
+``ListFactoryBean`` ``dustbusterRules`` (what ``util:list`` stands for) for the policy's ``rules``
+property (:data:`HERITRIX_WIRING`, docs/guide.md).  A rule rewrites only when its ``regex`` matches the *whole* URI
 (``Matcher.matches()``), and then the URI becomes ``format`` with Java's ``$n`` groups
 (``appendReplacement``); the policy applies its rules once, in order.  So:
 
@@ -22,7 +26,10 @@ canonicalization rules, StormCrawler's URL filters, Nutch's per-scope regex file
 
 **StormCrawler** (``urlfilters.json``): one ``RegexURLNormalizer`` whose inline
 ``urlNormalizers`` are the Nutch regexes (StormCrawler applies each with ``replaceAll`` in order,
-once), repeated MA times as for Heritrix: exactly the Nutch export's rewrite.
+once), repeated MA times as for Heritrix: exactly the Nutch export's rewrite.  The class names are
+StormCrawler's since 3.0 (``org.apache.stormcrawler``); ``package="legacy"`` writes those of the
+releases before (``com.digitalpebble.stormcrawler``, :data:`STORM_PACKAGES`): ``URLFilters`` reads
+the list under its own class name, so a file with the other package's names configures no filter.
 
 **Nutch, per scope**: a ``nutch-site.xml`` fragment that gives the regex file to the normalizer
 scopes named (``urlnormalizer.regex.file.<scope>``: e.g. ``inject``, ``outlink``, ``fetcher``,
@@ -31,7 +38,9 @@ scopes named (``urlnormalizer.regex.file.<scope>``: e.g. ``inject``, ``outlink``
 **Yandex Clean-param**: what a site owner can declare in robots.txt: a parameter removal, as
 ``Clean-param: N1&N2`` (every path) or ``Clean-param: N path/`` for a rule scoped to ``path``
 (the prefix ``path/`` never covers a path outside the scope; ``path`` itself without the slash is
-left out: Yandex's prefix would also match ``pathX``).  Everything else is listed as skipped.
+left out: Yandex's prefix would also match ``pathX``; the file says so in a ``# partly:`` line).  A
+scope whose path holds a character a Clean-param prefix cannot (anything but letters, digits and
+``.-/_``; ``*`` is the prefix's wildcard) is skipped.  Everything else is listed as skipped.
 """
 
 from __future__ import annotations
@@ -47,8 +56,25 @@ from dustbuster.core.model.rules import Rule
 
 PER_PARAM = 4
 HERITRIX_RULE = "org.archive.modules.canonicalize.RegexRule"
+#: the Spring namespaces of the Heritrix file: the unversioned schema location, which every Spring
+#: release maps to its own copy of the schema (META-INF/spring.schemas), read without a network
+BEANS_NS = "http://www.springframework.org/schema/beans"
+XSI_NS = "http://www.w3.org/2001/XMLSchema-instance"
+BEANS_XSD = "http://www.springframework.org/schema/beans/spring-beans.xsd"
+#: what a crawl job's crawler-beans.cxml adds to use the export (docs/guide.md shows it in place):
+#: the file imported (a path relative to the cxml) and Heritrix's policy given the list.  The
+#: policy's ``rules`` replace Heritrix's default rules (RulesCanonicalizationPolicy.getDefaultRules),
+#: and FrontierPreparer takes the one UriCanonicalizationPolicy bean by type (@Autowired).
+HERITRIX_WIRING = """<import resource="{file}"/>
+<bean id="canonicalizationPolicy" class="org.archive.modules.canonicalize.RulesCanonicalizationPolicy">
+  <property name="rules" ref="dustbusterRules"/>
+</bean>"""
+#: StormCrawler's Java package: since 3.0 (Apache), and before (DigitalPebble; the ``legacy`` choice)
+STORM_PACKAGES = {"apache": "org.apache.stormcrawler", "legacy": "com.digitalpebble.stormcrawler"}
 STORM_NORMALIZER = "org.apache.stormcrawler.filtering.regex.RegexURLNormalizer"
 NUTCH_SCOPES = ("inject", "outlink", "fetcher", "crawldb")
+#: the characters of a Clean-param path prefix (module docstring); ``*`` is its wildcard
+CLEAN_PARAM_PATH = re.compile(r"[A-Za-z0-9.\-/_]*")
 
 
 def _groups(pattern: str) -> int:
@@ -89,6 +115,10 @@ def _clean_param_skip(rule: Rule) -> str | None:
         rule.clean_param()
     except Unexpressible as exc:
         return str(exc)
+    scope = getattr(rule, "scope", "") or ""
+    if not CLEAN_PARAM_PATH.fullmatch(scope):
+        return (f"a Clean-param path is a prefix of letters, digits and .-/_ (* is a wildcard): the scope {scope} "
+                "cannot be written without widening the rule")
     return None
 
 
@@ -105,16 +135,23 @@ def _xml_text(text: str) -> str:
 
 
 def to_heritrix_xml(site: str, rules: Sequence[Rule], version: int | None = None, ma: int = DEFAULT_MA,
-                    per_param: int = PER_PARAM) -> str:
-    """A Spring beans fragment: a ``dustbusterRules`` list of RegexRule beans, to put in a
-    RulesCanonicalizationPolicy's ``rules`` (after Heritrix's own default rules if wanted)."""
-    beans = ET.Element("beans", {"xmlns": "http://www.springframework.org/schema/beans",
-                                 "xmlns:util": "http://www.springframework.org/schema/util"})
+                    per_param: int = PER_PARAM, file: str = "") -> str:
+    """A standalone Spring beans file: the ``dustbusterRules`` list (a ``ListFactoryBean``) of
+    RegexRule beans, for a RulesCanonicalizationPolicy's ``rules`` (:data:`HERITRIX_WIRING`, with
+    ``file`` the name it is saved under).  Only the ``beans`` namespace, with its schema location:
+    Spring's XML reader validates against the schema and refuses a root it cannot find a
+    declaration for (``cvc-elt.1.a``), and the file needs no namespace the job's cxml lacks."""
+    beans = ET.Element("beans", {"xmlns": BEANS_NS, "xmlns:xsi": XSI_NS, "xsi:schemaLocation": f"{BEANS_NS} {BEANS_XSD}"})
     beans.append(ET.Comment(
         f" dustbuster rules for {site}" + (f" (rule set version {version})" if version is not None else "")
         + f": the list repeated {ma} times (thesis Figure 5.5, MA={ma}); a parameter removal is listed"
         f" {per_param} times, exact for URLs with at most {per_param} items of that name. "))
-    lst = ET.SubElement(beans, "util:list", {"id": "dustbusterRules"})
+    wiring = HERITRIX_WIRING.format(file=file or "THIS-FILE.xml")
+    beans.append(ET.Comment(" in the crawl job's crawler-beans.cxml (the policy's rules replace Heritrix's default "
+                            "canonicalization rules):\n" + wiring + "\n"))
+    holder = ET.SubElement(beans, "bean", {"id": "dustbusterRules",
+                                           "class": "org.springframework.beans.factory.config.ListFactoryBean"})
+    lst = ET.SubElement(ET.SubElement(holder, "property", {"name": "sourceList"}), "list")
     bad = skipped(rules, "heritrix")
     for r, why in bad:
         lst.append(ET.Comment(f" skipped: {_xml_text(r.text)}: {_xml_text(why)} "))
@@ -133,28 +170,35 @@ def to_heritrix_xml(site: str, rules: Sequence[Rule], version: int | None = None
 
 
 def parse_heritrix_xml(text: str) -> list[tuple[str, str]]:
+    """The (regex, format) of every RegexRule bean of a :func:`to_heritrix_xml` file, in order."""
     root = ET.fromstring(text)
     out = []
-    for bean in root.iter("{http://www.springframework.org/schema/beans}bean"):
-        props = {p.get("name"): p.get("value") for p in bean.iter("{http://www.springframework.org/schema/beans}property")}
+    for bean in root.iter(f"{{{BEANS_NS}}}bean"):
+        if bean.get("class") != HERITRIX_RULE:
+            continue
+        props = {p.get("name"): p.get("value") for p in bean.findall(f"{{{BEANS_NS}}}property")}
         out.append((props["regex"] or "", props["format"] or ""))
     return out
 
 
-def to_stormcrawler(site: str, rules: Sequence[Rule], version: int | None = None, ma: int = DEFAULT_MA) -> dict:
+def to_stormcrawler(site: str, rules: Sequence[Rule], version: int | None = None, ma: int = DEFAULT_MA,
+                    package: str = "apache") -> dict:
+    """``urlfilters.json`` with one RegexURLNormalizer; ``package`` (:data:`STORM_PACKAGES`) names
+    the classes of StormCrawler 3.0 and later (``apache``) or of the releases before (``legacy``)."""
+    root = STORM_PACKAGES[package]
     bad = skipped(rules, "stormcrawler")
     ok = [r for r in rules if all(r is not b for b, _ in bad)]
     regexes = [{"pattern": p, "substitution": s} for r in ok for p, s in nutch_regexes(r)]
     _warn("stormcrawler", site, bad)
-    return {"org.apache.stormcrawler.filtering.URLFilters": [
-        {"class": STORM_NORMALIZER, "name": f"dustbuster:{site}",
+    return {f"{root}.filtering.URLFilters": [
+        {"class": f"{root}.filtering.regex.RegexURLNormalizer", "name": f"dustbuster:{site}",
          "params": {"urlNormalizers": regexes * ma}}],
-        "x-dustbuster": {"site": site, "version": version, "rounds": ma,
+        "x-dustbuster": {"site": site, "version": version, "rounds": ma, "package": root,
                          "skipped_why": [{"rule": r.text, "why": why} for r, why in bad]}}
 
 
-def to_stormcrawler_json(site: str, rules: Sequence[Rule], version: int | None = None) -> str:
-    return json.dumps(to_stormcrawler(site, rules, version), indent=2, ensure_ascii=False) + "\n"
+def to_stormcrawler_json(site: str, rules: Sequence[Rule], version: int | None = None, package: str = "apache") -> str:
+    return json.dumps(to_stormcrawler(site, rules, version, package=package), indent=2, ensure_ascii=False) + "\n"
 
 
 def to_nutch_site_xml(site: str, regex_file: str, scopes: Sequence[str] = NUTCH_SCOPES, ma: int = DEFAULT_MA) -> str:
@@ -215,12 +259,13 @@ FORMATS = ("heritrix", "stormcrawler", "nutch-site", "clean-param")
 
 
 def render(fmt: str, site: str, rules: Sequence[Rule], version: int | None = None, regex_file: str = "",
-           scopes: Sequence[str] = NUTCH_SCOPES) -> str:
-    """One of :data:`FORMATS` as text."""
+           scopes: Sequence[str] = NUTCH_SCOPES, storm_package: str = "apache", file: str = "") -> str:
+    """One of :data:`FORMATS` as text (``file``: the name the Heritrix file is saved under, for the
+    wiring its header shows)."""
     if fmt == "heritrix":
-        return to_heritrix_xml(site, rules, version)
+        return to_heritrix_xml(site, rules, version, file=file)
     if fmt == "stormcrawler":
-        return to_stormcrawler_json(site, rules, version)
+        return to_stormcrawler_json(site, rules, version, storm_package)
     if fmt == "nutch-site":
         return to_nutch_site_xml(site, regex_file or f"regex-normalize-{site}.xml", scopes)
     return to_clean_param(site, rules, version)

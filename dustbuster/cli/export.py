@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from dustbuster.core.report.crawlerexport import FORMATS as MORE_FORMATS
-from dustbuster.core.report.crawlerexport import NUTCH_SCOPES
+from dustbuster.core.report.crawlerexport import NUTCH_SCOPES, STORM_PACKAGES
 from dustbuster.core.errors import DustError
 from dustbuster.core.report.export import FORMATS
 
@@ -21,11 +21,17 @@ examples:
   dustbuster export --from-topic --site forum.test --to nutch > regex-normalize.xml
   dustbuster export --rules rules.json --site forum.test --to clearurls -o dust.clearurls.json
   dustbuster export --rules rules.json --site forum.test --to heritrix -o dust-canon-beans.xml
+  dustbuster export --rules rules.json --site forum.test --to stormcrawler --storm-package legacy -o urlfilters.json
   dustbuster export --rules rules.json --site forum.test --to nutch-site --regex-file regex-normalize-forum.xml
   dustbuster export --rules rules.json --site forum.test --to clean-param >> robots.txt
 Nutch: set urlnormalizer.loop.count to 10 (MA) so the list repeats like thesis Figure 5.5.
 ClearURLs holds only parameter removals; other rules are listed under "x-dustbuster".skipped.
 Heritrix and StormCrawler apply their lists once: the export repeats them MA times.
+Heritrix: import the file from the job's crawler-beans.cxml and give the RulesCanonicalizationPolicy
+its list (<property name="rules" ref="dustbusterRules"/>): the file's header shows both lines.
+StormCrawler: 3.0 and later read org.apache.stormcrawler class names; --storm-package legacy writes
+the com.digitalpebble.stormcrawler names of the releases before (1.x, 2.x).
+ClearURLs rewrites the whole query of a URL it cleans (encodeURIComponent): decode before keying.
 Every format lists what it cannot say, with the reason (docs/exports.md); a rule under a query-parameter
 scope (remove returnto=* under /index.php?title=Special:UserLogin) is skipped by every format, never widened.
 """
@@ -45,6 +51,9 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
                    "regex-normalize-SITE.xml)")
     e.add_argument("--nutch-scopes", default=",".join(NUTCH_SCOPES),
                    help="nutch-site: the normalizer scopes given the file (default %(default)s)")
+    e.add_argument("--storm-package", choices=tuple(STORM_PACKAGES), default="apache",
+                   help="stormcrawler: the class names of StormCrawler 3.0 and later (apache: org.apache.stormcrawler, "
+                   "the default) or of the releases before (legacy: com.digitalpebble.stormcrawler)")
     src = e.add_mutually_exclusive_group(required=True)
     src.add_argument("--rules", metavar="RULES.json", help="rule file (RuleSet or mine --json output)")
     src.add_argument("--from-topic", action="store_true", help="the site's current rule set from the rules topic")
@@ -76,15 +85,18 @@ def run(a: argparse.Namespace) -> int:
     if a.to in MORE_FORMATS:
         from dustbuster.core.report.crawlerexport import render
 
-        text = render(a.to, site, rules, doc.get("version"), a.regex_file, [s for s in a.nutch_scopes.split(",") if s])
+        text = render(a.to, site, rules, doc.get("version"), a.regex_file, [s for s in a.nutch_scopes.split(",") if s],
+                      a.storm_package, Path(a.output).name if a.output else "")
     else:
         text = _render(a.to, site, rules, doc.get("version"))
     if a.output:
         Path(a.output).write_text(text, encoding="utf-8")
         if not a.quiet:
             left = _skipped_count(a.to, rules)
-            said = f"{len(rules) - left} of {len(rules)} rules" + (f" ({left} skipped: the file says which and why)"
-                                                                      if left else "")
+            part = _partly_count(a.to, rules)
+            notes = ([f"{left} skipped"] if left else []) + ([f"{part} partly covered"] if part else [])
+            said = f"{len(rules) - left} of {len(rules)} rules" + (f" ({', '.join(notes)}: the file says which and why)"
+                                                                      if notes else "")
             what = "the site file" if a.to == "nutch-site" else said
             sys.stderr.write(f"wrote {what} of {site} to {a.output} ({a.to})\n")
     else:
@@ -103,6 +115,16 @@ def _skipped_count(fmt: str, rules: list) -> int:
 
         return len(skipped(rules, fmt))
     return 0
+
+
+def _partly_count(fmt: str, rules: list) -> int:
+    """How many written rules the format covers only in part (Clean-param: a scope's own page,
+    the file's ``# partly:`` lines)."""
+    if fmt != "clean-param":
+        return 0
+    from dustbuster.core.report.crawlerexport import uncovered_pages
+
+    return len(uncovered_pages(rules))
 
 
 def _render(fmt: str, site: str, rules: list, version) -> str:
