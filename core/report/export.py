@@ -46,7 +46,12 @@ removes a query field whose name matches ``^rule$``), and one more provider per 
 ClearURLs compares names — and its ``urlPattern``, so a scope — case-insensitively, and removes
 bare fields (``sid`` without ``=``) by name; our rules do neither (equal on URLs without such
 fields or spellings; documented, tested).  Value-replacing parameter rules, query "sort", case,
-substring and pattern rules cannot be said in this format.
+substring and pattern rules cannot be said in this format.  When ClearURLs removes anything it
+writes the whole query back, every value through ``encodeURIComponent`` (the add-on's
+clearurls.js ``removeFieldsFormURL`` and core_js/tools.js ``urlSearchParamsToString``), so a page
+reached with a removed field is spelt ``?id=licenses%3Absd`` and without it ``?id=licenses:bsd``:
+a consumer keys URLs on their decoded query items, not on the text (:data:`CLEARURLS_KEYING`, in the
+file's ``x-dustbuster.keying``; tests/test_consumers.py runs the export through a port of that code).
 
 A rule with a query-parameter scope (``remove returnto=* under /index.php?title=Special:UserLogin``,
 core/urls/scope.py) is skipped by every format here and in core/report/crawlerexport.py (:func:`query_scope_skip`):
@@ -173,6 +178,12 @@ def _provider(site: str, scope: str) -> dict:
             "forceRedirection": False}
 
 
+CLEARURLS_KEYING = ("ClearURLs writes the whole query of a URL it cleans back with encodeURIComponent(value) "
+                    "(?id=licenses:bsd&utm_source=x becomes ?id=licenses%3Absd): key URLs on their query items "
+                    "percent-decoded (e.g. Python urllib.parse.parse_qsl(query, keep_blank_values=True)), not on "
+                    "the text, or one page has two keys")
+
+
 def to_clearurls(site: str, rules: Sequence[Rule], version: int | None = None) -> dict:
     providers: dict[str, dict] = {f"dustbuster:{site}": _provider(site, "")}
     skipped = unexported(rules, "clearurls")
@@ -187,7 +198,8 @@ def to_clearurls(site: str, rules: Sequence[Rule], version: int | None = None) -
             prov[key].append(new)
     _warn("clearurls", site, skipped)
     return {"providers": providers,
-            "x-dustbuster": {"site": site, "version": version, "skipped": [r.text for r, _ in skipped],
+            "x-dustbuster": {"site": site, "version": version, "keying": CLEARURLS_KEYING,
+                             "skipped": [r.text for r, _ in skipped],
                              "skipped_why": [{"rule": r.text, "why": why} for r, why in skipped]}}
 
 
