@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all lint typecheck bench quality clean kafka-libs browser screenshots
+.PHONY: demo test test-all lint typecheck bench quality clean kafka-libs crawler-libs browser screenshots
 KAFKA_LIBS := deploy/kafka/target/.fetched
 
 $(STAMP): pyproject.toml
@@ -24,6 +24,11 @@ $(KAFKA_LIBS): deploy/kafka/pom.xml
 	@touch $(KAFKA_LIBS)
 
 kafka-libs: $(KAFKA_LIBS)
+
+## the crawlers' own jars (Heritrix, StormCrawler; Maven Central) for tests/test_consumers.py, which
+## also fetches them itself when they are missing (deploy/crawlers/pom.xml)
+crawler-libs:
+	@mvn -B -q -f deploy/crawlers/pom.xml package
 
 ## the main job, end to end: local Kafka broker, a streaming worker, two real access logs fed as
 ## live lines, the candidate rules of each site (and the batch miner on the same log)
