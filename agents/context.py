@@ -10,6 +10,7 @@ from typing import Any
 import faust
 
 from dustbuster.core.canon.rulebook import RuleBook
+from dustbuster.fetch.pacer import SitePacer
 from dustbuster.state.partitions import Stores
 from dustbuster.state.registry import PartitionStores
 from dustbuster.state.seen import SeenStore, seen_stores
@@ -44,6 +45,8 @@ class WorkerContext:
     verdicts: VerdictStore | None = None  #: the validator's memory (DUST_VALIDATE)
     dashboard: DashboardState | None = None  #: what the dashboard shows (the API on: DUST_API_PORT)
     probe: BrokerProbe | None = None  #: is the broker reachable (health)
+    #: each validated site's fetch pace and budget, kept across rounds (fetch/pacer.py)
+    pacers: dict[str, SitePacer] = field(default_factory=dict, compare=False)
     #: the raw partitions this worker owns, and those whose stores are still to be opened
     raw_partitions: RawAssignment = field(default_factory=RawAssignment, compare=False)
     #: the sites whose candidates were said to wait unvalidated (not configured; said once per site)

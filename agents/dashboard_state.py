@@ -119,6 +119,10 @@ class LiveRound:
                 "finished": self.finished}
 
 
+#: what ``validation_round`` returns when it ran no round (agents/validator.py)
+NO_ROUND = ("skipped", "fetch_budget", "unconfigured")
+
+
 class Rounds:
     """The validation rounds of this worker: the one running per site, and the last few finished."""
 
@@ -137,7 +141,8 @@ class Rounds:
         rp.finish(outcome_of(result))
         if self.running.get(rp.site) is rp:
             del self.running[rp.site]
-        self.finished.append(rp)
+        if rp.outcome not in NO_ROUND:  # nothing was fetched or decided: the last round stays the last
+            self.finished.append(rp)
 
     def for_site(self, site: str) -> tuple[LiveRound | None, LiveRound | None]:
         """(the round running now, the last finished one) of ``site``."""
@@ -230,6 +235,8 @@ class DashboardState:
         self.versions = VersionLog()
         self.candidate_sets_read = 0
         self.candidate_sets_skipped = 0
+        #: site -> its validator fetch budget: per_hour, used_last_hour, left, refused (agents/validator.py)
+        self.budgets: dict[str, dict[str, Any]] = {}
 
     def add_candidates(self, site: str, t: float, cand: Mapping[str, Any]) -> None:
         st = self.traffic.get(site)

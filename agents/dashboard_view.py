@@ -76,6 +76,7 @@ def site_detail(state: DashboardState, book: RuleBook, site: str, cache: ViewCac
         "candidates": candidates_view(st, cache) if st and st.candidates else None,
         "round": running.to_json(now) if running else None,
         "last_round": last.to_json(now) if last else None,
+        "fetch_budget": state.budgets.get(site),
         "published": published_view(st, sr, cache, state.versions) if sr else None,
         "versions": state.versions.for_site(site),
         "redundancy": redundancy(st, sr, cache, book) if st and sr else None,

@@ -9,6 +9,9 @@ The counters and gauges a dashboard of the worker shows:
 | dust_candidate_sets_total / dust_candidates_total | | candidate sets emitted / likely rules in them |
 | dust_validations_total | verdict (valid, invalid, undecided) | rule verdicts of validation rounds |
 | dust_fetches_total | outcome (ok, timeout, status_404, soft_error, refused_*...) | validator fetches |
+| dust_validation_rounds_skipped_total | why (decided, fetch_budget) | candidate sets that started no round: unchanged and every verdict still holding, or the site's hourly fetch budget spent |
+| dust_validator_fetch_budget_left | site | fetches the site may still make in the coming hour (DUST_VALIDATOR_FETCHES_PER_HOUR) |
+| dust_candidate_sets_unchanged_total | | windows not sent: their candidates and log counts equal the last set sent (listed URLs alone start no round) |
 | dust_rules_published_total | | rule-set versions (and tombstones) published |
 | dust_listed_urls_sent_total | source (frontier, validator-links) | URLs sent to the raw topic as listed URLs of their site: the frontier's (agents/canonizer.py), the links of the validator's fetched pages (agents/listedlinks.py) |
 | dust_rule_set_updates_total / dust_rule_sets | | rule sets applied by this worker / sites it holds |
@@ -44,6 +47,13 @@ class Metrics:
         self.candidates = Counter("dust_candidates", "Likely rules emitted in candidate sets", registry=r)
         self.validations = Counter("dust_validations", "Rule verdicts", ["verdict"], registry=r)
         self.fetches = Counter("dust_fetches", "Validator fetches by outcome", ["outcome"], registry=r)
+        self.rounds_skipped = Counter("dust_validation_rounds_skipped", "Candidate sets that started no validation "
+                                      "round, by why (decided: unchanged, no verdict expired; fetch_budget)",
+                                      ["why"], registry=r)
+        self.fetch_budget_left = Gauge("dust_validator_fetch_budget_left", "Fetches a site may still make in the "
+                                       "coming hour (DUST_VALIDATOR_FETCHES_PER_HOUR)", ["site"], registry=r)
+        self.candidate_sets_unchanged = Counter("dust_candidate_sets_unchanged", "Windows not sent: their candidates "
+                                                "and log counts equal the last set sent", registry=r)
         self.rules_published = Counter("dust_rules_published", "Rule-set versions and tombstones published", registry=r)
         self.listed_urls_sent = Counter("dust_listed_urls_sent", "URLs sent to the raw topic as listed URLs, by source",
                                         ["source"], registry=r)

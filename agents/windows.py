@@ -20,6 +20,7 @@ always one half)."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import socket
@@ -27,6 +28,7 @@ import time
 from collections import Counter
 from typing import AsyncIterator, Awaitable, Callable
 
+import orjson
 from faust.exceptions import ProducerSendError
 
 from dustbuster.state.partitions import PartitionState
@@ -145,9 +147,24 @@ async def guarded_emit(ctx: WorkerContext, part: PartitionState, site: str, toke
             await ctx.stores.run(part.clear_dirty, site, token)
 
 
+#: the log counts a window's key holds: what the log's lines changed (a URL list changes none)
+KEY_COUNTS = ("records", "dropped_status", "error_urls")
+
+
+def window_key(doc: dict) -> bytes:
+    """What makes a window's candidate set worth sending: its candidate rules (with their supports
+    and flags), the mining parameters and the log's counts (:data:`KEY_COUNTS`).  A set that differs
+    from the last one sent only in listed URLs (the links of the validator's fetched pages, a
+    crawler's frontier: test URLs, never Figure 1 evidence) has the same key and is not sent; its
+    listed URLs go with the next set that changes."""
+    stats = doc.get("stats", {})
+    body = [doc.get("rules"), doc.get("params"), [stats.get(k) for k in KEY_COUNTS]]
+    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32].encode()
+
+
 async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes, wid: int) -> None:
     """Mine one changed site of a partition and send its candidate set of window ``wid``, cut to fit
-    the message limit first (stream/fit.py)."""
+    the message limit first (stream/fit.py) — unless its :func:`window_key` is the last set's."""
     t0 = time.perf_counter()
     result = await ctx.stores.run(part.window, site)
     doc = result.to_json()
@@ -162,13 +179,19 @@ async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes
         await ctx.stores.run(part.clear_dirty, site, token)
         return
     doc = fitted
+    key = window_key(doc)
+    if key == await ctx.stores.run(part.sent_key, site):
+        await ctx.stores.run(part.clear_dirty, site, token)
+        ctx.metrics.candidate_sets_unchanged.inc()
+        log.debug("%s: window %s: candidates and log counts as in the last set sent: nothing sent", site, wid)
+        return
     if "trimmed" in doc["stats"]:
         log.warning("%s: window %s trimmed to fit %s bytes: %s", site, wid, ctx.settings.max_message_bytes,
                     doc["stats"]["trimmed"])
     await ctx.topics.candidates.send(key=site.encode(), value=encode(CandidateSet(
         site=site, window=wid, rules=doc["rules"], stats=doc["stats"], params=doc["params"], test_urls=doc["test_urls"],
         error_urls=doc["error_urls"])))
-    await ctx.stores.run(part.clear_dirty, site, token)
+    await ctx.stores.run(part.clear_dirty, site, token, key)
     ctx.metrics.candidate_sets.inc()
     ctx.metrics.candidates.inc(len(doc["rules"]))
     by_type = Counter(str(r.get("type", "substring")) for r in doc["rules"])

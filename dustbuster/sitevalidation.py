@@ -53,6 +53,7 @@ from dustbuster.core.validation.setcheck import SetCheck, check_rule_set
 from dustbuster.core.validation.siteconfig import SiteConfig
 from dustbuster.core.validation.validate import Round, RoundFetcher, ValidationResult, canonization_order, validate
 from dustbuster.fetch.client import FetchPolicy, Fetcher, fetch_policy
+from dustbuster.fetch.pacer import SitePacer
 from dustbuster.fetch.softerrors import SoftErrorAware
 from dustbuster.declared import declared_round
 from dustbuster.stream.settings import Settings, read_sites
@@ -158,22 +159,23 @@ class SiteCandidates:
 
 
 async def validate_site(cands: SiteCandidates, policy: FetchPolicy, settings: Settings, cache=None, on_verdict=None,
-                        track=None) -> SiteValidation | None:
+                        track=None, pacer: SitePacer | None = None) -> SiteValidation | None:
     """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept, then the
     set-level checks (dustbuster.core.validation.setcheck).  None when the site does not answer at
     all (an outage decides nothing).  The validator agent and ``dustbuster validate`` both run this.
     ``cache``: the verdicts decided before; ``on_verdict``: called after each decision; ``track``
-    (the dashboard's LiveRound) follows the fetch counts and verdicts live."""
+    (the dashboard's LiveRound) follows the fetch counts and verdicts live; ``pacer``: the site's
+    rate and fetch budget, shared across rounds (fetch/pacer.py; by default this round's own)."""
     t0 = time.perf_counter()
     threshold = settings.params.sketch_threshold
-    async with Fetcher(policy) as fetcher:
+    async with Fetcher(policy, pacer) as fetcher:
         if track is not None:
             track.watch(fetcher.counts)
             on_verdict = track.chain(on_verdict)
         # an outage decides nothing: if no origin answers its front page, keep the rule set as it is
         fronts = [await fetcher.fetch(o + "/") for o in sorted(policy.origins)[:4]]
         if not any(f.ok or (f.status or 0) == 404 for f in fronts):
-            log.warning("site unreachable (%s)", sorted({f.reason for f in fronts}))
+            log.warning("site unreachable (%s)", sorted({f.reason for f in fronts}))  # fetch_budget: spent for now
             return None
         soft = SoftErrorAware(fetcher.fetch, threshold, cands.test_urls, counts=fetcher.counts)
         rf = RoundFetcher(soft)

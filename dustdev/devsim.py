@@ -15,11 +15,12 @@ from dustbuster.sim.forum import SITE_HOSTS
 SITE = "forum.test"
 
 
-def start_sim_site(cwd: Path | None = None) -> tuple[subprocess.Popen, int]:
+def start_sim_site(cwd: Path | None = None, *options: str) -> tuple[subprocess.Popen, int]:
     """The simulator's process and port, once the port answers (or after 30 s: the first request
-    then fails with its own message).  The caller terminates the process."""
+    then fails with its own message); ``options``: more ``sim-site`` options.  The caller terminates
+    the process."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port)], cwd=cwd,
+    proc = subprocess.Popen([sys.executable, "-m", "dustbuster", "sim-site", "--port", str(port), *options], cwd=cwd,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(300):
         if port_open(port):

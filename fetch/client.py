@@ -12,7 +12,9 @@ Policy (every refusal and failure is counted by reason in ``Fetcher.counts``):
 * bodies over ``max_bytes`` are cut and the fetch fails (``too_large``); a total ``timeout_s`` per
   request (``timeout``); transient failures (connection errors, timeouts, 5xx, 429) are retried
   ``retries`` times with exponential backoff; 4xx fail at once (``status_404`` …);
-* per-host concurrency limit and minimum interval between requests (``rate_per_s``);
+* per-host concurrency limit; a minimum interval between requests (``rate_per_s``) and a budget of
+  fetches per hour (``fetch_budget``) for the whole site, all its origins together
+  (:class:`~dustbuster.fetch.pacer.SitePacer`: the validator keeps one per site across its rounds);
 * robots.txt honoured by default (``refused_robots``), fetched once per origin, with our
   User-Agent;
 * no cookies: every page is fetched as a first visit, as a crawler with cookies off sees it (ours,
@@ -33,7 +35,6 @@ import asyncio
 import ipaddress
 import logging
 import socket
-import time
 import urllib.robotparser
 from collections import Counter
 from dataclasses import dataclass, field
@@ -47,6 +48,8 @@ from dustbuster.core.validation.identity import page_identity
 from dustbuster.core.validation.siteconfig import SiteConfig
 from dustbuster.core.validation.sketch import sketch
 from dustbuster.core.validation.validate import Fetched
+
+from .pacer import SitePacer
 
 log = logging.getLogger(__name__)
 
@@ -122,12 +125,15 @@ class PolicyResolver(AbstractResolver):
 
 
 class Fetcher:
-    def __init__(self, policy: FetchPolicy) -> None:
+    """Fetches under ``policy``, paced by ``pacer`` (the site's, shared across rounds; by default
+    one of this fetcher's own at the policy's rate, without a budget)."""
+
+    def __init__(self, policy: FetchPolicy, pacer: SitePacer | None = None) -> None:
         self.policy = policy
+        self.pacer = pacer if pacer is not None else SitePacer(policy.rate_per_s)
         self.counts: Counter = Counter()
         self._session: aiohttp.ClientSession | None = None
         self._sems: dict[str, asyncio.Semaphore] = {}
-        self._next_at: dict[str, float] = {}
         self._robots: dict[str, urllib.robotparser.RobotFileParser | None] = {}
         self._failures: dict[str, int] = {}  #: consecutive connection failures/timeouts per origin
 
@@ -150,13 +156,11 @@ class Fetcher:
                                                   cookie_jar=aiohttp.DummyCookieJar())  # no session: module doc
         return self._session
 
-    async def _polite(self, origin: str) -> None:
-        gap = 1.0 / self.policy.rate_per_s if self.policy.rate_per_s > 0 else 0.0
-        now = time.monotonic()
-        at = max(now, self._next_at.get(origin, now))
-        self._next_at[origin] = at + gap
-        if at > now:
-            await asyncio.sleep(at - now)
+    async def _polite(self) -> None:
+        """The site's next slot (its rate, all origins together); ``fetch_budget`` when the hour's
+        fetches are spent."""
+        if not await self.pacer.take():
+            raise Refused("fetch_budget")
 
     async def _allowed_by_robots(self, url: URL) -> bool:
         if not self.policy.robots:
@@ -172,6 +176,10 @@ class Fetcher:
                 elif status in (401, 403):
                     rp = urllib.robotparser.RobotFileParser()
                     rp.disallow_all = True  # type: ignore[attr-defined]  # set by RobotFileParser.__init__, not in typeshed
+            except Refused as exc:
+                if exc.reason == "fetch_budget":
+                    raise  # not fetched: asked again once the budget allows (never taken as "no robots.txt")
+                log.debug("robots.txt of %s: %s", origin, exc)
             except Exception as exc:  # noqa: BLE001 - no robots.txt reachable: allowed (RFC 9309 §2.3.1.3)
                 log.debug("robots.txt of %s: %s", origin, exc)
             self._robots[origin] = rp
@@ -184,7 +192,7 @@ class Fetcher:
         origin = self.policy.origin_of(url)
         sem = self._sems.setdefault(origin, asyncio.Semaphore(self.policy.per_host_concurrency))
         async with sem:
-            await self._polite(origin)
+            await self._polite()
             async with self._sess().get(url, allow_redirects=False) as resp:
                 body = bytearray()
                 async for chunk in resp.content.iter_chunked(65536):

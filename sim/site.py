@@ -41,6 +41,10 @@ class SimSite:
     broken: set[str] = field(default_factory=set)  #: "story_alias", "distinct" (no DUST), "all" (500s)
     traps: bool = False  #: the identity traps of sim/traps.py (soft errors, look-alikes, a hidden revision, canonicals)
     wiki: bool = False  #: the one-page families of sim/wiki.py (a login page's no-op returnto, a listing's page=)
+    #: every page served links to a URL made for that answer (``/s0?from=<n>``, n counting the pages
+    #: served), as real sites' "from" views, tokens and timestamps do: each fetch shows links never seen
+    fresh_links: bool = False
+    _served: int = 0
     _requests: dict[tuple[str, int], int] = field(default_factory=dict)
     comments: dict[tuple[str, int], int] = field(default_factory=dict)
 
@@ -57,6 +61,9 @@ class SimSite:
 
     def page(self, title: str, text: str, chrome: str = "", canonical: str | None = None) -> str:
         nav = " ".join(f'<a href="/s{i}">section{i}</a>' for i in range(5))
+        if self.fresh_links:
+            self._served += 1
+            nav += f' <a href="/s0?from={self._served}">recent</a>'
         link = f'<link rel="canonical" href="{canonical}">' if canonical else ""
         return (f"<html><head><title>{title}</title>{link}</head><body><nav>{nav}{chrome}</nav><p>{text}</p>"
                 "</body></html>")

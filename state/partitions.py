@@ -5,6 +5,8 @@ land on that partition (core/mining/incremental.py), plus per-partition metadata
   at-least-once delivery and a restarted worker change nothing: exactly-once state; the store
   contract of state/store.py, which the seen sets keep too);
 * ``meta:dirty:<site>`` → the site changed since its last window;
+* ``meta:sent:<site>`` → the key of the last candidate set sent (a window whose set has the same
+  key sends nothing: agents/windows.py);
 * ``meta:count:<site>`` → lines, records, rejects, drops seen for the site, and ``over_cap``:
   records of new URLs not tracked because the site holds ``max_urls_per_site`` URLs;
 * ``meta:format`` → :data:`STATE_FORMAT`.  A store written by an older version (envelope buckets
@@ -308,11 +310,19 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
         result.stats["listed_urls"], result.stats["error_urls"] = len(ul.listed), len(ul.errors)  # as `mine --urls`
         return result
 
-    def clear_dirty(self, site: str, token: bytes) -> None:
-        """Clear the mark unless the site changed again meanwhile (a newer token)."""
+    def clear_dirty(self, site: str, token: bytes, sent: bytes | None = None) -> None:
+        """Clear the mark unless the site changed again meanwhile (a newer token); ``sent``: the
+        key of the candidate set the window sent (:meth:`sent_key`), kept in the same write."""
         key = b"meta:dirty:" + site.encode()
+        puts: dict[bytes, bytes | None] = {} if sent is None else {b"meta:sent:" + site.encode(): sent}
         if self.kv.get(key) == token:
-            self.kv.write({key: None}, {})
+            puts[key] = None
+        if puts:
+            self.kv.write(puts, {})
+
+    def sent_key(self, site: str) -> bytes | None:
+        """The key of the last candidate set sent for the site (agents/windows.py), None before one."""
+        return self.kv.get(b"meta:sent:" + site.encode())
 
     def close(self) -> None:
         self.kv.close()

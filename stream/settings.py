@@ -74,6 +74,12 @@ class Settings:
     session_timeout_s: float = 30.0
     validator_sites: Path | None = None
     verdict_ttl_s: float = 86400.0
+    #: an undecided verdict is tried again after this long, then twice as long each time, at most
+    #: DUST_VERDICT_TTL_S (``DUST_UNDECIDED_RETRY_S``)
+    undecided_retry_s: float = 900.0
+    #: the most pages the validator fetches of one site in any hour, all rounds together
+    #: (``DUST_VALIDATOR_FETCHES_PER_HOUR``; fetch/pacer.py)
+    validator_fetches_per_hour: int = 10_000
     validate: bool = True
     validator_links: bool = True
     canonize: bool = True
@@ -202,6 +208,8 @@ class Settings:
             raise ConfigError("DUST_MAX_MESSAGE_BYTES must be at least 65536")
         if s.max_urls_per_site < 0:
             raise ConfigError("DUST_MAX_URLS_PER_SITE must be >= 0 (0 = no cap)")
+        if s.validator_fetches_per_hour < 1 or s.undecided_retry_s <= 0:
+            raise ConfigError("DUST_VALIDATOR_FETCHES_PER_HOUR must be >= 1 and DUST_UNDECIDED_RETRY_S > 0")
         if s.max_version_skew_s < 0:
             raise ConfigError("DUST_MAX_VERSION_SKEW_S must be >= 0")
         s.public_keys  # noqa: B018 - a malformed DUST_TRUSTED_KEYS is an error at start, not at the first set

@@ -14,8 +14,8 @@ from tests.conftest import ROOT
 write_sites = devsim.write_sites
 
 
-def start_sim_site() -> tuple[subprocess.Popen, int]:
-    return devsim.start_sim_site(ROOT)
+def start_sim_site(*options: str) -> tuple[subprocess.Popen, int]:
+    return devsim.start_sim_site(ROOT, *options)
 
 
 def write_sim_log(port: int, path: Path, lines: int) -> Path:

@@ -83,8 +83,11 @@ class FakePart:
     def window(self, site):
         return types.SimpleNamespace(to_json=lambda: cand(5) | {"stats": {}}, test_urls=cand(5)["test_urls"])
 
-    def clear_dirty(self, site, token):
+    def clear_dirty(self, site, token, sent=None):
         self.stores.cleared.append(site)
+
+    def sent_key(self, site):
+        return None
 
 
 class FailingTopic:

@@ -1,7 +1,8 @@
 """Issue 28 item 5 through the real broker: a worker's validator rounds on the simulated site send
 the links of the pages they fetched to the raw topic, as ``format: "urls"`` batches of the site
 (agents/listedlinks.py), counted in ``dust_listed_urls_sent_total``; the ingest agent lists them, and a
-later window's test URLs carry them to the next round (the whole loop of item 5)."""
+later window's test URLs carry them to the next round (the whole loop of item 5): the next window
+that the log changes (listed URLs alone send no candidate set)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ def test_a_round_sends_the_links_of_its_pages_to_the_raw_topic(kafka, tmp_path):
             feed(env, log, "forum.test")
             link_batches(env, w)
             time.sleep(3 * float(env["DUST_WINDOW_S"]))  # the windows and rounds the links bring (none sends them again)
+            # the links alone send no candidate set (agents/windows.py window_key); the next lines of the log do
+            feed(env, write_sim_log(port, tmp_path / "more.log", 20), "forum.test")
             with urllib.request.urlopen(f"http://127.0.0.1:{api}/metrics", timeout=10) as r:
                 metrics = r.read().decode()
             batches = link_batches(env, w)  # read after the metrics: every batch they counted is here

@@ -133,7 +133,7 @@ function renderRedundancy(r, published) {
       `are duplicates under the published rules: they canonicalize to ${fmt(r.unique_after)} URLs.`));
 }
 
-function renderRound(running, last, now) {
+function renderRound(running, last, now, budget) {
   const parts = [];
   if (running) {
     const bar = el("progress", { max: Math.max(running.to_decide, 1), value: Math.min(running.decided, running.to_decide) });
@@ -156,6 +156,13 @@ function renderRound(running, last, now) {
   } else if (!running) {
     parts.push(el("p", { class: "muted", text: "Rounds run on the worker that holds the site's candidates partition, " +
                                                 "for the sites configured in DUST_VALIDATOR_SITES." }));
+  }
+  if (budget) {
+    parts.push(el("p", { class: "kv muted", "data-k": "budget" }, "fetch budget (DUST_VALIDATOR_FETCHES_PER_HOUR): ",
+      el("span", {}, "used in the last hour ", el("b", { text: fmt(budget.used_last_hour) })),
+      el("span", {}, "left ", el("b", { text: budget.left == null ? "no limit" : fmt(budget.left) })),
+      el("span", {}, "per hour ", el("b", { text: fmt(budget.per_hour) })),
+      budget.refused ? el("span", {}, "refused ", el("b", { text: fmt(budget.refused) })) : null));
   }
   fill("round", parts);
 }
@@ -288,7 +295,7 @@ function renderDetail(d, now) {
   document.getElementById("site-title").textContent = d.site;
   if (changed("traffic", d.traffic)) renderTraffic(d.traffic);
   if (changed("redundancy", [d.redundancy, !!d.published])) renderRedundancy(d.redundancy, d.published);
-  renderRound(d.round, d.last_round, now);
+  renderRound(d.round, d.last_round, now, d.fetch_budget);
   if (changed("published", d.published)) renderPublished(d.published);
   if (changed("candidates", d.candidates)) renderCandidates(d.candidates);
   renderVersions(d.versions, now);

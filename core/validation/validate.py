@@ -219,6 +219,8 @@ class _Decider:
         if hit is not None and ("distinct_pages" not in hit or hit.get("valid") and (
                 "families" not in hit or "identities" not in hit or "untested" not in hit or stale_keep(hit["untested"]))):
             hit = None  # decided before the verdicts kept pages, families, identities, untested parameters or their spellings
+        if hit is not None and hit.get("valid") is None and canon is not None:
+            hit = None  # undecided, and now asked with the canonical forms of the rules valid since: decide again
         if hit is not None:
             return _cached_verdict(rule, hit)
         why = self_feeding(rule)
@@ -228,7 +230,7 @@ class _Decider:
             v = Verdict(rule, False, reason=why)
         else:
             v = await validate_rule(rule, rnd, seed_k, canon)
-        if cache is not None and v.valid is not None:
+        if cache is not None:  # undecided too: the cache says when to try again (the validator backs off)
             cache.put(rule.text, {"valid": v.valid, **v.evidence(), "ttl_factor": ttl_factor(rule)})  # samples too: a cached rule shows its pairs
         if rnd.on_verdict is not None and notify:
             rnd.on_verdict(v)
@@ -277,8 +279,9 @@ async def validate(rnd: Round, pairs: Sequence[Pair | SubstringRule], param_rule
     became) in rank order (oriented α > β), then pattern rules.  Beyond the paper: a candidate that
     the rules found valid so far already cover (on every test URL it changes, u and R(u) get one
     canonical form) is dropped before any fetch (``ValidationResult.covered``).  With the round's
-    ``cache``, a rule decided before (valid or invalid, within its TTL) is not fetched again;
-    undecided verdicts are not cached.  The round's ``on_verdict`` is called after each decision
+    ``cache``, a rule decided before (valid or invalid, within its TTL) is not fetched again, and
+    an undecided one neither while the cache keeps it (the validator keeps it for a back-off that
+    grows with each undecided try: state/verdicts.py).  The round's ``on_verdict`` is called after each decision
     (progress).  ``extra`` (a learned model's candidates) are decided last, a rule decided above
     skipped.  ``valid_before``: rules found valid by an earlier round of the same test list (the
     declared candidates' round): they cover candidates and are not returned again.  The round's

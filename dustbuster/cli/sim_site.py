@@ -28,6 +28,8 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
                     "/index.php?title=Special:UserLogin&returnto=X is one login page for every X (a no-op "
                     "parameter on one page), Special:AllPages&page=K a different listing per K, Special:Recent "
                     "reads returnto; the truth file then lists both rules under \"wiki_valid\" and \"wiki_invalid\"")
+    sm.add_argument("--fresh-links", action="store_true", help="every page served links to a URL made for that "
+                    "answer (/s0?from=N), as real sites' 'from' views and tokens do: each fetch shows new links")
     return sm
 
 
@@ -36,7 +38,7 @@ def run(a: argparse.Namespace) -> int:
 
     from dustbuster.sim.site import SimSite, start
 
-    site = SimSite(traps=a.traps, wiki=a.wiki)
+    site = SimSite(traps=a.traps, wiki=a.wiki, fresh_links=a.fresh_links)
     if a.truth:
         from dustbuster.sim.traps import TRAP_TRUTH
         from dustbuster.sim.wiki import WIKI_TRUTH
