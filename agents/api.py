@@ -25,7 +25,7 @@ import logging
 import resource
 from typing import Callable
 
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
 from dustbuster.core.errors import ParseError
 from dustbuster.core.canon.rulebook import RuleBook
@@ -46,6 +46,9 @@ MAX_BODY = 16 * 1024 * 1024
 #: their body read (at most MAX_BODY each), so a slow sender holds no slot
 MAX_CONCURRENT_BATCHES = 4
 BODY_TIMEOUT_S = 30.0  #: a request body must arrive within this many seconds (else 408)
+#: a body over MAX_BODY is read and dropped up to this many bytes, so its 413 reaches a client
+#: still sending it (beyond, or declared beyond, the connection is closed after the 413)
+DRAIN_MAX = 256 * 1024 * 1024
 OPEN_PATHS = frozenset({"/healthz"})
 
 
@@ -119,7 +122,7 @@ def _guard(metrics: Metrics, token: str, dashboard: DashboardState | None):
             return await handler(request)
         except RequestError as exc:
             resp = _refuse(metrics, exc.status, exc.reason, exc.message)
-            if exc.reason in ("bad_content_encoding", "body_timeout"):
+            if exc.reason in ("bad_content_encoding", "body_timeout", "body_too_large"):
                 resp.force_close()  # the rest of the body cannot be trusted or will not come: no keep-alive
             return resp
         except web.HTTPRequestEntityTooLarge:
@@ -142,18 +145,41 @@ def _refuse(metrics: Metrics, status: int, reason: str, message: str, **headers:
     return _error(status, message, reason, **headers)
 
 
-async def read_body(request: web.Request, body_timeout_s: float) -> bytes:
-    """The request body, within ``body_timeout_s`` seconds (else 408); 400 when it cannot be decoded."""
+async def read_body(request: web.Request, body_timeout_s: float, max_body: int = MAX_BODY) -> bytes:
+    """The request body, within ``body_timeout_s`` seconds (else 408); 400 when it cannot be decoded.
+    A body over ``max_body`` bytes is a readable 413: the rest of it is read and dropped (up to
+    :data:`DRAIN_MAX` bytes, holding none of it), so the client that is still sending gets the
+    answer, not a reset connection; one declared over :data:`DRAIN_MAX` is refused at once."""
+    declared = request.content_length
+    if declared is not None and declared > DRAIN_MAX:
+        raise RequestError(413, "body_too_large", f"request body over {max_body} bytes ({declared} declared)")
     try:
-        return await asyncio.wait_for(request.read(), body_timeout_s)
+        return await asyncio.wait_for(_read_within(request, max_body), body_timeout_s)
     except asyncio.TimeoutError:
         raise RequestError(408, "body_timeout", f"the request body did not arrive within {body_timeout_s:g} s") from None
-    except (web.HTTPException, asyncio.CancelledError):
+    except (web.HTTPException, asyncio.CancelledError, RequestError):
         raise
     except Exception as exc:  # noqa: BLE001 - aiohttp's RequestPayloadError: bad gzip/deflate, a truncated chunk
         log.info("unreadable request body: %s", exc)
         raise RequestError(400, "bad_content_encoding", "the body could not be read: bad Content-Encoding "
                            "or transfer encoding") from None
+
+
+async def _read_within(request: web.Request, max_body: int) -> bytes:
+    """The body, or 413 once it passed ``max_body`` (the rest read and dropped, up to DRAIN_MAX)."""
+    buf = bytearray()
+    seen = 0
+    async for chunk in request.content.iter_chunked(256 * 1024):
+        seen += len(chunk)
+        if seen > DRAIN_MAX:
+            break
+        if seen <= max_body:
+            buf.extend(chunk)
+        elif buf:
+            buf = bytearray()  # over the limit: nothing more is kept
+    if seen > max_body:
+        raise RequestError(413, "body_too_large", f"request body over {max_body} bytes")
+    return bytes(buf)
 
 
 class Views:
@@ -164,6 +190,20 @@ class Views:
         self.book, self.metrics, self.ready, self.health = book, metrics, ready, health
         self.max_batch, self.body_timeout_s = max_batch, body_timeout_s
         self.batches = asyncio.Semaphore(MAX_CONCURRENT_BATCHES)
+
+    async def expect(self, request: web.Request) -> web.StreamResponse | None:
+        """``Expect: 100-continue`` (curl's way with bodies over 1 MB): a body declared over MAX_BODY
+        gets its 413 before it is sent; any other goes on as aiohttp's default handler does."""
+        if (request.version == HttpVersion11 and request.headers.get("Expect", "").lower() == "100-continue"
+                and request.content_length is not None and request.content_length > MAX_BODY):
+            resp = _refuse(self.metrics, 413, "body_too_large",
+                           f"request body over {MAX_BODY} bytes ({request.content_length} declared)")
+            resp.force_close()
+            return resp
+        if request.version == HttpVersion11 and request.headers.get("Expect", "").lower() == "100-continue":
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")  # as aiohttp's default handler
+            request.writer.output_size = 0  # the answer's own bytes start now
+        return None
 
     async def canonicalize(self, request: web.Request) -> web.Response:
         raw = await read_body(request, self.body_timeout_s)  # a slow sender holds no batch slot
@@ -215,7 +255,7 @@ def make_api(book: RuleBook, metrics: Metrics, *, ready: Callable[[], bool] = la
     """The API's aiohttp application: its routes, and the dashboard's when ``dashboard`` is given."""
     views = Views(book, metrics, ready, max_batch, body_timeout_s, health)
     app = web.Application(middlewares=[_guard(metrics, token, dashboard)], client_max_size=MAX_BODY)
-    app.router.add_post("/canonicalize", views.canonicalize)
+    app.router.add_post("/canonicalize", views.canonicalize, expect_handler=views.expect)
     app.router.add_get("/sites", views.sites)
     app.router.add_get("/sites/{site}/rules", views.site_rules)
     app.router.add_get("/healthz", views.healthz)

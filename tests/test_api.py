@@ -141,3 +141,35 @@ def test_concurrent_batches_are_bounded_so_memory_is(monkeypatch):
         assert (await got[-1].json())["count"] == 50
 
     assert 1 <= most <= api.MAX_CONCURRENT_BATCHES  # never more at once (no timing asserted)
+
+
+def test_a_body_far_over_the_limit_gets_a_readable_413_not_a_reset():
+    """82 MB sent as one Content-Length body, chunked, and announced with ``Expect: 100-continue``
+    (curl's way): each client reads a 413 with its JSON reason (the body is read and dropped, never
+    kept), where it got a reset connection."""
+    import socket
+
+    big = b'{"urls": ["' + b"a" * (82 * 1024 * 1024) + b'"]}'
+
+    async def chunks():
+        for k in range(0, len(big), 1 << 20):
+            yield big[k:k + (1 << 20)]
+
+    @run(max_batch=10**9)
+    async def _(c):
+        r = await c.post("/canonicalize", data=big)
+        assert r.status == 413 and (await r.json())["reason"] == "body_too_large"
+        r = await c.post("/canonicalize", data=chunks())
+        assert r.status == 413 and "request body over" in (await r.json())["error"]
+        port = c.server.port
+
+        def expect_continue() -> bytes:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                s.sendall(b"POST /canonicalize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: 86000000\r\nExpect: 100-continue\r\n\r\n")
+                return s.recv(65536)
+
+        head = await asyncio.get_running_loop().run_in_executor(None, expect_continue)
+        assert head.startswith(b"HTTP/1.1 413") and b"body_too_large" in head
+        m = await (await c.get("/metrics")).text()
+        assert 'dust_api_rejects_total{reason="body_too_large"} 3.0' in m
