@@ -111,30 +111,43 @@ def register(ctx: WorkerContext) -> None:
                 log.exception("window tick failed; the next one tries again")
 
 
+#: a tick with at most this many changed sites logs a line per site (INFO); a larger one logs one
+#: summary line (20,000 sites wrote 20,000 lines a window), the per-site lines at DEBUG
+SITE_LINES_PER_TICK = 10
+
+
 async def run_windows(ctx: WorkerContext, pacer: Pacer) -> None:
     """One tick: each changed site of each partition this worker owns (agents/assignment.py) whose
     pacer allows it emits its candidate set."""
     wid = int(time.time() // ctx.settings.window_s)
-    for part in list(ctx.stores.parts.values()):
-        if not ctx.raw_partitions.owns(part.partition):
-            continue
-        for site, token in await ctx.stores.run(part.dirty_sites):
+    parts = [p for p in list(ctx.stores.parts.values()) if ctx.raw_partitions.owns(p.partition)]
+    dirty = [(part, await ctx.stores.run(part.dirty_sites)) for part in parts]
+    verbose = sum(len(d) for _, d in dirty) <= SITE_LINES_PER_TICK
+    t0, tally = time.monotonic(), Counter[str]()
+    for part, sites in dirty:
+        for site, token in sites:
             key = (part.partition, site)
             if not pacer.due(key, time.monotonic()):
                 log.debug("%s: window deferred (a site's windows take at most a share of the state thread's "
                           "time: agents/windows.py)", site)
+                tally["deferred"] += 1
                 continue
             started = time.monotonic()
-            await guarded_emit(ctx, part, site, token, wid)
+            tally[await guarded_emit(ctx, part, site, token, wid, verbose)] += 1
             pacer.ran(key, started, time.monotonic() - started, ctx.stores.busy_s)
+    if not verbose:
+        log.info("window %s: %s changed sites: %s candidate sets sent, %s unchanged, %s deferred, %s failed "
+                 "in %.1fs (one line per site at DEBUG)", wid, sum(tally.values()), tally["sent"], tally["unchanged"],
+                 tally["deferred"], tally["failed"], time.monotonic() - t0)
 
 
-async def guarded_emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes, wid: int) -> None:
+async def guarded_emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes, wid: int,
+                       verbose: bool = True) -> str:
     """:func:`emit`, where a failure is one site's counted, logged skip and never the timer's crash: a
     send the broker refuses for good (too large, invalid) clears the site's mark so the next window
     does not repeat it; one that may succeed later (the broker away) keeps it for the next window."""
     try:
-        await emit(ctx, part, site, token, wid)
+        return await emit(ctx, part, site, token, wid, verbose)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - one site's failed window, counted and logged, never the timer's crash
@@ -145,6 +158,7 @@ async def guarded_emit(ctx: WorkerContext, part: PartitionState, site: str, toke
                   "the next window tries again" if retriable else "skipped until the site changes again")
         if not retriable:
             await ctx.stores.run(part.clear_dirty, site, token)
+        return "failed"
 
 
 #: the log counts a window's key holds: what the log's lines changed (a URL list changes none)
@@ -162,9 +176,11 @@ def window_key(doc: dict) -> bytes:
     return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32].encode()
 
 
-async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes, wid: int) -> None:
+async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes, wid: int,
+               verbose: bool = True) -> str:
     """Mine one changed site of a partition and send its candidate set of window ``wid``, cut to fit
-    the message limit first (stream/fit.py) — unless its :func:`window_key` is the last set's."""
+    the message limit first (stream/fit.py) — unless its :func:`window_key` is the last set's.
+    Returns ``sent``, ``unchanged`` or ``failed``; ``verbose``: its line at INFO, else DEBUG."""
     t0 = time.perf_counter()
     result = await ctx.stores.run(part.window, site)
     doc = result.to_json()
@@ -177,14 +193,14 @@ async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes
     if fitted is None:
         ctx.metrics.send_failures.labels("candidates", "too_large").inc()
         await ctx.stores.run(part.clear_dirty, site, token)
-        return
+        return "failed"
     doc = fitted
     key = window_key(doc)
     if key == await ctx.stores.run(part.sent_key, site):
         await ctx.stores.run(part.clear_dirty, site, token)
         ctx.metrics.candidate_sets_unchanged.inc()
         log.debug("%s: window %s: candidates and log counts as in the last set sent: nothing sent", site, wid)
-        return
+        return "unchanged"
     if "trimmed" in doc["stats"]:
         log.warning("%s: window %s trimmed to fit %s bytes: %s", site, wid, ctx.settings.max_message_bytes,
                     doc["stats"]["trimmed"])
@@ -195,6 +211,8 @@ async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes
     ctx.metrics.candidate_sets.inc()
     ctx.metrics.candidates.inc(len(doc["rules"]))
     by_type = Counter(str(r.get("type", "substring")) for r in doc["rules"])
-    log.info("%s: window %s emitted %s candidate rules (%s; %s lines, %s unique URLs so far)", site, wid,
-             len(doc["rules"]), ", ".join(f"{n} {t}" for t, n in sorted(by_type.items())) or "none",
-             doc["stats"].get("lines"), doc["stats"].get("urls"))
+    log.log(logging.INFO if verbose else logging.DEBUG,
+            "%s: window %s emitted %s candidate rules (%s; %s lines, %s unique URLs so far)", site, wid,
+            len(doc["rules"]), ", ".join(f"{n} {t}" for t, n in sorted(by_type.items())) or "none",
+            doc["stats"].get("lines"), doc["stats"].get("urls"))
+    return "sent"

@@ -124,3 +124,44 @@ def test_a_send_that_may_succeed_later_keeps_the_site_for_the_next_window():
     asyncio.run(windows.guarded_emit(ctx, part, "s.test", b"t", 1))
     assert _failures(ctx) == {"KafkaConnectionError": 1.0}
     assert ctx.stores.cleared == []
+
+
+class SendingTopic:
+    def __init__(self) -> None:
+        self.sent: list = []
+
+    async def send(self, **kw):
+        self.sent.append(kw)
+
+
+class ManySitesPart(FakePart):
+    def __init__(self, stores: FakeStores, sites: int) -> None:
+        super().__init__(stores)
+        self.sites = [(f"s{i}.test", b"t") for i in range(sites)]
+
+    def dirty_sites(self):
+        return self.sites
+
+
+@pytest.mark.parametrize("sites", [3, 40])
+def test_a_tick_of_many_sites_logs_one_summary_line_not_one_per_site(caplog, sites):
+    import logging
+
+    from dustbuster.agents.assignment import RawAssignment
+
+    stores = FakeStores()
+    part = ManySitesPart(stores, sites)
+    stores.parts = {0: part}
+    stores.busy_s = 0.0
+    topic = SendingTopic()
+    ctx = types.SimpleNamespace(stores=stores, metrics=Metrics(), raw_partitions=RawAssignment(),
+                                settings=types.SimpleNamespace(max_message_bytes=LIMIT, window_s=60.0),
+                                topics=types.SimpleNamespace(candidates=topic))
+    with caplog.at_level(logging.INFO, logger="dustbuster.agents.windows"):
+        asyncio.run(windows.run_windows(ctx, windows.Pacer()))
+    lines = [r for r in caplog.records if r.levelno >= logging.INFO]
+    assert len(topic.sent) == sites
+    if sites <= windows.SITE_LINES_PER_TICK:
+        assert len(lines) == sites and all("emitted" in r.getMessage() for r in lines)
+    else:
+        assert len(lines) == 1 and f"{sites} changed sites: {sites} candidate sets sent" in lines[0].getMessage()
