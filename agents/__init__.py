@@ -9,6 +9,7 @@ from dustbuster.agents.health import watch_loop
 from .api import register as register_api
 from .canonizer import register as register_canonizer
 from .ingest import register as register_ingest
+from .keyreload import register as register_key_reload
 from .validator import register as register_validator
 from .windows import register as register_windows
 
@@ -35,6 +36,7 @@ def register_all(app, settings, topics=None, stores=None) -> WorkerContext:
             register_validator(ctx)
         if settings.canonize:
             register_canonizer(ctx)
+        register_key_reload(ctx)
         register_api(ctx)
     except BaseException:
         ctx.close()

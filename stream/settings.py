@@ -55,6 +55,7 @@ from dustbuster.core.params import DustParams
 from dustbuster.core.model.signing import load_private_key, parse_key_list
 from dustbuster.core.validation.siteconfig import SiteConfig, parse_sites
 
+from .keyfile import read_key_file
 from .topics import topic_spec
 
 PREFIX = "DUST_"
@@ -103,6 +104,9 @@ class Settings:
     parse_processes: int = field(default_factory=lambda: auto_parse_processes())
     sign_key_file: Path | None = None
     trusted_keys: str = ""
+    #: a file of trusted keys, read again when it changes: keys added and revoked without a restart
+    #: (``DUST_TRUSTED_KEYS_FILE``; stream/keyfile.py)
+    trusted_keys_file: Path | None = None
     max_version_skew_s: float = 86400.0
     params: DustParams = field(default_factory=DustParams)
 
@@ -120,8 +124,12 @@ class Settings:
 
     @cached_property
     def public_keys(self) -> dict[str, bytes]:
-        """The trusted public keys (DUST_TRUSTED_KEYS), key id → raw key; empty: sets are not checked."""
-        return parse_key_list(self.trusted_keys)
+        """The trusted public keys (DUST_TRUSTED_KEYS, and DUST_TRUSTED_KEYS_FILE's: stream/keyfile.py),
+        key id → raw key; empty: sets are not checked."""
+        keys = parse_key_list(self.trusted_keys)
+        if self.trusted_keys_file is not None:
+            keys |= read_key_file(self.trusted_keys_file)
+        return keys
 
     def topic(self, key: str) -> str:
         """The name of the topic ``key`` of the topic table (stream/topics.py), under DUST_TOPIC_PREFIX."""
@@ -264,7 +272,7 @@ def _convert(name: str, raw: str, default: object) -> object:
             return int(raw)
         if isinstance(default, float):
             return float(raw)
-        if isinstance(default, Path) or name in ("validator_sites", "sign_key_file"):
+        if isinstance(default, Path) or name in ("validator_sites", "sign_key_file", "trusted_keys_file"):
             return Path(raw)
         return raw
     except ValueError:

@@ -35,6 +35,7 @@ from dustbuster.core.canon.admission import MAX_SKEW_MS, admit_rules
 from dustbuster.core.urls.normalize import normalize_or_keep
 from dustbuster.core.params import DEFAULT_MA
 from dustbuster.core.model.rules import Rule
+from dustbuster.core.model.signing import verify_document
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,10 @@ class SiteRules:
         return cls(site, version, rules, dict(doc), Canonizer(rules, ma), tuple(r.text for r in rules))
 
 
+#: refusals for a set's signature: the set is kept aside, for a key added later (RuleBook.set_keys)
+SIGNATURE_REASONS = ("unsigned", "bad_signature")
+
+
 class RuleBook:
     """Site → current compiled rule set.  Not thread-safe; one per event loop.
 
@@ -96,6 +101,9 @@ class RuleBook:
         self.bad = 0
         self.rejected: dict[str, int] = {}  #: rejected rule sets by reason (dustbuster.core.canon.admission)
         self.last_refusal: dict[str, str] = {}  #: site -> the reason its last refused set was refused
+        #: site -> its newest set refused for its signature (or dropped when its key was revoked): tried
+        #: again when the trusted keys change (:meth:`set_keys`), one document per site at most
+        self.unverified: dict[str, Mapping[str, Any]] = {}
 
     def update(self, site: str, doc: Mapping[str, Any] | None, unvalidated: bool = False) -> SiteRules | None:
         """Apply a rules-topic record: a RuleSet document, or None (a tombstone) to drop the site.
@@ -124,12 +132,48 @@ class RuleBook:
             self.bad += 1
             self.rejected[exc.reason] = self.rejected.get(exc.reason, 0) + 1
             self.last_refusal[site] = exc.reason
+            if exc.reason in SIGNATURE_REASONS:
+                self.unverified[site] = doc
             raise
         if sr is None:
             return held
         self.sites[site] = sr
         self.last_refusal.pop(site, None)
+        self.unverified.pop(site, None)
         return sr
+
+    def set_keys(self, keys: Mapping[str, bytes]) -> tuple[list[str], list[str]]:
+        """Trust ``keys`` from now on, without a restart: every held set whose signature none of them
+        verifies is dropped (``key_revoked``: a compromised key is revoked at once), and each site's
+        newest set refused for its signature is admitted when one of them verifies it (a key
+        added).  With no keys, sets are no longer checked (nothing is dropped).  Returns (sites
+        dropped, sites admitted)."""
+        self.keys = dict(keys)
+        dropped: list[str] = []
+        if self.keys:
+            for site, sr in list(self.sites.items()):
+                try:
+                    verify_document(sr.doc, self.keys)
+                except RuleError:
+                    del self.sites[site]
+                    self.unverified[site] = sr.doc
+                    self.rejected["key_revoked"] = self.rejected.get("key_revoked", 0) + 1
+                    self.last_refusal[site] = "key_revoked"
+                    dropped.append(site)
+        admitted: list[str] = []
+        for site, doc in list(self.unverified.items()):
+            if site in self.sites:
+                continue
+            counted = (self.bad, dict(self.rejected), self.last_refusal.get(site))
+            try:
+                self.update(site, doc)
+            except RuleError:  # still refused: counted when it was read, not again
+                self.bad, self.rejected = counted[0], counted[1]
+                if counted[2] is not None:
+                    self.last_refusal[site] = counted[2]
+                continue
+            admitted.append(site)
+        return dropped, admitted
 
     def refused_only(self) -> dict[str, str]:
         """The sites whose every set read so far was refused, each with the last reason: they have

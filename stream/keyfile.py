@@ -1,0 +1,63 @@
+"""The trusted keys of a file (``DUST_TRUSTED_KEYS_FILE``), read again whenever it changes, so keys
+are added and revoked without restarting a consumer: base64 Ed25519 public keys separated by commas,
+spaces or lines; ``#`` starts a comment.  A file that cannot be read or parsed keeps the keys read
+before (and says why): a half-written file never drops every site's rules."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+
+from dustbuster.core.errors import ConfigError, DustError
+from dustbuster.core.model.signing import parse_key_list
+
+log = logging.getLogger(__name__)
+
+#: how often a worker looks at the file (seconds)
+RELOAD_S = 10.0
+
+
+def parse_key_text(text: str) -> dict[str, bytes]:
+    """Key id → raw key of a keys file's text (comments after ``#`` left out)."""
+    return parse_key_list(" ".join(line.split("#", 1)[0] for line in text.splitlines()))
+
+
+def read_key_file(path: Path) -> dict[str, bytes]:
+    """The keys of the file at ``path``; ConfigError naming it when it is missing or malformed."""
+    try:
+        return parse_key_text(Path(path).read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read the trusted keys file {path}: {exc.strerror or exc}") from None
+    except DustError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+class KeyFile:
+    """Watches one keys file: :meth:`changed` gives its keys when its content changed since the
+    last call (None otherwise, or when it cannot be read now: the last keys stand)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._digest: bytes | None = None
+        self.keys = self.changed() or {}
+
+    def changed(self) -> dict[str, bytes] | None:
+        try:
+            raw = self.path.read_bytes()
+        except OSError as exc:
+            log.warning("trusted keys file %s cannot be read (%s): the keys read before stand", self.path, exc)
+            return None
+        digest = hashlib.sha256(raw).digest()
+        if digest == self._digest:
+            return None
+        try:
+            keys = parse_key_text(raw.decode("utf-8", "replace"))
+        except DustError as exc:
+            log.warning("trusted keys file %s is not valid (%s): the keys read before stand", self.path, exc)
+            return None
+        self._digest, self.keys = digest, keys
+        return keys
+
+
+__all__ = ["KeyFile", "RELOAD_S", "parse_key_text", "read_key_file"]
