@@ -115,6 +115,17 @@ class RocksKV:
             yield k, it.value()
             it.next()
 
+    def scan_keys(self, prefix: bytes) -> Iterator[bytes]:
+        """The keys under ``prefix``, their values not read."""
+        it = self.db.iter()
+        it.seek(prefix)
+        while it.valid():
+            k = it.key()
+            if not k.startswith(prefix):
+                break
+            yield k
+            it.next()
+
     def compact(self) -> None:
         """Compact the whole store (benchmarks measure its size on disk after this)."""
         self.db.compact_range(None, None)

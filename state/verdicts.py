@@ -25,6 +25,15 @@ VERDICT_TTL_S = 86400.0
 class VerdictStore:
     def __init__(self, path: Path) -> None:
         self.kv = RocksKV(path)
+        self._key_every_set()
+
+    def _key_every_set(self) -> None:
+        """A candidate set stored without its key (by a version before keys) gets the empty key,
+        which no round has: the revalidation timer then runs it once, and the key is written."""
+        keyed = {k[1:] for k in self.kv.scan_keys(b"K")}
+        missing: dict[bytes, bytes | None] = {b"K" + k[1:]: b"" for k in self.kv.scan_keys(b"C") if k[1:] not in keyed}
+        if missing:
+            self.kv.write(missing, {})
 
     def get(self, site: str, key: str, ttl_s: float) -> dict | None:
         """The verdict of ``key`` while it holds: ``ttl_s`` (times its ``ttl_factor``) after it was

@@ -157,3 +157,47 @@ def test_a_new_version_says_what_changed_and_why():
     assert ch["removed"] == [{"rule": gone.text, "why": "refuted (negatives)"},
                              {"rule": dropped.text, "why": "set check: conflict"},
                              {"rule": "old rule", "why": "no_longer_a_candidate"}]
+
+
+def test_a_set_stored_before_keys_gets_one_round_from_the_timer(tmp_path):
+    store = VerdictStore(tmp_path / "v")
+    store.kv.write({b"Cold.test": b'{"site": "old.test", "rules": []}'}, {})  # as an older version stored it
+    store.close()
+    store = VerdictStore(tmp_path / "v")
+    try:
+        assert store.candidate_keys() == [("old.test", "")]
+        cache = _SiteCache(store, "old.test", ttl_s=3600, retry_s=60)
+        assert round_needed(store, cache, "old.test", "") == "new candidates"
+    finally:
+        store.close()
+
+
+def test_the_timer_submits_only_owned_sites_whose_verdicts_expired(tmp_path):
+    from dustbuster.agents.rounds import RoundRunner, partition_of
+    from dustbuster.agents.validator import revalidate_due
+    from dustbuster.stream.settings import Settings
+
+    store = VerdictStore(tmp_path / "v")
+    rules = [{"type": "substring", "display": '"/a" → "/b"'}]
+    for site in ("decided.test", "due.test", "elsewhere.test"):
+        doc = {"site": site, "window": 1, "rules": rules, "stats": {}, "params": {}, "test_urls": []}
+        store.set_candidates(site, doc, candidates_key(cand(rules)))
+    cache = _SiteCache(store, "decided.test", ttl_s=3600, retry_s=60)
+    cache.put('"/a" → "/b"', {"valid": True})
+    store.set_round("decided.test", {"key": candidates_key(cand(rules)), "verdicts": ['"/a" → "/b"']})
+    ran: list[str] = []
+
+    async def go():
+        async def run(site, c):
+            ran.append(site)
+
+        runner = RoundRunner(run, partitions=8)
+        runner.assigned({p for p in range(8) if p != partition_of("elsewhere.test", 8)})
+        n = await revalidate_due(types.SimpleNamespace(verdicts=store, settings=Settings()), runner)
+        await asyncio.gather(*runner.running.values())
+        return n
+
+    try:
+        assert asyncio.run(go()) == 1 and ran == ["due.test"]
+    finally:
+        store.close()
