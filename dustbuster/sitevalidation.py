@@ -39,6 +39,7 @@ fetching (the sites file names the origins that may be fetched; ``resolve`` pins
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from dustbuster.core.model.pair import Pair
 from dustbuster.core.errors import ConfigError
 from dustbuster.core.model.ruleversion import carried_over
 from dustbuster.core.model.rules import Rule, SubstringRule
+from dustbuster.core.validation.aliases import alias_round, pointed_origins
 from dustbuster.core.validation.setcheck import SetCheck, check_rule_set
 from dustbuster.core.validation.siteconfig import SiteConfig
 from dustbuster.core.validation.validate import Round, RoundFetcher, ValidationResult, canonization_order, validate
@@ -173,7 +175,8 @@ async def validate_site(cands: SiteCandidates, policy: FetchPolicy, settings: Se
             track.watch(fetcher.counts)
             on_verdict = track.chain(on_verdict)
         # an outage decides nothing: if no origin answers its front page, keep the rule set as it is
-        fronts = [await fetcher.fetch(o + "/") for o in sorted(policy.origins)[:4]]
+        front_of = {o: await fetcher.fetch(o + "/") for o in sorted(policy.origins)[:4]}
+        fronts = list(front_of.values())
         if not any(f.ok or (f.status or 0) == 404 for f in fronts):
             log.warning("site unreachable (%s)", sorted({f.reason for f in fronts}))  # fetch_budget: spent for now
             return None
@@ -185,12 +188,15 @@ async def validate_site(cands: SiteCandidates, policy: FetchPolicy, settings: Se
         rnd = Round(cands.test_urls, rf, settings.params, threshold, cache=cache, on_verdict=on_verdict)
         res = await validate(rnd, cands.pairs, cands.rules, extra=cands.extra)
         declared = await declared_round(res, rnd)
+        aliases, alias_urls = await alias_round(res, rnd, sorted(policy.origins), pointed_origins(front_of))
+        declared += aliases
         kept = carried_over(cands.previous, (v.rule.text for v in res.verdicts if v.valid is None), res.valid)
         keys = {(r.type, r.text) for r in [*cands.extra, *declared]}
         mined = [r for r in res.valid if (r.type, r.text) not in keys]
         sc = await check_rule_set(canonization_order(mined + kept), rnd)
-        if len(mined) < len(res.valid):
-            sc = await with_extras(sc, [r for r in res.valid if (r.type, r.text) in keys], rnd)
+        if len(mined) < len(res.valid):  # the aliases' made URLs too: the log may name no alias host
+            wide = dataclasses.replace(rnd, test_urls=[*rnd.test_urls, *alias_urls], reach=None) if alias_urls else rnd
+            sc = await with_extras(sc, [r for r in res.valid if (r.type, r.text) in keys], wide)
         counts = dict(fetcher.counts)
     signals = dict(rf.signals) | soft.stats() | {"declared_pairs": len(rf.declared), "declared_candidates": len(declared)}
     for r, why in sc.dropped:
