@@ -53,7 +53,7 @@ def test_fed_once_then_ten_windows_fetch_nothing_and_publish_nothing(kafka, tmp_
     sim, port = start_sim_site("--fresh-links")
     try:
         log = write_sim_log(port, tmp_path / "sim.log", 3000)
-        window = 2.0
+        window = 1.0
         env = stream_env(kafka, window=window)
         env["DUST_VALIDATOR_SITES"] = str(write_sites(tmp_path / "sites.json", port, rate_per_s=1000))
         env["DUST_API_PORT"] = str(api := free_port())
