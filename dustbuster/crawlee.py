@@ -49,12 +49,13 @@ class DustKeys:
     """Canonical ``unique_key``s for Crawlee requests; ``counts``: ``requests``, ``rewritten``."""
 
     def __init__(self, rules: LiveRules | str, token: str = "", refresh_s: float = 30.0, wait_s: float = 30.0,
-                 keys: str | list[str] | None = None) -> None:
+                 keys: str | list[str] | None = None, keys_file: str | None = None) -> None:
         """``keys``: the validator's trusted public keys (default: ``$DUST_TRUSTED_KEYS``); when set,
         only signed rule sets are applied (docs/canonizer.md "Signed rule sets")."""
         keys = os.environ.get("DUST_TRUSTED_KEYS", "") if keys is None else keys
+        keys_file = os.environ.get("DUST_TRUSTED_KEYS_FILE") if keys_file is None else keys_file
         self.rules = rules if isinstance(rules, LiveRules) else LiveRules(rules, token=token, refresh_s=refresh_s,
-                                                                           wait_s=wait_s, keys=keys)
+                                                                           wait_s=wait_s, keys=keys, keys_file=keys_file)
         self.counts: Counter[str] = Counter()
         self._lazy = LazyRules(self.rules)
 

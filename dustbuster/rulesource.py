@@ -32,20 +32,25 @@ from dustbuster.core.params import DEFAULT_MA
 from dustbuster.core.canon.rulebook import RuleBook, SiteCanonized, trust_warnings
 from dustbuster.core.model.signing import parse_key_list, trusted_keys
 from dustbuster.core.strictjson import loads_strict
+from dustbuster.stream.keyfile import RELOAD_S as KEY_RELOAD_S, KeyFile
 
 log = logging.getLogger(__name__)
 
 
 class LiveRules:
     def __init__(self, source: str, token: str = "", refresh_s: float = 30.0, normalize: bool = True, ma: int = DEFAULT_MA,
-                 wait_s: float = 30.0, keys: str | list[str] = "") -> None:
+                 wait_s: float = 30.0, keys: str | list[str] = "", keys_file: str | Path | None = None) -> None:
         """``keys``: trusted Ed25519 public keys (base64, a list or one string separated by commas):
-        when given, only rule sets signed by one of them are applied (dustbuster.core.model.signing)."""
+        when given, only rule sets signed by one of them are applied (dustbuster.core.model.signing).
+        ``keys_file``: more trusted keys, in a file read again every few seconds when it changes
+        (dustbuster.stream.keyfile): a key taken out is revoked at once, without a restart."""
         if not source or not source.strip():
             raise ConfigError("no rules source: give a rules file, a worker's API (http://host:8870) "
                               "or the rules topic (kafka://host:9092/dust-rules)")
         self.source, self.token, self.refresh_s, self.wait_s = source.strip(), token, refresh_s, wait_s
-        self.book = RuleBook(ma, normalize, keys=parse_key_list(keys) if isinstance(keys, str) else trusted_keys(keys))
+        self.fixed_keys = parse_key_list(keys) if isinstance(keys, str) else trusted_keys(keys)
+        self.key_file = KeyFile(Path(keys_file)) if keys_file else None
+        self.book = RuleBook(ma, normalize, keys=self.fixed_keys | (self.key_file.keys if self.key_file else {}))
         self.refused: Counter[str] = Counter()
         self.updates = 0
         self._lock = threading.Lock()
@@ -99,7 +104,31 @@ class LiveRules:
             warnings = trust_warnings(self.book, "DUSTBUSTER_TRUSTED_KEYS / DUST_TRUSTED_KEYS")
         for warning in warnings:
             log.warning("%s", warning)
+        if self.key_file is not None:
+            threading.Thread(target=self._watch_keys, name="dustbuster-keys", daemon=True).start()
         return self
+
+    def reload_keys(self) -> bool:
+        """Read the keys file again; when it changed, apply its keys (``RuleBook.set_keys``) and say
+        which sites lost their rule set.  True when it changed."""
+        if self.key_file is None:
+            return False
+        keys = self.key_file.changed()
+        if keys is None:
+            return False
+        with self._lock:
+            dropped, admitted = self.book.set_keys(self.fixed_keys | keys)
+        log.warning("trusted keys from %s: %s keys now; %s sites lost their rule set (key revoked)%s; %s admitted",
+                    self.key_file.path, len(self.fixed_keys | keys), len(dropped),
+                    f": {', '.join(dropped[:10])}" if dropped else "", len(admitted))
+        return True
+
+    def _watch_keys(self) -> None:
+        while not self._stop.wait(KEY_RELOAD_S):
+            try:
+                self.reload_keys()
+            except Exception:  # a watcher that died would leave a revoked key trusted: log, go on
+                log.exception("reading the trusted keys file failed")
 
     def stop(self) -> None:
         self._stop.set()

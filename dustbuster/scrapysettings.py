@@ -21,4 +21,5 @@ def live_rules(settings) -> LiveRules:
                      refresh_s=settings.getfloat("DUSTBUSTER_REFRESH_S", 30.0),
                      normalize=settings.getbool("DUSTBUSTER_NORMALIZE", True),
                      wait_s=settings.getfloat("DUSTBUSTER_WAIT_S", 30.0),
-                     keys=settings.getlist("DUSTBUSTER_TRUSTED_KEYS") or os.environ.get("DUST_TRUSTED_KEYS", ""))
+                     keys=settings.getlist("DUSTBUSTER_TRUSTED_KEYS") or os.environ.get("DUST_TRUSTED_KEYS", ""),
+                     keys_file=settings.get("DUSTBUSTER_TRUSTED_KEYS_FILE") or os.environ.get("DUST_TRUSTED_KEYS_FILE"))

@@ -1,7 +1,8 @@
 """The trusted keys of a file (``DUST_TRUSTED_KEYS_FILE``), read again whenever it changes, so keys
 are added and revoked without restarting a consumer: base64 Ed25519 public keys separated by commas,
-spaces or lines; ``#`` starts a comment.  A file that cannot be read or parsed keeps the keys read
-before (and says why): a half-written file never drops every site's rules."""
+spaces or lines; ``#`` starts a comment.  A file that cannot be read or parsed, or holds no key,
+keeps the keys read before (and says why): a half-written file never drops every site's rules, and
+an emptied one never turns the checks off."""
 
 from __future__ import annotations
 
@@ -26,11 +27,14 @@ def parse_key_text(text: str) -> dict[str, bytes]:
 def read_key_file(path: Path) -> dict[str, bytes]:
     """The keys of the file at ``path``; ConfigError naming it when it is missing or malformed."""
     try:
-        return parse_key_text(Path(path).read_text())
+        keys = parse_key_text(Path(path).read_text())
     except OSError as exc:
         raise ConfigError(f"cannot read the trusted keys file {path}: {exc.strerror or exc}") from None
     except DustError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    if not keys:
+        raise ConfigError(f"the trusted keys file {path} holds no key")
+    return keys
 
 
 class KeyFile:
@@ -38,9 +42,10 @@ class KeyFile:
     last call (None otherwise, or when it cannot be read now: the last keys stand)."""
 
     def __init__(self, path: Path) -> None:
+        """ConfigError when the file cannot be read at first, or holds no key."""
         self.path = Path(path)
-        self._digest: bytes | None = None
-        self.keys = self.changed() or {}
+        self.keys = read_key_file(self.path)
+        self._digest: bytes | None = hashlib.sha256(self.path.read_bytes()).digest()
 
     def changed(self) -> dict[str, bytes] | None:
         try:
@@ -55,6 +60,9 @@ class KeyFile:
             keys = parse_key_text(raw.decode("utf-8", "replace"))
         except DustError as exc:
             log.warning("trusted keys file %s is not valid (%s): the keys read before stand", self.path, exc)
+            return None
+        if not keys:  # no keys would mean "check nothing": an emptied file never turns the checks off
+            log.warning("trusted keys file %s holds no key: the keys read before stand", self.path)
             return None
         self._digest, self.keys = digest, keys
         return keys

@@ -79,3 +79,31 @@ def test_the_setting_joins_the_file_and_the_variable(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         dropped, _ = apply_keys(book, {}, parse_key_list(PUB), path)  # the file emptied: its key revoked
     assert dropped == [A] and "1 sites lost their rule set (key revoked): a.test" in caplog.text
+
+
+def test_an_emptied_or_missing_file_never_turns_the_checks_off(tmp_path):
+    path = tmp_path / "keys"
+    path.write_text("# none yet\n")
+    with pytest.raises(ConfigError, match="holds no key"):
+        KeyFile(path)
+    path.write_text(f"{PUB}\n")
+    watched = KeyFile(path)
+    path.write_text("# all removed\n")
+    assert watched.changed() is None and list(watched.keys) == list(parse_key_list(PUB))
+
+
+def test_live_rules_revoke_a_key_from_their_keys_file(tmp_path):
+    from dustbuster.rulesource import LiveRules
+
+    keys, rules = tmp_path / "keys", tmp_path / "rules.jsonl"
+    keys.write_text(f"{PUB}\n{OTHER_PUB}\n")
+    import json
+
+    rules.write_text("\n".join(json.dumps(d) for d in (doc_of(A, KEY), doc_of(B, OTHER))) + "\n")
+    live = LiveRules(str(rules), keys_file=keys)
+    live._load_file(rules)
+    assert sorted(live.versions()) == [A, B]
+    keys.write_text(f"{OTHER_PUB}\n")
+    assert live.reload_keys() and sorted(live.versions()) == [B]
+    assert live.canonize("http://www.a.test/x?sid=1").canonical == "http://www.a.test/x?sid=1"
+    assert not live.reload_keys()  # unchanged
