@@ -170,30 +170,36 @@ class _Param(_Rule):
 
 
 class _Query(_Rule):
-    """Under ``scope``: drop the query but the ``keep`` parameters, or sort its items by name."""
+    """Under ``scope``: drop the query but the ``keep`` parameters (only the ``only`` ones when
+    given: a closed list), or sort its items by name."""
 
     def __init__(self, r):
         _Rule.__init__(self, r)
-        self.scope, self.action, keep = _scope(r), r["action"], r.get("keep") or []
+        self.scope, self.action, keep, only = _scope(r), r["action"], r.get("keep") or [], r.get("only") or []
         if (
             self.action not in ("drop", "sort")
             or not isinstance(keep, list)
-            or (self.action == "sort" and keep)
+            or not isinstance(only, list)
+            or (self.action == "sort" and (keep or only))
             or (self.action == "drop" and not set(dict(_fixed(self.scope))) <= set(keep))
+            or set(only) & (set(keep) | set(dict(_fixed(self.scope))))
         ):
-            raise ValueError("a query rule drops (keeping 'keep' and its scope's names) or sorts the query")
+            raise ValueError("a query rule drops (keeping 'keep' and its scope's names; only 'only' when given) "
+                             "or sorts the query")
         self.keep = [_name(n) for n in keep]
+        self.only = [_name(n) for n in only]  # the closed list dropped: any other name stays
 
     def rewrite(self, url):
         body, hash_, frag = url.partition("#")  # a fragment stays out of the query
         if "?" not in body or not _in_scope(body, self.scope):
             return url
         base, items = _split(body)
-        kept = (
-            [(n, v) for n, v in items if n in self.keep]
-            if self.action == "drop"
-            else sorted(items, key=lambda it: it[0])
-        )
+        if self.action == "drop" and self.only:
+            kept = [(n, v) for n, v in items if n not in self.only]
+        elif self.action == "drop":
+            kept = [(n, v) for n, v in items if n in self.keep]
+        else:
+            kept = sorted(items, key=lambda it: it[0])
         return _join(base, kept) + hash_ + frag
 
 

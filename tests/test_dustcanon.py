@@ -98,7 +98,16 @@ SCOPES = st.sampled_from(["", "/a", "/a/b", "/A", "/p"])
 NAMES = st.sampled_from(["id", "sid", "a", "x", "b"])
 scoped_param = st.builds(lambda n, act, v, s: ParamRule(n, act, v if act == "replace" else None, scope=s),
                          NAMES, st.sampled_from(["remove", "replace"]), st.sampled_from(["1", "", "z"]), SCOPES)
+def _closed(scope, only):
+    """A drop rule published as its closed list (None where the scope itself names one of them)."""
+    try:
+        return QueryRule(scope, "drop", (), only=tuple(dict.fromkeys(only)))
+    except RuleError:
+        return None
+
+
 query_rule = st.one_of(st.builds(lambda s, k: QueryRule(s, "drop", tuple(dict.fromkeys(k))), SCOPES, st.lists(NAMES, max_size=2)),
+                       st.builds(_closed, SCOPES, st.lists(NAMES, min_size=1, max_size=3)).filter(bool),
                        st.builds(lambda s: QueryRule(s, "sort"), SCOPES))
 case_rule = st.builds(CaseRule, SCOPES)
 SAMPLE = {"digits": ["1", "12"], "hex": ["0a1b", "FF", "3f"], "word": ["a", "Story", "1"]}
@@ -182,6 +191,8 @@ CASES = [
                                ("http://h.com/t?a=1", "http://h.com/t?a=1")]),
     (QueryRule("", "drop", ("q", "p")), [("http://h.com/x?z=1&p=2&q&q=3", "http://h.com/x?p=2&q&q=3"),
                                          ("http://h.com/x?z=1", "http://h.com/x")]),
+    (QueryRule("", "drop", (), only=("q", "p")), [("http://h.com/x?z=1&p=2&q&q=3", "http://h.com/x?z=1"),
+                                                  ("http://h.com/x?p=1", "http://h.com/x")]),  # a closed list: z stays
     (QueryRule("/l", "sort"), [("http://h.com/l?b=2&a=1&a", "http://h.com/l?a=1&a&b=2"),
                                ("http://h.com/m?b=2&a=1", "http://h.com/m?b=2&a=1")]),
     # case rules: the path below the scope, never the host, scheme, scope or query

@@ -201,11 +201,23 @@ from dustbuster.core.model.scopedrules import CaseRule, QueryRule  # noqa: E402
 from tests.test_dustcanon import FRAG2, SCOPES, pattern_rules, url2  # noqa: E402
 
 P = PatternRule
+def _closed_drop(scope: str, only: tuple[str, ...]) -> QueryRule | None:
+    """A "drop the query but K" rule published as its closed list (None where the scope names one)."""
+    from dustbuster.core.errors import RuleError
+
+    try:
+        return QueryRule(scope, "drop", (), only=only)
+    except RuleError:
+        return None
+
+
 exportable = st.one_of(
     substring_rule(), remove_rule,
     st.builds(lambda n, s: ParamRule(n, "remove", scope=s), st.sampled_from(["id", "sid", "a", "x"]), SCOPES),
     st.builds(lambda s, k: QueryRule(s, "drop", tuple(dict.fromkeys(k))), SCOPES,
               st.lists(st.sampled_from(["id", "sid", "a", "s.d"]), max_size=2)),
+    st.builds(lambda s, o: _closed_drop(s, tuple(dict.fromkeys(o))), SCOPES,
+              st.lists(st.sampled_from(["id", "sid", "a", "s.d"]), min_size=1, max_size=3)).filter(bool),
     pattern_rules.filter(lambda r: not unexported([r], "nutch")))
 urls_new = st.one_of(url2, FRAG2.map(lambda p: "http://www.h.com/a/b" + p), FRAG2.map(lambda p: "/a" + p))
 
@@ -242,6 +254,10 @@ NEW_CASES = [
     (QueryRule("/s", "drop"), ["http://h.com/s?a=1&b", "http://h.com/s/x?", "http://h.com/sx?a=1", "http://h.com/s"]),
     (QueryRule("", "drop", ("q", "p")), ["http://h.com/x?z=1&p=2&q&q=3", "http://h.com/x?z=1", "http://h.com/x?p=",
                                          "http://h.com/x?p=1&", "http://h.com/x?&&p=1&z", "http://h.com/x?pp=1&q=?&z"]),
+    (QueryRule("", "drop", (), only=("q", "p")), ["http://h.com/x?z=1&p=2&q&q=3", "http://h.com/x?z=1", "http://h.com/x?p=",
+                                                  "http://h.com/x?p=1&", "http://h.com/x?&&p=1&z", "http://h.com/x?pp=1&q=?&z",
+                                                  "http://h.com/x?q=1&z=2&p=3&y"]),
+    (QueryRule("/s", "drop", (), only=("a.b",)), ["http://h.com/s?a.b=1&aXb=2", "http://h.com/s/t?x&a.b", "http://h.com/t?a.b=1"]),
     (P("={digits}&", "=20&"), ["http://h.com/x?n=20&m=5&", "http://h.com/x?n=20&m=20&k=7&", "http://h.com/x?n=a5&"]),
     (P("/{digits}/", "/1/"), ["http://h.com/1/2/3/", "http://h.com/1/1/"]),   # overlapping matches: finditer's walk
     (P("/item/{hex}/print", "/item/{hex}"), ["http://h.com/item/0a1b/print", "http://h.com/item/0A1b/print"]),

@@ -108,3 +108,13 @@ def test_generalise_rules():
     assert [r.scope for r in generalise(qs, {})] == ["/i"]
     assert generalise(qs, {("parameter", "remove", "returnto", None): ["/i?title=C"]}) == []
     assert generalise(qs, {("parameter", "remove", "returnto", None): ["/i"]}) != []  # the parent itself: asked
+
+
+def test_generalised_closed_lists_drop_what_some_sibling_dropped_and_none_keeps():
+    sibs = [QueryRule("/w/a", "drop", ("do",), 5, 0, only=("idx", "rev")),
+            QueryRule("/w/b", "drop", ("idx",), 4, 1, only=("do2", "rev"))]
+    (parent,) = generalise(sibs, {})
+    assert parent.scope == "/w" and parent.keep == ("do", "idx") and parent.only == ("do2", "rev")
+    assert parent.text == "drop do2, rev from the query under /w"
+    mixed = [sibs[0], QueryRule("/w/b", "drop", ("idx",), 4, 1)]
+    assert generalise(mixed, {}) == []  # a closed and an open list: no parent

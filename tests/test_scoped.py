@@ -298,9 +298,11 @@ def test_drop_but_the_meaningful_parameters():
     rules = mine_query_rules(build(keep_rows()), P)
     assert [(r.scope, r.action, r.keep) for r in rules] == [("/list", "drop", ("id",))]
     r = rules[0]
-    assert r.text == "drop the query but id under /list"
+    # a closed list: exactly the names its evidence compared; x, never seen, is kept (it may matter)
+    assert r.only == ("ref", "utm") and r.text == "drop ref, utm from the query under /list"
     assert (r.support, r.disqualified) == (12, 0) and r.evidence["parameters"] == ["ref", "utm"]
-    assert canonical("http://h/list?utm=z&id=7&x=1", rules) == "http://h/list?id=7"
+    assert canonical("http://h/list?utm=z&id=7&x=1", rules) == "http://h/list?id=7&x=1"
+    assert canonical("http://h/list?ref=q&id=7&utm=z", rules) == "http://h/list?id=7"
 
 
 def test_bare_and_valued_items_of_one_name_do_not_crash_the_order_miner():

@@ -47,13 +47,16 @@ from dustbuster.core.mining.paramrules import param_occurrences, replace_groups,
 from dustbuster.core.params import DustParams
 from dustbuster.core.mining.qscope import query_scoped_removes
 from dustbuster.core.model.rules import ParamRule
-from dustbuster.core.urls.scope import scopes_of
+from dustbuster.core.urls.scope import scope_names, scopes_of
 from dustbuster.core.model.scopedrules import QueryRule
 from dustbuster.core.urls.urlindex import Occurrence, URLIndex
 from dustbuster.core.urls.urllist import URLList
 
 Tally = dict[str, list[int]]  #: scope -> [support, disqualified]
 MAX_KEEP = 4  #: a "drop the query but K" rule keeps at most this many parameters
+#: a "drop the query but K" rule drops exactly the names its evidence compared (a closed list: a
+#: name first seen later is kept, never dropped unseen), and is not proposed when they are more
+MAX_DROPPED = 32
 #: URLs with more query items than this are left out of the scoped miners (each item of each URL is
 #: compared: quadratic in the items; no real page has that many parameters, a hostile log may)
 MAX_ITEMS = 64
@@ -364,11 +367,13 @@ def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str],
                 ev.names[scope].update(names)
         if refuted is not None:
             refuted += failing_scopes({scope: ev.tally[scope]}, params)
-        if scope in holding_scopes({scope: ev.tally[scope]}, params) and len(ev.names[scope]) >= 2:
+        if scope in holding_scopes({scope: ev.tally[scope]}, params) and 2 <= len(ev.names[scope]) <= MAX_DROPPED:
             sup, dis = ev.tally[scope]  # the comparisons counted for this scope
-            out.append(QueryRule(ev.narrowed(scope), "drop", tuple(sorted(keep)), sup, dis, "likely",
+            narrowed = ev.narrowed(scope)
+            only = tuple(sorted(ev.names[scope] - keep - scope_names(narrowed)))
+            out.append(QueryRule(narrowed, "drop", tuple(sorted(keep)), sup, dis, "likely",
                                  {"comparisons": sup + dis, "parameters": sorted(ev.names[scope])[:10],
-                                  "similar_ratio": round(sup / (sup + dis), 4)}))
+                                  "similar_ratio": round(sup / (sup + dis), 4)}, only=only))
     return out
 
 

@@ -16,7 +16,8 @@ the parent is a candidate like any other, decided by the validator by fetching):
   test that vetoes a wider scope in :func:`dustbuster.core.mining.scoped.holding_scopes`).  The parent's
   own pooled share may fall short (namespaces with too few comparisons to refute it): that is what
   the candidate asks the validator;
-* **the candidate** — the shape at the parent: support and disqualified summed, ``keep`` the union of
+* **the candidate** — the shape at the parent: support and disqualified summed, a closed list of
+  dropped names (``only``) the union of the siblings' less what any keeps, ``keep`` the union of
   the siblings' (at most :data:`dustbuster.core.mining.scoped.MAX_KEEP` names: keeping a no-op parameter
   only merges less), ``evidence.generalised_from`` the sibling scopes.  One level per mining run,
   not recursive; the parent is left out when a mined rule of the shape already covers it;
@@ -93,10 +94,17 @@ def _parent_rule(sibs: list[Scoped], parent: str, max_keep: int) -> Scoped | Non
     dis = sum(getattr(r, "disqualified", 0) for r in sibs)
     try:
         if isinstance(first, QueryRule) and first.action == "drop":
-            keep = tuple(sorted({n for r in cast("list[QueryRule]", sibs) for n in r.keep}))  # one shape: all drop rules
+            drops = cast("list[QueryRule]", sibs)  # one shape: all drop rules
+            keep = tuple(sorted({n for r in drops for n in r.keep}))
             if len(keep) > max_keep:
                 return None
-            return replace(first, scope=parent, keep=keep, support=sup, disqualified=dis, evidence=ev)
+            # closed lists: the parent drops what some sibling's evidence dropped and none keeps;
+            # a mix of closed and open rules, or nothing left to drop, is no parent
+            closed = [bool(r.only) for r in drops]
+            only = tuple(sorted({n for r in drops for n in r.only} - set(keep)))
+            if any(closed) and (not all(closed) or not only):
+                return None
+            return replace(first, scope=parent, keep=keep, only=only, support=sup, disqualified=dis, evidence=ev)
         return replace(first, scope=parent, support=sup, disqualified=dis, evidence=ev)
     except RuleError:  # e.g. a parent whose query scope fixes the rule's own parameter
         return None

@@ -65,6 +65,11 @@ def query_regexes(rule: QueryRule) -> list[tuple[str, str]]:
     p = scope_prefix(rule.scope)
     if rule.action == "sort":
         raise Unexpressible("sorting the query's items is not a regular-expression replacement")
+    if rule.only:  # the listed items go, every other stays
+        o = "(?:" + "|".join(java_escape(n) for n in rule.only) + ")"
+        other = rf"^((?!{p}[^?]*\?)[\s\S]*)"
+        items = rf"{other}|^([^?]*\?)|{o}(?:=[^&]*)?(?:&|$)|([^&]*&)|([^&]+$)"
+        return [(items, "$1$2$3$4"), (rf"{other}|^([^?]*)\?$|&$", "$1$2")]
     if not rule.keep:
         return [(rf"^({p}[^?]*)\?[\s\S]*", "$1")]
     k = "(?:" + "|".join(java_escape(n) for n in rule.keep) + ")"

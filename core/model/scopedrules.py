@@ -36,6 +36,9 @@ class QueryRule(RuleType):
     disqualified: int = 0
     status: str = "likely"
     evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: drop: when given, the closed list of the parameters dropped — the names its evidence covered;
+    #: any other name (``keep``'s, and one first seen later) stays
+    only: tuple[str, ...] = ()
 
     type = "query"
     rank = 1  #: after the parameter rules; drop before sort (order_key)
@@ -51,6 +54,9 @@ class QueryRule(RuleType):
             raise RuleError(f"bad parameter name in keep: {self.keep!r}")
         if self.action == "drop" and not scope_names(self.scope) <= set(self.keep):
             raise RuleError("a drop rule under a query-parameter scope keeps the scope's parameters")
+        if self.only and (self.action != "drop" or set(self.only) & (set(self.keep) | scope_names(self.scope))
+                          or any(not isinstance(n, str) or not n or any(c in n for c in "&=?#") for n in self.only)):
+            raise RuleError(f"'only' lists the parameters a drop rule drops, none it keeps: {self.only!r}")
 
     @property
     def direction(self) -> str:
@@ -60,6 +66,8 @@ class QueryRule(RuleType):
     def text(self) -> str:
         if self.action == "sort":
             what = "sort the query by name"
+        elif self.only:
+            what = "drop " + ", ".join(self.only) + " from the query"
         elif self.keep:
             what = "drop the query but " + ", ".join(self.keep)
         else:
@@ -77,7 +85,9 @@ class QueryRule(RuleType):
         base, items = query.split(body)
         if items is None:
             return url
-        if self.action == "drop":
+        if self.action == "drop" and self.only:
+            kept = [(n, v) for n, v in items if n not in self.only]
+        elif self.action == "drop":
             kept = [(n, v) for n, v in items if n in self.keep]
         else:
             kept = sorted(items, key=lambda it: it[0])
@@ -89,7 +99,8 @@ class QueryRule(RuleType):
     def to_json(self) -> dict:
         return {"type": "query", "scope": self.scope, "action": self.action, "keep": list(self.keep),
                 "display": self.text, "support": self.support, "disqualified": self.disqualified,
-                "direction": self.direction, "status": self.status, "evidence": dict(self.evidence)}
+                "direction": self.direction, "status": self.status, "evidence": dict(self.evidence),
+                **({"only": list(self.only)} if self.only else {})}
 
     def order_key(self) -> tuple:
         return (self.rank, self.action == "sort")
@@ -105,6 +116,8 @@ class QueryRule(RuleType):
     def clearurls_item(self) -> tuple[str, str]:
         if self.action != "drop":
             raise Unexpressible("ClearURLs cannot reorder the query")
+        if self.only:
+            return "(?:" + "|".join(map(re.escape, self.only)) + ")", "rules"
         if self.keep:
             return "(?!(?:" + "|".join(map(re.escape, self.keep)) + ")$).*", "rules"
         return r"\?.*", "rawRules"
@@ -115,20 +128,22 @@ class QueryRule(RuleType):
         return {"redirect": f"link to the page {what}" + (f" under {self.scope}" if self.scope else "")}
 
     def clean_param(self) -> list[str]:
+        if self.only:
+            return list(self.only)
         raise Unexpressible("Clean-param names the parameters to ignore; it cannot say every parameter or all but some")
 
     def heritrix_regexes(self, per_param: int) -> list[tuple[str, str]] | None:
-        if self.keep:
+        if self.keep or self.only:
             raise Unexpressible("keeping some items rewrites the query item by item; one whole-URI match cannot")
         return None
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "QueryRule":
-        keep = obj.get("keep") or []
-        if not isinstance(keep, list):
-            raise RuleError("'keep' must be a list of parameter names")
+        keep, only = obj.get("keep") or [], obj.get("only") or []
+        if not isinstance(keep, list) or not isinstance(only, list):
+            raise RuleError("'keep' and 'only' must be lists of parameter names")
         return cls(obj.get("scope") or "", str(obj["action"]), tuple(keep),
-                   int(obj.get("support", 0)), int(obj.get("disqualified", 0)), **common)
+                   int(obj.get("support", 0)), int(obj.get("disqualified", 0)), only=tuple(only), **common)
 
 
 @register

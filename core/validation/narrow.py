@@ -98,9 +98,13 @@ def raw_forms(urls: Sequence[str], names: Sequence[str]) -> dict[str, list[str]]
 
 
 def narrowed(rule: Any, names: Sequence[str]) -> Any | None:
-    """The rule that keeps ``names`` as well, or None when its type cannot keep a parameter."""
+    """The rule that keeps ``names`` as well, or None when its type cannot keep a parameter.  A
+    closed list (``only``) loses those names instead; None when nothing would be left to drop."""
     if not isinstance(rule, QueryRule) or rule.action != "drop":
         return None
+    if rule.only:
+        only = tuple(n for n in rule.only if n not in set(names))
+        return dataclasses.replace(rule, only=only) if only else None
     return dataclasses.replace(rule, keep=tuple(dict.fromkeys((*rule.keep, *names))))
 
 
