@@ -28,6 +28,7 @@ class RawAssignment:
     def __init__(self) -> None:
         self.partitions: set[int] | None = None
         self.pending: set[int] = set()
+        self.generation = 0  #: counts the assignments and revocations (a check is kept only within one)
         self._locks: dict[int, asyncio.Lock] = {}
 
     def assigned(self, partitions: Iterable[int]) -> None:
@@ -35,9 +36,24 @@ class RawAssignment:
         worker may have owned it meanwhile."""
         self.partitions = set(partitions)
         self.pending = set(self.partitions)
+        self.generation += 1
+
+    def revoked(self, partitions: Iterable[int]) -> None:
+        """Partitions taken away (a rebalance starts): no longer mined here from now on."""
+        gone = set(partitions)
+        self.partitions = (self.partitions or set()) - gone
+        self.pending -= gone
+        self.generation += 1
+
+    def checked(self, partition: int, generation: int) -> None:
+        """The partition's check, begun at ``generation``, succeeded: it is no longer pending,
+        unless the assignment changed meanwhile (then it is checked again)."""
+        if generation == self.generation:
+            self.pending.discard(partition)
 
     def owns(self, partition: int) -> bool:
-        return self.partitions is None or partition in self.partitions
+        """Owned and checked (a pending partition's store may be behind the changelog)."""
+        return (self.partitions is None or partition in self.partitions) and partition not in self.pending
 
     def lock(self, partition: int) -> asyncio.Lock:
         lk = self._locks.get(partition)

@@ -25,7 +25,11 @@ def follow_assignment(ctx: WorkerContext) -> None:
         ctx.raw_partitions.assigned(mine)
         log.info("raw partitions assigned to this worker: %s", mine or "none")
 
+    async def on_revoked(sender: Any, /, revoked: Iterable[Any] = (), *_args: Any, **_kw: Any) -> None:
+        ctx.raw_partitions.revoked(tp.partition for tp in revoked if tp.topic == topic)
+
     ctx.app.on_partitions_assigned.connect(on_assigned)
+    ctx.app.on_partitions_revoked.connect(on_revoked)
 
 
 async def open_assigned(ctx: WorkerContext, changelog: Changelog) -> None:
@@ -36,6 +40,7 @@ async def open_assigned(ctx: WorkerContext, changelog: Changelog) -> None:
     owned = ctx.raw_partitions
     topic = ctx.settings.raw_topic
     for p in sorted(owned.pending):
+        generation = owned.generation
         async with owned.lock(p):
             try:
                 await _check(ctx, changelog, p, topic)
@@ -45,7 +50,7 @@ async def open_assigned(ctx: WorkerContext, changelog: Changelog) -> None:
                 log.warning("raw partition %s: store not opened yet (%s: %s); the next window tick tries again",
                             p, type(exc).__name__, str(exc)[:200])
                 continue
-            owned.pending.discard(p)
+            owned.checked(p, generation)
 
 
 async def _check(ctx: WorkerContext, changelog: Changelog, partition: int, topic: str) -> None:

@@ -43,6 +43,7 @@ class RoundRunner:
         self.running: dict[str, asyncio.Task] = {}
         self.waiting: dict[str, Any] = {}  #: site -> the newest set that came while its round ran
         self.cancelled = 0
+        self.stopped = False
 
     def owns(self, site: str) -> bool:
         return self.owned is None or partition_of(site, self.partitions) in self.owned
@@ -51,7 +52,10 @@ class RoundRunner:
         return site in self.running or site in self.waiting
 
     def submit(self, site: str, cand: Any) -> None:
-        """Run a round of ``cand`` now, or after the site's running round (the newest set wins)."""
+        """Run a round of ``cand`` now, or after the site's running round (the newest set wins);
+        nothing once stopped."""
+        if self.stopped:
+            return
         if site in self.running:
             self.waiting[site] = cand
             return
@@ -68,7 +72,10 @@ class RoundRunner:
                     log.exception("validation round of %s failed", site)
                 cand = self.waiting.pop(site, None)
         finally:
-            self.running.pop(site, None)
+            if self.running.get(site) is asyncio.current_task():
+                del self.running[site]
+            if site in self.waiting and site not in self.running and not self.stopped:
+                self.submit(site, self.waiting.pop(site))  # a set that came as the round was cancelled
 
     def assigned(self, partitions: set[int]) -> None:
         """The group's new assignment of the candidates topic: the rounds of sites now owned by
@@ -85,6 +92,7 @@ class RoundRunner:
 
     async def stop(self) -> None:
         """Cancel every round (the worker stops) and wait until they ended."""
+        self.stopped = True
         self.waiting.clear()
         tasks = list(self.running.values())
         for task in tasks:

@@ -47,15 +47,24 @@ log = logging.getLogger(__name__)
 
 class _SiteCache:
     """One site's verdicts in the store (core/validation/round.py VerdictCache): valid and refuted
-    for ``ttl_s``, undecided ones for their back-off (from ``retry_s``)."""
+    for ``ttl_s``, undecided ones for their back-off (from ``retry_s``).  ``keys``: every key the
+    round asked for or stored (what :func:`round_needed` checks next time: the candidates' texts,
+    not those of the rules narrowed from them).  With ``pacer``, an undecided verdict reached once
+    the site's fetch budget was spent is not kept: nothing was tried, so no back-off grows."""
 
-    def __init__(self, store: VerdictStore, site: str, ttl_s: float, retry_s: float) -> None:
-        self.store, self.site, self.ttl, self.retry = store, site, ttl_s, retry_s
+    def __init__(self, store: VerdictStore, site: str, ttl_s: float, retry_s: float,
+                 pacer: SitePacer | None = None) -> None:
+        self.store, self.site, self.ttl, self.retry, self.pacer = store, site, ttl_s, retry_s, pacer
+        self.keys: set[str] = set()
 
     def get(self, key: str) -> dict | None:
+        self.keys.add(key)
         return self.store.get(self.site, key, self.ttl)
 
     def put(self, key: str, verdict: dict) -> None:
+        self.keys.add(key)
+        if verdict.get("valid") is None and self.pacer is not None and self.pacer.left() == 0:
+            return  # undecided for want of budget: asked again once the budget allows
         self.store.put(self.site, key, verdict, self.retry, self.ttl)
 
 
@@ -310,18 +319,20 @@ async def validation_round(site: str, cand, parts: RoundParts):
             log.info("%s: not in DUST_VALIDATOR_SITES: its rules are not validated (nothing is fetched)", site)
         return "unconfigured"
     prev = verdicts.ruleset(site)
-    cache = _SiteCache(verdicts, site, settings.verdict_ttl_s, settings.undecided_retry_s)
+    cache = _SiteCache(verdicts, site, settings.verdict_ttl_s, settings.undecided_retry_s, parts.pacer)
     key = candidates_key(cand)
     stored = cand.to_representation() if hasattr(cand, "to_representation") else dict(cand)
     why = round_needed(verdicts, cache, site, key)
+    cache.keys.clear()  # from here on: the keys the round itself uses
     if why is None:  # decided, and nothing expired: the newest test URLs kept for the next round
         verdicts.set_candidates(site, stored, key)
         if metrics is not None:
             metrics.rounds_skipped.labels("decided").inc()
         log.debug("%s: window %s: candidates unchanged and decided: no round", site, cand.window)
         return "skipped"
-    if parts.pacer is not None and parts.pacer.left() == 0:
-        verdicts.set_candidates(site, stored, key)  # the revalidation timer runs it once the budget allows
+    verdicts.set_candidates(site, stored, key)  # kept before the round: a cancelled round loses no set
+    left = parts.pacer.left() if parts.pacer is not None else None
+    if parts.pacer is not None and left is not None and left < min(MIN_ROUND_BUDGET, parts.pacer.per_hour):
         if metrics is not None:
             metrics.rounds_skipped.labels("fetch_budget").inc()
         log.warning("%s: no validation round: %s fetches in the last hour (DUST_VALIDATOR_FETCHES_PER_HOUR)", site,
@@ -336,9 +347,7 @@ async def validation_round(site: str, cand, parts: RoundParts):
     rules, stats = [], {}
     if sv is not None:  # None: an outage, which decide_version keeps as it is
         count_verdicts(metrics, sv)
-        verdicts.set_candidates(site, stored, key)
-        verdicts.set_round(site, {"key": key, "window": cand.window,
-                                  "verdicts": sorted({v.rule.text for v in sv.result.verdicts})})
+        verdicts.set_round(site, {"key": key, "window": cand.window, "verdicts": sorted(cache.keys)})
         now = round(time.time(), 3)
         rules = [r.to_json() | {"validated_at": now} for r in sv.rules]
         progress.finished(sv)
@@ -356,6 +365,8 @@ async def validation_round(site: str, cand, parts: RoundParts):
     return sent
 
 
+#: a round starts only with at least this many fetches left in the site's hourly budget
+MIN_ROUND_BUDGET = 50
 #: rules listed by name in a version's ``changes`` (beyond them, counted)
 MAX_CHANGES_LISTED = 50
 

@@ -16,7 +16,8 @@ Policy (every refusal and failure is counted by reason in ``Fetcher.counts``):
   fetches per hour (``fetch_budget``) for the whole site, all its origins together
   (:class:`~dustbuster.fetch.pacer.SitePacer`: the validator keeps one per site across its rounds);
 * robots.txt honoured by default (``refused_robots``), fetched once per origin, with our
-  User-Agent;
+  User-Agent; a robots.txt that is missing (4xx) allows everything, one that cannot be reached
+  (5xx, a network error, a timeout) disallows everything for the round (RFC 9309 §2.3.1.3-4);
 * no cookies: every page is fetched as a first visit, as a crawler with cookies off sees it (ours,
   beyond the papers).  A session would make a page depend on the URLs fetched before it: Trac keeps
   a visitor's ``daysback`` in its session, so after ``/timeline?daysback=90`` the same
@@ -88,6 +89,12 @@ def fetch_policy(conf: SiteConfig) -> FetchPolicy:
     return FetchPolicy(origins=frozenset(FetchPolicy.origin_of(o) for o in conf.origins),
                        allow_private=conf.allow_private, resolve=dict(conf.resolve), robots=conf.robots,
                        rate_per_s=conf.rate_per_s, per_host_concurrency=conf.concurrency)
+
+
+def _disallow_all() -> urllib.robotparser.RobotFileParser:
+    rp = urllib.robotparser.RobotFileParser()
+    rp.disallow_all = True  # type: ignore[attr-defined]  # set by RobotFileParser.__init__, not in typeshed
+    return rp
 
 
 class Refused(Exception):
@@ -173,15 +180,18 @@ class Fetcher:
                 if status == 200:
                     rp = urllib.robotparser.RobotFileParser()
                     rp.parse(body.decode("utf-8", "replace").splitlines())
-                elif status in (401, 403):
-                    rp = urllib.robotparser.RobotFileParser()
-                    rp.disallow_all = True  # type: ignore[attr-defined]  # set by RobotFileParser.__init__, not in typeshed
+                elif status in (401, 403) or status >= 500:  # 5xx: unreachable, complete disallow (RFC 9309 §2.3.1.4)
+                    rp = _disallow_all()
             except Refused as exc:
                 if exc.reason == "fetch_budget":
                     raise  # not fetched: asked again once the budget allows (never taken as "no robots.txt")
-                log.debug("robots.txt of %s: %s", origin, exc)
-            except Exception as exc:  # noqa: BLE001 - no robots.txt reachable: allowed (RFC 9309 §2.3.1.3)
-                log.debug("robots.txt of %s: %s", origin, exc)
+                log.info("robots.txt of %s unreachable (%s): nothing of it is fetched this round (RFC 9309 §2.3.1.4)",
+                         origin, exc.reason)
+                rp = _disallow_all()
+            except Exception as exc:  # noqa: BLE001 - a network error: unreachable, complete disallow (RFC 9309 §2.3.1.4)
+                log.info("robots.txt of %s unreachable (%s: %s): nothing of it is fetched this round", origin,
+                         type(exc).__name__, str(exc)[:200])
+                rp = _disallow_all()
             self._robots[origin] = rp
         rp = self._robots[origin]
         return rp is None or rp.can_fetch(self.policy.user_agent, str(url))

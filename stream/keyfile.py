@@ -56,6 +56,7 @@ class KeyFile:
         digest = hashlib.sha256(raw).digest()
         if digest == self._digest:
             return None
+        self._digest = digest  # said once per content, valid or not
         try:
             keys = parse_key_text(raw.decode("utf-8", "replace"))
         except DustError as exc:
@@ -64,7 +65,7 @@ class KeyFile:
         if not keys:  # no keys would mean "check nothing": an emptied file never turns the checks off
             log.warning("trusted keys file %s holds no key: the keys read before stand", self.path)
             return None
-        self._digest, self.keys = digest, keys
+        self.keys = keys
         return keys
 
 

@@ -107,3 +107,17 @@ def test_live_rules_revoke_a_key_from_their_keys_file(tmp_path):
     assert live.reload_keys() and sorted(live.versions()) == [B]
     assert live.canonize("http://www.a.test/x?sid=1").canonical == "http://www.a.test/x?sid=1"
     assert not live.reload_keys()  # unchanged
+
+
+def test_a_revoked_sets_site_admits_no_older_set_but_the_one_set_aside():
+    book = RuleBook(keys=parse_key_list(f"{PUB} {OTHER_PUB}"))
+    old = wire(sign_document(DOC | {"site": A, "version": 3}, OTHER))  # signed before a rotation
+    new = wire(sign_document(DOC | {"site": A, "version": 5}, KEY))
+    book.update(A, old)
+    book.update(A, new)
+    assert book.set_keys(parse_key_list(OTHER_PUB)) == ([A], [])  # KEY revoked
+    with pytest.raises(RuleError):
+        book.update(A, old)  # replayed: older than the set dropped
+    assert A not in book.sites
+    assert book.set_keys(parse_key_list(f"{PUB} {OTHER_PUB}")) == ([], [A])  # KEY trusted again: v5 back
+    assert book.sites[A].version == 5

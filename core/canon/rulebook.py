@@ -25,6 +25,7 @@ them.  A URL of no known site gets only the normalization.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -104,8 +105,17 @@ class RuleBook:
         #: site -> its newest set refused for its signature (or dropped when its key was revoked): tried
         #: again when the trusted keys change (:meth:`set_keys`), one document per site at most
         self.unverified: dict[str, Mapping[str, Any]] = {}
+        #: site -> the version of its set dropped for a revoked key: no set of that version or older
+        #: is admitted for it again (no rollback to a set signed before a rotation), the one set aside excepted
+        self.floor: dict[str, int] = {}
+        #: updates and key changes one at a time (a large set is admitted on a thread: stream/rulesview.py)
+        self.lock = threading.RLock()
 
     def update(self, site: str, doc: Mapping[str, Any] | None, unvalidated: bool = False) -> SiteRules | None:
+        with self.lock:
+            return self._update(site, doc, unvalidated)
+
+    def _update(self, site: str, doc: Mapping[str, Any] | None, unvalidated: bool = False) -> SiteRules | None:
         """Apply a rules-topic record: a RuleSet document, or None (a tombstone) to drop the site.
         With trusted keys a tombstone is refused (``unsigned_deletion``: it cannot carry a
         signature): the validator removes a site's rules with a signed set of no rules, which
@@ -125,7 +135,8 @@ class RuleBook:
             return None
         held = self.sites.get(site)
         try:
-            sr = SiteRules.from_document(site, doc, self.ma, unvalidated, held.version if held else None,
+            sr = SiteRules.from_document(site, doc, self.ma, unvalidated,
+                                         held.version if held else self.floor.get(site),
                                          held_doc=held.doc if held else None, now_ms=int(self.clock() * 1000),
                                          max_skew_ms=self.max_skew_ms, keys=self.keys)
         except RuleError as exc:
@@ -143,11 +154,17 @@ class RuleBook:
         return sr
 
     def set_keys(self, keys: Mapping[str, bytes]) -> tuple[list[str], list[str]]:
+        with self.lock:
+            return self._set_keys(keys)
+
+    def _set_keys(self, keys: Mapping[str, bytes]) -> tuple[list[str], list[str]]:
         """Trust ``keys`` from now on, without a restart: every held set whose signature none of them
         verifies is dropped (``key_revoked``: a compromised key is revoked at once), and each site's
         newest set refused for its signature is admitted when one of them verifies it (a key
-        added).  With no keys, sets are no longer checked (nothing is dropped).  Returns (sites
-        dropped, sites admitted)."""
+        added).  With no keys, sets are no longer checked (nothing is dropped, nothing set aside is
+        admitted).  A site whose set was dropped admits no set of that version or older again but
+        the one set aside (no rollback to a set signed before a rotation).  Returns (sites dropped,
+        sites admitted)."""
         self.keys = dict(keys)
         dropped: list[str] = []
         if self.keys:
@@ -157,13 +174,15 @@ class RuleBook:
                 except RuleError:
                     del self.sites[site]
                     self.unverified[site] = sr.doc
+                    self.floor[site] = sr.version
                     self.rejected["key_revoked"] = self.rejected.get("key_revoked", 0) + 1
                     self.last_refusal[site] = "key_revoked"
                     dropped.append(site)
         admitted: list[str] = []
-        for site, doc in list(self.unverified.items()):
+        for site, doc in list(self.unverified.items()) if self.keys else ():  # no keys: nothing re-admitted
             if site in self.sites:
                 continue
+            floor = self.floor.pop(site, None)  # the set aside may come back, not an older one
             counted = (self.bad, dict(self.rejected), self.last_refusal.get(site))
             try:
                 self.update(site, doc)
@@ -171,6 +190,8 @@ class RuleBook:
                 self.bad, self.rejected = counted[0], counted[1]
                 if counted[2] is not None:
                     self.last_refusal[site] = counted[2]
+                if floor is not None:
+                    self.floor[site] = floor
                 continue
             admitted.append(site)
         return dropped, admitted

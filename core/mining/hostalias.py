@@ -9,7 +9,7 @@ site's (the sites file's ``origins``); each of them is a candidate alias of one 
 
 * the target is the origin the site itself points to — where the other origins' front pages
   redirect, or the origin of their declared canonical — else the one with the shortest host (then
-  the first in sort order: the choice is reproducible);
+  https before http, then the first in sort order: the choice is reproducible);
 * each other origin ``a`` gives one rule ``"^a/" → "^target/"`` (anchored at the URL's start: the
   scheme, host and port, nothing of the path), decided by Figure 3 like any rule — on *made*
   samples: the paths of the site's test URLs put under ``a`` (:func:`alias_samples`), fetched and
@@ -44,8 +44,9 @@ def origin_of(url: str) -> str | None:
     return f"{parts.scheme.lower()}://{parts.hostname.lower()}" + (f":{port}" if port and port != default else "")
 
 
-def _host_length(origin: str) -> tuple[int, str]:
-    return len(origin.split("://", 1)[1]), origin
+def _host_length(origin: str) -> tuple[int, bool, str]:
+    """The order of preference among targets: the shorter host, https before http, then the text."""
+    return len(origin.split("://", 1)[1]), not origin.startswith("https://"), origin
 
 
 def alias_target(origins: Sequence[str], pointed: Mapping[str, str] | None = None) -> str:
