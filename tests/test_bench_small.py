@@ -17,6 +17,7 @@ BENCH = ROOT / "bench"
 
 #: script → (its arguments for a small run, whether it writes JSON to --out, the modules it needs)
 SMALL = {
+    "bench_bigmine.py": (["--small"], True, []),
     "bench_canon.py": (["--small"], True, ["w3lib"]),
     "bench_commands.py": (["--small"], True, []),
     "bench_cost.py": (["--small"], True, []),

@@ -1,0 +1,125 @@
+"""Big logs, end to end as a user runs them (issue 38's yardstick): ``dustbuster mine FILE --json -q``
+on the seeded generator's logs of 1M, 3M and 10M lines (several host names of one forum:
+bench/genlog.py) and on the real logs of tests/data/logs concatenated, each timed as a subprocess:
+wall, CPU (user + system of the process, from ``wait4``), peak memory (its max RSS), lines/s — next
+to the floor measured in the same run on the same file: ``LC_ALL=C awk '{print $N}' FILE | sort -u``,
+N the request target's field (the unique request targets, no mining at all).  Rules are compared across sizes (the share of the
+smaller log's rule texts the larger one holds: a bigger log of the same site should keep them).
+
+    .venv/bin/python bench/bench_bigmine.py                       # 1M, 3M, 10M lines (10M needs ~25 GB today)
+    .venv/bin/python bench/bench_bigmine.py --sizes 1000000       # what fits this machine
+    .venv/bin/python bench/bench_bigmine.py --small               # 20k and 40k lines: what CI runs
+
+Prints a Markdown table; writes bench/out/bench_bigmine.json (``--out`` elsewhere).  Generated logs
+are cached under bench/out/bigmine/ (byte-identical for the same size and seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_mine import OUT, real_log  # noqa: E402
+
+WORK = OUT / "bigmine"
+SITE = "www.forum.co.il"  #: the generator's main host (lines carry their host: vhost format)
+
+
+def timed(cmd: list[str], stdout=subprocess.DEVNULL, env: dict | None = None) -> dict:
+    """Run ``cmd``; its wall seconds, CPU seconds and peak RSS (MB), from wait4 (this child only)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=stdout, stderr=subprocess.PIPE, env=env)
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    return {"exit": proc.returncode, "wall_s": round(wall, 2), "cpu_s": round(ru.ru_utime + ru.ru_stime, 2),
+            "peak_mb": round(ru.ru_maxrss / 1024), "stderr": err[-2000:]}
+
+
+def generated(lines: int, seed: int) -> Path:
+    path = WORK / f"gen_{lines}_s{seed}.log"
+    if not path.exists():
+        WORK.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "wb") as out:
+            subprocess.run([sys.executable, str(ROOT / "bench" / "genlog.py"), "--lines", str(lines), "--seed", str(seed)],
+                           cwd=ROOT, stdout=out, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        tmp.rename(path)
+    return path
+
+
+def target_field(path: Path) -> int:
+    """awk's field number of the request target in the log's first line: the token after the
+    quoted method (7 in common and combined lines, 8 in vhost lines)."""
+    with open(path, "rb") as fh:
+        tokens = fh.readline().decode(errors="replace").split()
+    return next((k + 2 for k, t in enumerate(tokens) if t.startswith('"') and t[1:].isalpha() and t[1:].isupper()), 7)
+
+
+def count_lines(path: Path) -> int:
+    with open(path, "rb") as fh:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+
+
+def run_one(name: str, path: Path, site: str) -> dict:
+    lines = count_lines(path)
+    out = WORK / f"{name}.json"
+    with open(out, "wb") as fh:
+        mine = timed([sys.executable, "-m", "dustbuster", "mine", str(path), "--site", site, "--json", "-q"], stdout=fh)
+    field = target_field(path)
+    floor = timed(["sh", "-c", f"LC_ALL=C awk '{{print ${field}}}' '{path}' | sort -u > /dev/null"])
+    rules: list[str] = []
+    if mine["exit"] == 0:
+        doc = json.loads(out.read_text())
+        rules = sorted({str(r.get("display")) for r in doc.get("rules", [])})
+    row = {"log": name, "lines": lines, "mb": round(path.stat().st_size / 1e6, 1), "mine": mine, "floor": floor,
+           "lines_per_s": round(lines / mine["wall_s"]) if mine["exit"] == 0 and mine["wall_s"] else None,
+           "floor_ratio": round(mine["wall_s"] / max(floor["wall_s"], 1e-3), 1), "rules": len(rules)}
+    row["_rules"] = rules
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000000,3000000,10000000", help="generated log sizes in lines")
+    ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--small", action="store_true", help="20,000 and 40,000 lines, no real logs: CI's run")
+    ap.add_argument("--no-real", action="store_true", help="leave out the real logs")
+    ap.add_argument("--out", type=Path, default=OUT / "bench_bigmine.json")
+    a = ap.parse_args(argv)
+    sizes = [20_000, 40_000] if a.small else [int(s) for s in a.sizes.split(",") if s.strip()]
+    rows = [run_one(f"generated {n:,}", generated(n, a.seed), SITE) for n in sizes]
+    if not (a.small or a.no_real):
+        rows.append(run_one("real logs concatenated", real_log()[0], "www.example.com"))
+    gen = [r for r in rows if r["log"].startswith("generated")]
+    for small, big in zip(gen, gen[1:]):
+        kept = set(small["_rules"]) & set(big["_rules"])
+        big["rules_kept_from_smaller"] = round(len(kept) / max(1, len(small["_rules"])), 3)
+    print("| log | lines | MB | mine wall s | CPU s | peak MB | lines/s | floor (awk, sort -u) s | mine / floor | rules | kept from the smaller |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        m = r["mine"]
+        status = "" if m["exit"] == 0 else f" (exit {m['exit']}: {m['stderr'].strip().splitlines()[-1:] or ''})"
+        print(f"| {r['log']}{status} | {r['lines']:,} | {r['mb']} | {m['wall_s']} | {m['cpu_s']} | {m['peak_mb']:,} | "
+              f"{r['lines_per_s'] or '-'} | {r['floor']['wall_s']} | {r['floor_ratio']} | {r['rules']} | "
+              f"{r.get('rules_kept_from_smaller', '-')} |")
+    for r in rows:
+        r.pop("_rules")
+        r["mine"].pop("stderr", None) if r["mine"]["exit"] == 0 else None
+        r["floor"].pop("stderr", None)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps({"cpus": os.cpu_count(), "seed": a.seed, "rows": rows}, indent=1))
+    return 0 if all(r["mine"]["exit"] == 0 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
