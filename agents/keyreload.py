@@ -5,23 +5,10 @@ left without rules are named), a key put in admits the sets refused for want of 
 
 from __future__ import annotations
 
-import logging
-
-from dustbuster.core.canon.rulebook import RuleBook
 from dustbuster.core.model.signing import parse_key_list
-from dustbuster.stream.keyfile import RELOAD_S, KeyFile
+from dustbuster.stream.keyfile import RELOAD_S, KeyFile, apply_keys
 
 from .context import WorkerContext
-
-log = logging.getLogger(__name__)
-
-
-def apply_keys(book: RuleBook, keys: dict[str, bytes], fixed: dict[str, bytes], source: object) -> tuple[list, list]:
-    """``keys`` (the file's) with ``fixed`` (DUST_TRUSTED_KEYS) into ``book``; says what changed."""
-    dropped, admitted = book.set_keys(fixed | keys)
-    log.warning("trusted keys from %s: %s keys now; %s sites lost their rule set (key revoked)%s; %s sites admitted",
-                source, len(book.keys), len(dropped), f": {', '.join(dropped[:10])}" if dropped else "", len(admitted))
-    return dropped, admitted
 
 
 def register(ctx: WorkerContext) -> None:
@@ -38,6 +25,5 @@ def register(ctx: WorkerContext) -> None:
         if keys is None:
             return
         dropped, _ = apply_keys(ctx.book, keys, fixed, path)
-        for _site in dropped:
-            ctx.metrics.rule_sets_rejected.labels("key_revoked").inc()
+        ctx.metrics.rule_sets_rejected.labels("key_revoked").inc(len(dropped))
         ctx.metrics.rule_sets.set(len(ctx.book.sites))

@@ -32,7 +32,7 @@ from dustbuster.core.params import DEFAULT_MA
 from dustbuster.core.canon.rulebook import RuleBook, SiteCanonized, trust_warnings
 from dustbuster.core.model.signing import parse_key_list, trusted_keys
 from dustbuster.core.strictjson import loads_strict
-from dustbuster.stream.keyfile import RELOAD_S as KEY_RELOAD_S, KeyFile
+from dustbuster.stream.keyfile import RELOAD_S as KEY_RELOAD_S, KeyFile, apply_keys
 
 log = logging.getLogger(__name__)
 
@@ -117,10 +117,7 @@ class LiveRules:
         if keys is None:
             return False
         with self._lock:
-            dropped, admitted = self.book.set_keys(self.fixed_keys | keys)
-        log.warning("trusted keys from %s: %s keys now; %s sites lost their rule set (key revoked)%s; %s admitted",
-                    self.key_file.path, len(self.fixed_keys | keys), len(dropped),
-                    f": {', '.join(dropped[:10])}" if dropped else "", len(admitted))
+            apply_keys(self.book, keys, self.fixed_keys, self.key_file.path)
         return True
 
     def _watch_keys(self) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch
 
@@ -105,26 +105,22 @@ class RocksKV:
                 if k in cache:
                     cache[k] = v
 
-    def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+    def _walk(self, prefix: bytes) -> Iterator[Any]:
+        """The store's iterator, positioned on each key under ``prefix`` in turn."""
         it = self.db.iter()
         it.seek(prefix)
-        while it.valid():
-            k = it.key()
-            if not k.startswith(prefix):
-                break
-            yield k, it.value()
+        while it.valid() and it.key().startswith(prefix):
+            yield it
             it.next()
+
+    def scan(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        for it in self._walk(prefix):
+            yield it.key(), it.value()
 
     def scan_keys(self, prefix: bytes) -> Iterator[bytes]:
         """The keys under ``prefix``, their values not read."""
-        it = self.db.iter()
-        it.seek(prefix)
-        while it.valid():
-            k = it.key()
-            if not k.startswith(prefix):
-                break
-            yield k
-            it.next()
+        for it in self._walk(prefix):
+            yield it.key()
 
     def compact(self) -> None:
         """Compact the whole store (benchmarks measure its size on disk after this)."""

@@ -9,9 +9,13 @@ from __future__ import annotations
 import hashlib
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dustbuster.core.errors import ConfigError, DustError
 from dustbuster.core.model.signing import parse_key_list
+
+if TYPE_CHECKING:
+    from dustbuster.core.canon.rulebook import RuleBook
 
 log = logging.getLogger(__name__)
 
@@ -69,4 +73,13 @@ class KeyFile:
         return keys
 
 
-__all__ = ["KeyFile", "RELOAD_S", "parse_key_text", "read_key_file"]
+def apply_keys(book: "RuleBook", keys: dict[str, bytes], fixed: dict[str, bytes], source: object) -> tuple[list, list]:
+    """``keys`` (a file's) with ``fixed`` (the ones set otherwise, which stay) into ``book``
+    (``RuleBook.set_keys``); says what changed.  Returns (sites dropped, sites admitted)."""
+    dropped, admitted = book.set_keys(fixed | keys)
+    log.warning("trusted keys from %s: %s keys now; %s sites lost their rule set (key revoked)%s; %s sites admitted",
+                source, len(book.keys), len(dropped), f": {', '.join(dropped[:10])}" if dropped else "", len(admitted))
+    return dropped, admitted
+
+
+__all__ = ["KeyFile", "RELOAD_S", "apply_keys", "parse_key_text", "read_key_file"]
