@@ -319,11 +319,12 @@ class RuleSet:
     admitted as the service admits it (docs/canonizer.md "Admission"; a ``mine`` document's
     candidates only with ``unvalidated=True``), or :class:`Rejected`.  ma=10: DEFAULT_MA."""
 
-    def __init__(self, doc, ma=10, normalize=None, unvalidated=False, site=None, keys=None):
+    def __init__(self, doc, ma=10, normalize=None, unvalidated=False, site=None, keys=None, signed=False):
         if not isinstance(doc, dict):
             raise Rejected("bad_record", "a rule set must be a JSON object")
         if keys:
             _verify(doc, _keys(keys))
+        keys = keys or signed  # verified here or by the caller (RuleBook): its host rules may join any alias
         self.doc = doc
         lists = [doc.get(key) or [] for key in ("param_rules", "general_rules", "rules")]
         if not all(isinstance(x, list) for x in lists):
@@ -337,6 +338,8 @@ class RuleSet:
             normalize,
         )
         self.rules = [self._admit(r, unvalidated) for r in lists[0] + lists[1] + lists[2]]
+        site = (self.site or "").lower() if isinstance(self.site, str) else ""
+        self.hosts = _set_hosts(site, self.rules, bool(keys))  # the site, then the aliases its host rules join
         if "param_rules" in doc or "general_rules" in doc or str(doc.get("schema")).startswith("dustbuster/mine@"):
             self.rules.sort(key=lambda r: (list(_TYPES).index(r.kind), getattr(r, "action", "") == "sort"))
         self._check(lists[0] + lists[1] + lists[2])
@@ -358,8 +361,10 @@ class RuleSet:
     def _check(self, raw):
         site = (self.site or "").lower() if isinstance(self.site, str) else ""
         hosts = [site, "www." + site] if "." in site else ["example.com", "www.example.com"]
+        homes = self.hosts or ((site,) if site else ())
+        hosts += [h for h in homes[1:] if h not in hosts]
         for r in self.rules:  # each rule alone on URLs built from it (dustbuster.core.canon.admission.rule_probes)
-            _verdict([r], _rule_probes(hosts, r), site, self.ma)
+            _verdict([r], _rule_probes(hosts, r, homes), homes, self.ma)
         urls = [s + "://" + h + p for h in hosts for s in ("http", "https") for p in _PROBE_PATHS]
         for ev in (r.get("evidence") for r in raw):
             urls += [
@@ -367,7 +372,7 @@ class RuleSet:
                 for x in ((ev.get("samples") or [])[:5] if isinstance(ev, dict) else [])
                 if isinstance(x, list) and x and isinstance(x[0], str)
             ]
-        _verdict(self.rules, dict.fromkeys(urls), site, self.ma)
+        _verdict(self.rules, dict.fromkeys(urls), homes, self.ma)
 
     def canonize(self, url):
         """The canonical form of ``url`` (thesis Figure 5.5; at most ``ma`` iterations)."""
@@ -392,7 +397,38 @@ def _within(host, site):
     return host == site or host.endswith("." + site)
 
 
-def _verdict(rules, urls, site, ma):
+def _covered(host, homes):
+    return any(_within(host, h) for h in homes)
+
+
+_ORIGIN = re.compile(r"(?i)https?://([a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?|\[[0-9a-f:.]+\])(?::\d{1,5})?/\Z")
+
+
+def _origin_host(text):
+    m = _ORIGIN.match(text, 1) if text[:1] == _START else None
+    return m.group(1).lower() if m else None
+
+
+def _set_hosts(site, rules, signed):
+    """The hosts a set covers, as dustbuster.core.model.hostrules.set_hosts: the site, then each host
+    a host rule (``^scheme://host/`` → ``^scheme://host2/``) joins to a covered host — any host in a
+    signed set, only the ``www.`` twin in an unsigned one."""
+    pairs = [(_origin_host(r.alpha), _origin_host(r.beta)) for r in rules if type(r) is _Substring]
+    pairs = [(a, b) for a, b in pairs if a and b]
+    hosts, grew = ([site] if site else []), bool(site)
+    while grew:
+        grew = False
+        for a, b in pairs:
+            for new, old in ((b, a), (a, b)):
+                if _covered(new, hosts) or not _covered(old, hosts):
+                    continue
+                if signed or any(new == "www." + h or h == "www." + new for h in hosts):
+                    hosts.append(new)
+                    grew = True
+    return tuple(hosts)
+
+
+def _verdict(rules, urls, homes, ma):
     """Rejected when ``rules`` do not converge on a URL, break it, move it off the site or make an
     https URL http (as the core)."""
     bad = lambda x: any(c <= " " or c in "\x7f\\" for c in x)  # noqa: E731
@@ -403,13 +439,13 @@ def _verdict(rules, urls, site, ma):
             raise Rejected("non_converging", u)
         if before is not None and (after is None or (bad(out) and not bad(u))):
             raise Rejected("not_a_url", u + " becomes " + out[:200])
-        if site and before and after and _within(before, site) and not _within(after, site):
+        if homes and before and after and _covered(before, homes) and not _covered(after, homes):
             raise Rejected("off_site", u + " moves to host " + after)
         if before is not None and u[:8].lower() == "https://" and out[:7].lower() == "http://":
             raise Rejected("downgrade", u + " becomes " + out[:200])
 
 
-def _rule_probes(hosts, r):
+def _rule_probes(hosts, r, homes=()):
     """At most 8 URLs of the site from rule ``r``, as dustbuster.core.canon.admission.rule_probes builds them."""
     h, a = hosts[0], getattr(r, "alpha", "")
     a = a.replace("{%s}" % r.cls, _SAMPLES[r.cls][0]) if isinstance(r, _Pattern) else a
@@ -433,7 +469,7 @@ def _rule_probes(hosts, r):
         urls = [core] if core else []
     tail = "" if end or not isinstance(r, _Substring) else "/x?sid=1" if core[-1:] in _ALNUM else "x?sid=1"
     urls = dict.fromkeys(u + tail for u in urls)
-    return [u for u in urls if _abs_host(u) and _within(_abs_host(u), h) and _START not in u and _END not in u][:8]
+    return [u for u in urls if _abs_host(u) and _covered(_abs_host(u), homes or (h,)) and _START not in u and _END not in u][:8]
 
 
 def _bound(site, doc, signed):
@@ -450,6 +486,7 @@ class RuleBook:
 
     def __init__(self, ma=10, normalize=None, keys=None, clock=time.time, max_skew_s=86400):
         self.ma, self.normalize, self.sites, self.clock, self.skew = ma, normalize, {}, clock, max_skew_s * 1000
+        self.aliases = {}
         self.keys = _keys(keys)
 
     def update(self, site, doc):
@@ -460,6 +497,7 @@ class RuleBook:
             if self.keys:  # a tombstone cannot be signed: a signed set with no rules removes a site's rules
                 raise Rejected("unsigned_deletion", "a tombstone for %r carries no signature" % site)
             self.sites.pop(site, None)
+            self._index()
             return
         if self.keys and isinstance(doc, dict):
             _verify(doc, self.keys)
@@ -474,17 +512,26 @@ class RuleBook:
             if _content(doc) != _content(held.doc):
                 raise Rejected("version_reused", "v%d is held with other content" % v)
             return
-        self.sites[site] = RuleSet(doc, self.ma, site=site)
+        self.sites[site] = RuleSet(doc, self.ma, site=site, signed=bool(self.keys))
+        self._index()
+
+    def _index(self):  # alias host -> site (RuleSet.hosts), looked up after every site's own host
+        self.aliases = {}
+        for name in sorted(self.sites):
+            for h in self.sites[name].hosts[1:]:
+                self.aliases.setdefault(h, name)
 
     def canonize(self, url, site=None):
         url = _normalized(self.normalize, url)
         rs = self.sites.get(site.lower()) if site else None
         if rs is None and not site:
-            host = _host(url)
-            while host and rs is None:
-                rs = self.sites.get(host)
-                rs = rs if rs is not None and rs.rules else None  # an empty set hides no parent's rules
-                host = host.partition(".")[2]
+            aliases = self.aliases
+            for table in (self.sites, aliases) if aliases else (self.sites,):
+                host = _host(url)
+                while host and rs is None:
+                    rs = self.sites.get(host if table is self.sites else aliases.get(host, ""))
+                    rs = rs if rs is not None and rs.rules else None  # an empty set hides no parent's rules
+                    host = host.partition(".")[2]
         return rs.canonize(url) if rs is not None else url
 
 

@@ -79,3 +79,87 @@ def test_the_target_is_where_the_site_points():
     assert [r.text for r in alias_candidates(origins, pointed)] == [
         '"^http://wiki.test/" → "^http://www.wiki.test/"', '"^http://wiki.test:8080/" → "^http://www.wiki.test/"']
     assert alias_candidates(["http://wiki.test"]) == []
+
+
+# ---- consumers: a set's host rules name the hosts it covers (core/model/hostrules.py) ----
+
+def _alias_doc(site: str, alpha_host: str, beta_host: str, version: int = 1) -> dict:
+    return {"site": site, "version": version, "rules": [
+        {"type": "substring", "alpha": f"http://{alpha_host}/", "beta": f"http://{beta_host}/", "anchor_start": True,
+         "status": "valid"},
+        {"type": "parameter", "name": "sid", "action": "remove", "status": "valid"}]}
+
+
+def test_a_set_keyed_by_the_www_host_covers_the_bare_host_in_every_consumer():
+    import dustcanon
+    from dustbuster.core.canon.rulebook import RuleBook
+
+    doc = _alias_doc("www.wiki.test", "www.wiki.test", "wiki.test")  # the site points to the bare host
+    book, mod = RuleBook(), dustcanon.RuleBook()
+    assert book.update("www.wiki.test", doc).hosts == ("www.wiki.test", "wiki.test")
+    mod.update("www.wiki.test", doc)
+    for url, want in [("http://wiki.test/a?sid=1", "http://wiki.test/a"),        # the alias: found by its host
+                      ("http://www.wiki.test/a?sid=1", "http://wiki.test/a"),    # the site: moved to the alias
+                      ("http://en.wiki.test/a?sid=1", "http://en.wiki.test/a"),  # below the alias
+                      ("http://other.test/a?sid=1", "http://other.test/a?sid=1")]:
+        assert book.canonize(url, normalize=False).canonical == want, url
+        assert mod.canonize(url) == want, url
+    assert book.canonize("http://wiki.test/a?sid=1").site == "www.wiki.test"
+
+
+def test_a_site_keyed_by_a_host_wins_over_another_sets_alias_and_a_removed_set_frees_it():
+    import dustcanon
+    from dustbuster.core.canon.rulebook import RuleBook
+
+    own = {"site": "wiki.test", "version": 1, "rules": [
+        {"type": "parameter", "name": "utm", "action": "remove", "status": "valid"}]}
+    for book in (RuleBook(), dustcanon.RuleBook()):
+        book.update("www.wiki.test", _alias_doc("www.wiki.test", "www.wiki.test", "wiki.test"))
+        book.update("wiki.test", own)
+        res = book.canonize("http://wiki.test/a?sid=1&utm=2")
+        assert (res if isinstance(res, str) else res.canonical) == "http://wiki.test/a?sid=1"  # its own set
+        book.update("wiki.test", None)
+        res = book.canonize("http://wiki.test/a?sid=1&utm=2")
+        assert (res if isinstance(res, str) else res.canonical) == "http://wiki.test/a?utm=2"  # the alias again
+        book.update("www.wiki.test", None)
+        res = book.canonize("http://wiki.test/a?sid=1&utm=2")
+        assert (res if isinstance(res, str) else res.canonical) == "http://wiki.test/a?sid=1&utm=2"
+
+
+def test_an_unsigned_host_rule_joins_only_the_www_twin_and_a_signed_one_any_declared_alias():
+    import dustcanon
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    from dustbuster.core.canon.rulebook import RuleBook
+    from dustbuster.core.errors import RuleError
+    from dustbuster.core.model.signing import key_id, sign_document
+
+    old_name = _alias_doc("wiki.test", "old-wiki.test", "wiki.test")  # an old name of the site
+    book, mod = RuleBook(), dustcanon.RuleBook()
+    book.update("wiki.test", old_name)  # admitted (moves the old name onto the site) but covers no other host
+    mod.update("wiki.test", old_name)
+    assert book.sites["wiki.test"].hosts == ("wiki.test",) and mod.sites["wiki.test"].hosts == ("wiki.test",)
+    assert book.canonize("http://old-wiki.test/a?sid=1", normalize=False).canonical == "http://old-wiki.test/a?sid=1"
+    hijack = _alias_doc("wiki.test", "wiki.test", "evil.test")  # unsigned: the site moved to another host
+    try:
+        book.update("wiki.test", dict(hijack, version=2))
+        raise AssertionError("admitted")
+    except RuleError as exc:
+        assert exc.reason == "off_site"
+    try:
+        mod.update("wiki.test", dict(hijack, version=2))
+        raise AssertionError("admitted")
+    except dustcanon.Rejected as exc:
+        assert exc.reason == "off_site"
+
+    key = Ed25519PrivateKey.generate()
+    raw = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    signed = sign_document(dict(old_name, version=3), key)
+    book = RuleBook(keys={key_id(raw): raw})
+    assert book.update("wiki.test", signed).hosts == ("wiki.test", "old-wiki.test")
+    assert book.canonize("http://old-wiki.test/a?sid=1", normalize=False).canonical == "http://wiki.test/a"
+    import base64
+    mod = dustcanon.RuleBook(keys=[base64.b64encode(raw).decode()])
+    mod.update("wiki.test", signed)
+    assert mod.canonize("http://old-wiki.test/a?sid=1") == "http://wiki.test/a"

@@ -23,8 +23,10 @@ dustcanon.py) therefore admits a set only if
   match, its scope), and the whole set on a built-in probe list for the site plus the
   set's own sample URLs: canonization reaches a fixed point within MA iterations, does not break
   the URL (:func:`_broken`: it stays an absolute http(s) URL with a host, gains no space, control
-  character or backslash), never moves a URL of the site to a host outside it (a host that is
-  the site or one of its subdomains stays so) and never makes an https URL http (``downgrade``).  A rule that keeps URLs well-formed and on the
+  character or backslash), never moves a URL of the site to a host outside it (a host the set
+  covers stays so: the site, the hosts its host rules join to it — any of them in a signed set,
+  only the ``www.`` twin in an unsigned one, dustbuster.core.model.hostrules — and their
+  subdomains) and never makes an https URL http (``downgrade``).  A rule that keeps URLs well-formed and on the
   site but merges different pages cannot be told here: that is the validator's fetching, and the
   signature's to vouch for.  These
   checks see every type alike, through the canonizer: a pattern rule that rewrites the host away
@@ -40,12 +42,13 @@ caller keeps the previous set, counts and logs the rejection.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from dustbuster.core.canon.canonize import Canonizer, canonize
 from dustbuster.core.errors import RuleSetRejected
 from dustbuster.core.params import DEFAULT_MA
 from dustbuster.core.canon.rulecheck import PATTERN_SAMPLES, self_feeding
+from dustbuster.core.model.hostrules import covered, set_hosts
 from dustbuster.core.model.rules import LEGACY_LISTS, Rule, rules_from_document
 from dustbuster.core.model.signing import content_bytes, verify_document
 from dustbuster.core.urls.tokens import END, START
@@ -87,14 +90,10 @@ def _host(url: str) -> str | None:
     return host.lower() or None
 
 
-def _within(host: str, site: str) -> bool:
-    return host == site or host.endswith("." + site)
-
-
-def probe_urls(site: str, doc: Mapping[str, Any], rules: list[Rule]) -> list[str]:
-    """The fixed probes for the site's hosts (:data:`PROBE_PATHS`) and the set's own sample URLs
-    (at most 5 a rule): the whole set is canonized on each."""
-    hosts = _hosts(site)
+def probe_urls(site: str, doc: Mapping[str, Any], rules: list[Rule], aliases: Sequence[str] = ()) -> list[str]:
+    """The fixed probes for the site's hosts and ``aliases`` (:data:`PROBE_PATHS`) and the set's own
+    sample URLs (at most 5 a rule): the whole set is canonized on each."""
+    hosts = [*_hosts(site), *(h for h in aliases if h != site)]
     urls = [f"{scheme}://{h}{p}" for h in hosts for scheme in ("http", "https") for p in PROBE_PATHS]
     for r in rules:
         for sample in (r.evidence or {}).get("samples", [])[:5] if isinstance(r.evidence, Mapping) else []:
@@ -148,13 +147,14 @@ def alpha_probes(site: str, alpha: str) -> list[str]:
     return [u + tail for u in out]
 
 
-def rule_probes(site: str, rule: Rule) -> list[str]:
+def rule_probes(site: str, rule: Rule, hosts: Sequence[str] = ()) -> list[str]:
     """At most 8 URLs of the site built from ``rule`` itself: for a substring or pattern
     rule, :func:`alpha_probes` of its α (a pattern's placeholder filled with the first sample value
     of its class, dustbuster.core.canon.rulecheck.PATTERN_SAMPLES); for a rule with a path scope or a
     parameter name, URLs under the scope with that parameter (and a query-parameter scope's
     items).  Only absolute http(s) URLs on the
-    site's hosts are kept: what a rule does to them is what admission judges."""
+    site's hosts (``hosts``: those its set covers, dustbuster.core.model.hostrules.set_hosts; the
+    site alone by default) are kept: what a rule does to them is what admission judges."""
     alpha = getattr(rule, "alpha", None)
     if isinstance(alpha, str):
         ph = getattr(rule, "placeholder", None)
@@ -165,8 +165,8 @@ def rule_probes(site: str, rule: Rule) -> list[str]:
         path, _, fixed = scope.partition("?")  # a query-parameter scope: its items first (in scope)
         q = "".join(i + "&" for i in fixed.split("&") if i)
         urls = [f"http://{h}{path}/x?{q}{name}=1&b=2", f"https://{www}{path}?{q}b=2&{name}=1"]
-    home = site if site and "." in site else "example.com"
-    return [u for u in dict.fromkeys(urls) if (host := _host(u)) and _within(host, home)
+    homes = tuple(hosts) or (site if site and "." in site else "example.com",)
+    return [u for u in dict.fromkeys(urls) if (host := _host(u)) and covered(host, homes)
             and START not in u and END not in u][:8]
 
 
@@ -184,11 +184,13 @@ def _broken(before: str, after: str) -> str:
     return ""
 
 
-def check_rules(site: str, rules: list[Rule], urls: list[str], ma: int) -> None:
+def check_rules(site: str, rules: list[Rule], urls: list[str], ma: int, hosts: Sequence[str] = ()) -> None:
     """Raise RuleSetRejected when the rules misbehave on ``urls``: no fixed point within ``ma``
     iterations (``non_converging``), an absolute http(s) URL broken (``not_a_url``, :func:`_broken`),
-    a URL of the site moved to a host outside it (``off_site``), an https URL made http
+    a URL of the site moved to a host outside it (``off_site``; the site's hosts are ``hosts``, those
+    its set covers, else the site and its subdomains), an https URL made http
     (``downgrade``: whoever can write a set could otherwise strip TLS from every crawl of the site)."""
+    homes = tuple(hosts) or ((site,) if site else ())
     run = Canonizer(rules, ma).canonize if len(rules) > 1 else lambda u: canonize(u, rules, ma)  # one rule: no automaton
     for u in urls:
         res = run(u)
@@ -201,18 +203,18 @@ def check_rules(site: str, rules: list[Rule], urls: list[str], ma: int) -> None:
         if why:
             raise RuleSetRejected(why, f"{u} becomes {res.canonical[:200]!r}")
         after = _host(res.canonical)
-        if site and after and _within(before, site) and not _within(after, site):
+        if homes and after and covered(before, homes) and not covered(after, homes):
             raise RuleSetRejected("off_site", f"{u} moves to host {after!r}")
         if u[:8].lower() == "https://" and res.canonical[:7].lower() == "http://":
             raise RuleSetRejected("downgrade", f"{u} becomes {res.canonical[:200]!r}: a crawler would fetch it "
                                   "without TLS")
 
 
-def check_each_rule(site: str, rules: list[Rule], ma: int) -> None:
+def check_each_rule(site: str, rules: list[Rule], ma: int, hosts: Sequence[str] = ()) -> None:
     """Every rule alone on the URLs built from it (:func:`rule_probes`): no rule may break a URL of
-    the site or move it off the site's hosts, wherever its α can match."""
+    the site or move it off the site's hosts (``hosts``: those the set covers), wherever its α can match."""
     for r in rules:
-        check_rules(site, [r], rule_probes(site, r), ma)
+        check_rules(site, [r], rule_probes(site, r, hosts), ma, hosts)
 
 
 def screen_rules(site: str, rules: list[Rule], ma: int = DEFAULT_MA) -> tuple[list[Rule], list[tuple[Rule, str]]]:
@@ -224,7 +226,8 @@ def screen_rules(site: str, rules: list[Rule], ma: int = DEFAULT_MA) -> tuple[li
             why = self_feeding(r)
             if why:
                 raise RuleSetRejected("self_feeding", why)
-            check_rules(site, [r], probe_urls(site, {}, [r]) + rule_probes(site, r), ma)
+            hosts = set_hosts(site, [r])
+            check_rules(site, [r], probe_urls(site, {}, [r], hosts) + rule_probes(site, r, hosts), ma, hosts)
             ok.append(r)
         except RuleSetRejected as exc:
             bad.append((r, str(exc)))
@@ -297,8 +300,9 @@ def admit_rules(site: str, doc: Mapping[str, Any], held_version: int | None = No
         why = self_feeding(r)
         if why:
             raise RuleSetRejected("self_feeding", f"{r.text} ({why})")
-    check_each_rule(site, list(rules), ma)
-    check_rules(site, list(rules), probe_urls(site, doc, list(rules)), ma)
+    hosts = set_hosts(site, rules, signed=bool(keys))
+    check_each_rule(site, list(rules), ma, hosts)
+    check_rules(site, list(rules), probe_urls(site, doc, list(rules), hosts), ma, hosts)
     return version, tuple(rules)
 
 

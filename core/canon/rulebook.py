@@ -10,7 +10,11 @@ frontier topic's key, the API's ``site`` field); else the URL's host, then its p
 (``a.b.forum.test`` → ``b.forum.test`` → ``forum.test``), first one with a rule set wins.  A site's
 rules are learned from its own URLs, which may span several hosts (``www.forum.test`` and
 ``forum.test`` when a rule ``^http://www.`` → ``^http://`` holds), so the parent-domain walk finds
-them.  A URL of no known site gets only the normalization.
+them.  When no site's set is found so, the same walk looks among the aliases the sets' host rules
+join to their sites (dustbuster.core.model.hostrules.set_hosts: ``forum.test`` for a set keyed
+``www.forum.test`` whose rule maps ``^http://www.forum.test/`` → ``^http://forum.test/``, or the
+other way round): an alias never takes a host from a site keyed by it.  A URL of no known site gets
+only the normalization.
 
 >>> book = RuleBook()
 >>> book.update("forum.test", {"site": "forum.test", "version": 1, "rules": [
@@ -20,6 +24,13 @@ them.  A URL of no known site gets only the normalization.
 'http://www.forum.test/story?id=5'
 >>> book.canonize("http://other.test/a?sid=9").canonical                   # no rule set: normalized only
 'http://other.test/a?sid=9'
+>>> book.update("www.wiki.test", {"site": "www.wiki.test", "version": 1, "rules": [
+...     {"type": "substring", "alpha": "http://www.wiki.test/", "beta": "http://wiki.test/", "anchor_start": True,
+...      "status": "valid"},
+...     {"type": "parameter", "name": "sid", "action": "remove", "status": "valid"}]}).hosts
+('www.wiki.test', 'wiki.test')
+>>> book.canonize("http://wiki.test/a?sid=9").canonical                    # an alias of www.wiki.test
+'http://wiki.test/a'
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ from dustbuster.core.errors import RuleError, RuleSetRejected
 from dustbuster.core.canon.admission import MAX_SKEW_MS, admit_rules
 from dustbuster.core.urls.normalize import normalize_or_keep
 from dustbuster.core.params import DEFAULT_MA
+from dustbuster.core.model.hostrules import set_hosts
 from dustbuster.core.model.rules import Rule
 from dustbuster.core.model.signing import verify_document
 
@@ -64,6 +76,9 @@ class SiteRules:
     doc: Mapping[str, Any] = field(compare=False, hash=False)
     canonizer: Canonizer = field(compare=False, hash=False, repr=False, default=None)  # type: ignore[assignment]
     texts: tuple[str, ...] = field(compare=False, hash=False, repr=False, default=())  #: display form per rule
+    #: the hosts the set covers: the site, then the aliases its host rules join to it
+    #: (dustbuster.core.model.hostrules.set_hosts)
+    hosts: tuple[str, ...] = field(compare=False, hash=False, repr=False, default=())
 
     @classmethod
     def from_document(cls, site: str, doc: Mapping[str, Any], ma: int = DEFAULT_MA, unvalidated: bool = False,
@@ -76,7 +91,8 @@ class SiteRules:
         if got is None:
             return None
         version, rules = got
-        return cls(site, version, rules, dict(doc), Canonizer(rules, ma), tuple(r.text for r in rules))
+        return cls(site, version, rules, dict(doc), Canonizer(rules, ma), tuple(r.text for r in rules),
+                   set_hosts(site, rules, signed=bool(admission.get("keys"))))
 
 
 #: refusals for a set's signature: the set is kept aside, for a key added later (RuleBook.set_keys)
@@ -99,6 +115,9 @@ class RuleBook:
         self.clock = clock
         self.max_skew_ms = int(max_skew_s * 1000)
         self.sites: dict[str, SiteRules] = {}
+        #: alias host -> the site whose set covers it (SiteRules.hosts); a host keyed as a site itself
+        #: is looked up as that site first (:meth:`site_for`)
+        self.aliases: dict[str, str] = {}
         self.bad = 0
         self.rejected: dict[str, int] = {}  #: rejected rule sets by reason (dustbuster.core.canon.admission)
         self.last_refusal: dict[str, str] = {}  #: site -> the reason its last refused set was refused
@@ -132,6 +151,7 @@ class RuleBook:
                                       "the site keeps its signed set (a signed set with no rules removes them)")
             self.sites.pop(site, None)
             self.last_refusal.pop(site, None)
+            self._index_aliases()
             return None
         held = self.sites.get(site)
         try:
@@ -151,7 +171,17 @@ class RuleBook:
         self.sites[site] = sr
         self.last_refusal.pop(site, None)
         self.unverified.pop(site, None)
+        if sr.hosts[1:] or held is not None and held.hosts[1:]:
+            self._index_aliases()
         return sr
+
+    def _index_aliases(self) -> None:
+        """Rebuild :attr:`aliases` from the sets held (the first site in sort order wins a host two
+        sets claim)."""
+        self.aliases = {}
+        for site in sorted(self.sites):
+            for host in self.sites[site].hosts[1:]:
+                self.aliases.setdefault(host, site)
 
     def set_keys(self, keys: Mapping[str, bytes]) -> tuple[list[str], list[str]]:
         with self.lock:
@@ -194,6 +224,8 @@ class RuleBook:
                     self.floor[site] = floor
                 continue
             admitted.append(site)
+        if dropped:
+            self._index_aliases()
         return dropped, admitted
 
     def refused_only(self) -> dict[str, str]:
@@ -206,12 +238,14 @@ class RuleBook:
         if site:
             return self.sites.get(site.lower())
         host = _host(url)
-        while host:
-            sr = self.sites.get(host)
-            if sr is not None and sr.rules:  # a set with no rules (a signed removal) hides no parent's
-                return sr
-            dot = host.find(".")
-            host = host[dot + 1:] if dot >= 0 else ""
+        for table in (self.sites, self.aliases) if self.aliases else (self.sites,):
+            h = host
+            while h:
+                sr = self.sites.get(h) if table is self.sites else self.sites.get(self.aliases.get(h, ""))
+                if sr is not None and sr.rules:  # a set with no rules (a signed removal) hides no parent's
+                    return sr
+                dot = h.find(".")
+                h = h[dot + 1:] if dot >= 0 else ""
         return None
 
     def canonize(self, url: str, site: str | None = None, normalize: bool | None = None) -> SiteCanonized:

@@ -62,6 +62,9 @@ MAX_DROPPED = 32
 MAX_ITEMS = 64
 _NAME = itemgetter(0)  #: a query item's name
 
+#: characters no parameter name a query rule lists may hold (core/model/scopedrules.py)
+_UNLISTABLE = frozenset("&=?#")
+
 
 @dataclass
 class _Evidence:
@@ -370,7 +373,10 @@ def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str],
         if scope in holding_scopes({scope: ev.tally[scope]}, params) and 2 <= len(ev.names[scope]) <= MAX_DROPPED:
             sup, dis = ev.tally[scope]  # the comparisons counted for this scope
             narrowed = ev.narrowed(scope)
-            only = tuple(sorted(ev.names[scope] - keep - scope_names(narrowed)))
+            # a name a query rule cannot list (with "&=?#": a query's stray "?") is not dropped: kept
+            only = tuple(sorted(n for n in ev.names[scope] - keep - scope_names(narrowed) if n and not _UNLISTABLE & set(n)))
+            if not only:
+                continue
             out.append(QueryRule(narrowed, "drop", tuple(sorted(keep)), sup, dis, "likely",
                                  {"comparisons": sup + dis, "parameters": sorted(ev.names[scope])[:10],
                                   "similar_ratio": round(sup / (sup + dis), 4)}, only=only))
