@@ -264,8 +264,40 @@ class _Pattern(_Substring):
         return w
 
 
+_PLAIN = re.compile(r"(?:[A-Za-z0-9._~:!$'()*,;@-]|%(?![2][Ff35]|[3][Ff])[0-9A-Fa-f]{2})"
+                    r"(?:[A-Za-z0-9._~:!$'()*,;@/-]|%(?![2][Ff35]|[3][Ff])[0-9A-Fa-f]{2})*")
+
+
+class _QueryPath(_Rule):
+    """``scope?name=X`` -> ``prefix X``, the rest of the query kept (dustbuster.core.model.ruletypes.querypath):
+    on a URL whose path is ``scope`` with ``name`` once and a value that reads the same in a path."""
+
+    def __init__(self, r):
+        _Rule.__init__(self, r)
+        self.scope, self.name, self.prefix = r["scope"], r["name"], r["prefix"]
+        for p in (self.scope, self.prefix):
+            if not isinstance(p, str) or p[:1] != "/" or "//" in p or any(c in p for c in "?#&= \t\r\n"):
+                raise ValueError("a query_path rule's scope and prefix are paths, not %r" % (p,))
+        if not isinstance(self.name, str) or not re.fullmatch(r"[^&=?#/\s]+", self.name):
+            raise ValueError("bad parameter name %r" % (self.name,))
+
+    def rewrite(self, url):
+        head, path, tail = _split_url(url)
+        if not head or path != self.scope or not tail:
+            return url
+        query, hash_, frag = tail[1:].partition("#")
+        items, key = query.split("&"), self.name + "="
+        hits = [k for k, it in enumerate(items) if it.startswith(key) or it == self.name]
+        value = items[hits[0]][len(key) :] if len(hits) == 1 else ""
+        if not _PLAIN.fullmatch(value) or any(seg in (".", "..") for seg in value.split("/")):
+            return url
+        rest = [it for k, it in enumerate(items) if k != hits[0] and it]
+        return head + self.prefix + value + ("?" + "&".join(rest) if rest else "") + hash_ + frag
+
+
 #: every rule type, in canonization order (each core type's ``rank``, dustbuster.core.model.ruletype.REGISTRY)
-_TYPES = dict(parameter=_Param, query=_Query, case=_Path, trailing_slash=_Path, substring=_Substring, pattern=_Pattern)
+_TYPES = dict(parameter=_Param, query=_Query, case=_Path, trailing_slash=_Path, substring=_Substring,
+              query_path=_QueryPath, pattern=_Pattern)
 
 
 def _rule(r):
