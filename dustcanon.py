@@ -153,19 +153,27 @@ class _Param(_Rule):
     def __init__(self, r):
         _Rule.__init__(self, r)
         self.name, self.action, self.value, self.scope = _name(r["name"]), r["action"], r.get("value"), _scope(r)
+        values = r.get("values") or []
         if (
             self.action not in ("remove", "replace")
             or (self.action == "replace" and not isinstance(self.value, str))
             or self.name in dict(_fixed(self.scope))
+            or not isinstance(values, list)
+            or (values and self.action != "remove")
+            or not all(isinstance(v, str) and "&" not in v and "#" not in v for v in values)
+            or len(set(values)) != len(values)
         ):
-            raise ValueError("a parameter rule removes or replaces (with a value) a name its scope does not fix")
+            raise ValueError("a parameter rule removes (some 'values' only, when given) or replaces (with a value) "
+                             "a name its scope does not fix")
+        self.values = frozenset(values)
 
     def rewrite(self, url):
         base, items = _split(url)
         if not items or not _in_scope(url, self.scope):
             return url
         if self.action == "remove":
-            return _join(base, [(n, v) for n, v in items if not (n == self.name and v is not None)])
+            gone = lambda n, v: n == self.name and v is not None and (not self.values or v in self.values)  # noqa: E731
+            return _join(base, [(n, v) for n, v in items if not gone(n, v)])
         return _join(base, [(n, self.value) if (n == self.name and v is not None) else (n, v) for n, v in items])
 
 

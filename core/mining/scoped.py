@@ -44,6 +44,7 @@ from operator import itemgetter
 from typing import Any, Iterable, Sequence
 
 from dustbuster.core.mining.paramrules import param_occurrences, replace_groups, replace_removals
+from dustbuster.core.errors import RuleError
 from dustbuster.core.params import DustParams
 from dustbuster.core.mining.qscope import query_scoped_removes
 from dustbuster.core.model.rules import ParamRule
@@ -64,6 +65,11 @@ _NAME = itemgetter(0)  #: a query item's name
 
 #: characters no parameter name a query rule lists may hold (core/model/scopedrules.py)
 _UNLISTABLE = frozenset("&=?#")
+_UNVALUED = frozenset("&#")  #: characters no value a value-level rule lists may hold
+#: a parameter with more values than this is no enumeration (a session id, a search term): no value-level rule
+MAX_ENUMERATED = 64
+#: values one value-level rule removes at most
+MAX_VALUE_RULE_VALUES = 8
 
 
 @dataclass
@@ -206,6 +212,7 @@ def mine_scoped_param_rules(urllist: URLList, params: DustParams, index: URLInde
             sup, dis = ev.tally[s]
             out.append(ParamRule(name, "remove", None, sup, dis, "likely", _ev(len(rows), sup, dis), s))
         gone = refuted[("parameter", "remove", name, None)] = failing_scopes(ev.tally, params)
+        out += value_removes(ix, name, rows, gone, removed, params)
         derived = replace_removals(ix, name, MAX_ITEMS)
         narrowed = _derived_removes(ix, name, rows, derived, removed, params, out) if derived else []
         out += query_scoped_removes(ix, name, rows, removed + narrowed, params, holding_scopes, failing_scopes,
@@ -220,6 +227,49 @@ def mine_scoped_param_rules(urllist: URLList, params: DustParams, index: URLInde
             sup, dis = rev.tally[scope]
             out.append(ParamRule(name, "replace", default[s], sup, dis, "likely", _ev(len(rows), sup, dis), scope))
     out.sort(key=lambda r: (-r.support, r.name, r.scope, r.action != "remove"))
+    return out
+
+
+def value_removes(ix: URLIndex, name: str, rows: list[Occurrence], failing: Sequence[str], removed: Sequence[str],
+                  params: DustParams) -> list[ParamRule]:
+    """Value-level remove rules (docs/rules.md "Value-level parameter rule"): where removing the
+    parameter is refuted (``failing``: its comparisons below ``param_min_ratio``) because some of
+    its values select other views, the values whose own comparisons are no-ops there — thesis
+    §5.3's remove evidence counted per value: each value's comparisons at least ``param_min_ratio``
+    similar, never refuted in a narrower scope, MS similar comparisons in all — are one candidate
+    ``remove name=v1, name=v2`` at the widest such scope.  Only for a parameter with a few values
+    (2 to :data:`MAX_ENUMERATED`: ``action``, ``printable``, not a session id), at most
+    :data:`MAX_VALUE_RULE_VALUES` values per rule, and only where at least one value is refuted
+    (else the parameter rule says it)."""
+    if not failing:
+        return []
+    by_value: dict[str, list[Occurrence]] = defaultdict(list)
+    for row in rows:
+        by_value[row[1]].append(row)
+    if not 2 <= len(by_value) <= MAX_ENUMERATED:
+        return []
+    evs = {v: _remove_evidence(ix, name, rs) for v, rs in sorted(by_value.items()) if not _UNVALUED & set(v)}
+    fails = {v: failing_scopes(ev.tally, params) for v, ev in evs.items()}
+    out: list[ParamRule] = []
+    for s in sorted(failing, key=lambda x: (x.count("/") + ("?" in x), x)):  # the widest first
+        if any(_within(s, r.scope) for r in out) or any(_within(s, r) for r in removed) or "?" in s:
+            continue
+        good, bad, sup, dis = [], 0, 0, 0
+        for v, ev in evs.items():
+            t = ev.tally.get(s)
+            if not t or not t[0] + t[1]:
+                continue
+            if t[0] >= params.param_min_ratio * (t[0] + t[1]) and not any(_within(f, s) for f in fails[v]):
+                good.append(v)
+                sup, dis = sup + t[0], dis + t[1]
+            else:
+                bad += 1
+        if good and bad and len(good) <= MAX_VALUE_RULE_VALUES and sup >= params.ms:
+            try:
+                out.append(ParamRule(name, "remove", None, sup, dis, "likely",
+                                     {**_ev(len(rows), sup, dis), "values_refuted": bad}, s, tuple(good)))
+            except RuleError:
+                continue
     return out
 
 

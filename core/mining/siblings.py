@@ -49,8 +49,8 @@ if TYPE_CHECKING:
 
 def shape_of(rule: Rule) -> Shape | None:
     """A rule without its scope (and a drop rule without its ``keep``); None for unscoped types."""
-    if isinstance(rule, ParamRule):
-        return ("parameter", rule.action, rule.name, rule.value)
+    if isinstance(rule, ParamRule):  # a value-level rule: its values are part of its shape
+        return ("parameter", rule.action, rule.name, rule.value, *((rule.values,) if rule.values else ()))
     if isinstance(rule, QueryRule):
         return ("query", rule.action)
     return None

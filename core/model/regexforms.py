@@ -47,18 +47,27 @@ def scope_prefix(scope: str) -> str:
     return rf"(?:(?:(?!://)[^?])*://[^/?]*|(?![^?]*://)){java_escape(scope)}(?=[/?]|$)"
 
 
+def value_regex(rule: "ParamRule") -> str:
+    """The regex of a value the rule removes: any (``[^&]*``), or one of its ``values`` ending the
+    item."""
+    if not rule.values:
+        return "[^&]*"
+    return "(?:" + "|".join(java_escape(v) for v in sorted(rule.values, key=lambda v: (-len(v), v))) + ")(?![^&])"
+
+
 def param_regexes(rule: ParamRule) -> list[tuple[str, str]]:
     n, p = java_escape(rule.name), scope_prefix(rule.scope)
+    val = value_regex(rule)
     if rule.action == "replace":
         if rule.scope:
             raise Unexpressible("a scoped value replacement needs a condition on the whole URL at every "
                                 "match (\\G), which the exported regexes cannot have")
         return [(rf"(?<=[?&]){n}=[^&]*", java_replacement(f"{rule.name}={rule.value}"))]
-    alts = [rf"^({p}[^?]*)\?(?:{n}=[^&]*&)*{n}=[^&]*$", rf"^({p}[^?]*\?)(?:{n}=[^&]*&)+", rf"^({p}[^?]*\?)",
+    alts = [rf"^({p}[^?]*)\?(?:{n}={val}&)*{n}={val}$", rf"^({p}[^?]*\?)(?:{n}={val}&)+", rf"^({p}[^?]*\?)",
             rf"^({p}[^?]*)$"]
     if rule.scope:
         alts.append(r"^([\s\S]*)")  # out of scope: consumed whole, so '&N=' after it never matches
-    return [("|".join(alts + [rf"&{n}=[^&]*"]), "".join(f"${i}" for i in range(1, len(alts) + 1)))]
+    return [("|".join(alts + [rf"&{n}={val}"]), "".join(f"${i}" for i in range(1, len(alts) + 1)))]
 
 
 def query_regexes(rule: QueryRule) -> list[tuple[str, str]]:
@@ -95,7 +104,7 @@ def substring_regexes(rule: SubstringRule) -> list[tuple[str, str]]:
 
 def param_removal_regex(rule: "ParamRule") -> tuple[str, str]:
     """One whole-URI (regex, format) that removes one ``N=`` item (a Heritrix RegexRule)."""
-    n, p = java_escape(rule.name), scope_prefix(rule.scope)
-    one = (rf"^({p}[^?]*)\?{n}=[^&]*$|^({p}[^?]*\?(?:[^&]*&)*?){n}=[^&]*&([\s\S]*)$"
-           rf"|^({p}[^?]*\?(?:[^&]*&)*?[^&]*)&{n}=[^&]*$")
+    n, p, val = java_escape(rule.name), scope_prefix(rule.scope), value_regex(rule)
+    one = (rf"^({p}[^?]*)\?{n}={val}$|^({p}[^?]*\?(?:[^&]*&)*?){n}={val}&([\s\S]*)$"
+           rf"|^({p}[^?]*\?(?:[^&]*&)*?[^&]*)&{n}={val}$")
     return one, "$1$2$3$4"

@@ -148,6 +148,9 @@ class ParamRule(RuleType):
     status: str = "likely"
     evidence: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
     scope: str = ""  #: where it applies (dustbuster.core.urls.scope); "" = every URL, as in the thesis
+    #: a remove rule that drops only these values of the parameter (ours: a parameter some of whose
+    #: values are no-ops, ``action=view``, while others select other views); () = every value
+    values: tuple[str, ...] = ()
 
     type = "parameter"
     rank = 0  #: first: they normalise the query the other rules see
@@ -165,6 +168,9 @@ class ParamRule(RuleType):
         check_scope(self.scope)
         if self.name in scope_names(self.scope):
             raise RuleError(f"a parameter rule cannot change {self.name}=, which its scope fixes")
+        if self.values and (self.action != "remove" or len(set(self.values)) != len(self.values)
+                            or any(not isinstance(v, str) or any(c in v for c in "&#") for v in self.values)):
+            raise RuleError(f"'values' lists distinct values a remove rule drops: {self.values!r}")
 
     @property
     def direction(self) -> str:
@@ -172,7 +178,10 @@ class ParamRule(RuleType):
 
     @property
     def text(self) -> str:
-        what = f"remove {self.name}=*" if self.action == "remove" else f"{self.name}=* → {self.name}={self.value}"
+        if self.values:
+            what = "remove " + ", ".join(f"{self.name}={v}" for v in self.values)
+        else:
+            what = f"remove {self.name}=*" if self.action == "remove" else f"{self.name}=* → {self.name}={self.value}"
         return what + scope_text(self.scope)
 
     @property
@@ -183,7 +192,10 @@ class ParamRule(RuleType):
         url = w[1:-1]
         if self.scope and not url_in_scope(url, self.scope):
             return w
-        out = query.remove_param(url, self.name) if self.action == "remove" else query.replace_param(url, self.name, self.value or "")
+        if self.values:
+            out = query.remove_param(url, self.name, self.values)
+        else:
+            out = query.remove_param(url, self.name) if self.action == "remove" else query.replace_param(url, self.name, self.value or "")
         return w if out == url else START + out + END
 
     def to_json(self) -> dict:
@@ -193,6 +205,7 @@ class ParamRule(RuleType):
             "action": self.action,
             "value": self.value,
             "scope": self.scope,
+            **({"values": list(self.values)} if self.values else {}),
             "display": self.text,
             "support": self.support,
             "disqualified": self.disqualified,
@@ -214,6 +227,8 @@ class ParamRule(RuleType):
     def clearurls_item(self) -> tuple[str, str]:
         if self.action != "remove":
             raise rx.Unexpressible("ClearURLs removes fields, it cannot set a value")
+        if self.values:
+            raise rx.Unexpressible("ClearURLs removes a field whatever its value, not some values of it")
         return re.escape(self.name), "rules"
 
     def site_advice(self) -> dict[str, str]:
@@ -225,6 +240,8 @@ class ParamRule(RuleType):
     def clean_param(self) -> list[str]:
         if self.action != "remove":
             raise rx.Unexpressible("Clean-param makes a robot ignore a parameter; it cannot set a value")
+        if self.values:
+            raise rx.Unexpressible("Clean-param makes a robot ignore a parameter whatever its value")
         return [self.name]
 
     def heritrix_regexes(self, per_param: int) -> list[tuple[str, str]] | None:
@@ -234,8 +251,12 @@ class ParamRule(RuleType):
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any], **common: Any) -> "ParamRule":
+        values = obj.get("values") or ()
+        if not isinstance(values, (list, tuple)):
+            raise RuleError("'values' must be a list of strings")
         return cls(str(obj["name"]), str(obj["action"]), obj.get("value"), support=int(obj.get("support", 0)),
-                   disqualified=int(obj.get("disqualified", 0)), scope=obj.get("scope") or "", **common)
+                   disqualified=int(obj.get("disqualified", 0)), scope=obj.get("scope") or "", values=tuple(values),
+                   **common)
 
 
 

@@ -7,6 +7,8 @@ target).  Order and duplicates are preserved; nothing is decoded or re-encoded.
 
 from __future__ import annotations
 
+from typing import Collection
+
 Item = tuple[str, "str | None"]
 
 
@@ -32,12 +34,16 @@ def join(base: str, items: list[Item] | None) -> str:
     return base + "?" + "&".join(n if v is None else f"{n}={v}" for n, v in items)
 
 
-def remove_param(url: str, name: str) -> str:
-    """Drop every ``name=...`` item; a query left empty loses its ``?``."""
+def remove_param(url: str, name: str, values: Collection[str] = ()) -> str:
+    """Drop every ``name=...`` item (only those whose value is one of ``values`` when given); a
+    query left empty loses its ``?``."""
     base, items = split(url)
     if not items:
         return url
-    kept = [(n, v) for n, v in items if not (n == name and v is not None)]
+    if values:
+        kept = [(n, v) for n, v in items if not (n == name and v is not None and v in values)]
+    else:
+        kept = [(n, v) for n, v in items if not (n == name and v is not None)]
     if len(kept) == len(items):
         return url
     return join(base, kept)

@@ -13,6 +13,11 @@ on ``hl`` alone while the few URLs with ``rev=<old revision>`` — other pages �
   more values on one and the same rest of the URL in the test list names states of a page that
   has changed: the URLs holding an older value than the newest seen (numbers by value) form a
   stratum of their own — the newest state is the page itself and proves nothing.
+* **Values**: the one parameter a rule drops (``remove P=*``; a rule that changes several has a
+  stratum per parameter already) when it takes a few values in the URLs it changes (2 to
+  :data:`MAX_VALUE_STRATA`, each on two URLs on average: ``action=view|edit|history``, not a session
+  id) gives one stratum per value (``drops action=edit``): the sampled values being no-ops is no
+  evidence for the others (a value-level rule, docs/rules.md, drops only those).
 * Each stratum must show ``min(PARAM_MIN_POSITIVES, its URLs)`` positives, and its first URLs are
   drawn first (round-robin), or the rule is undecided (``partial_evidence``), as for URL families
   (:mod:`dustbuster.core.urls.families`, whose :class:`~dustbuster.core.urls.families.Family` records are
@@ -32,6 +37,8 @@ from dustbuster.core.urls.scope import split_url
 
 #: positives each parameter stratum must show (or all of its URLs, when fewer)
 PARAM_MIN_POSITIVES = 3
+#: an enumerated parameter has at most this many values in the URLs a rule changes: each is a stratum
+MAX_VALUE_STRATA = 8
 _REVISION = re.compile(r"^(?:\d{3,}|(?=[0-9a-f]*\d)[0-9a-f]{7,}|\d{4}-?\d\d-?\d\d(?:[T ]?[\d:]+Z?)?)$", re.I)
 
 
@@ -92,6 +99,20 @@ def _age(value: str) -> tuple:
     return (0, int(value), "") if value.isdigit() else (1, 0, value)
 
 
+def value_strata(urls: Sequence[str], name: str) -> dict[str, list[str]]:
+    """An enumerated parameter's values (2 to :data:`MAX_VALUE_STRATA` of them, each on two URLs
+    on average at least: ``action=view|edit|history``, not a session id) → the URLs of ``urls``
+    holding each: a rule that drops it needs positives across its values ({} otherwise)."""
+    by_value: dict[str, list[str]] = defaultdict(list)
+    for u in urls:
+        vals = _query(u).get(name)
+        if vals:
+            by_value[vals[0]].append(u)
+    if not 2 <= len(by_value) <= MAX_VALUE_STRATA or len(urls) < 2 * len(by_value):
+        return {}
+    return dict(sorted(by_value.items()))
+
+
 class ParamStrata:
     """The parameter strata of one rule's changed test URLs (module docstring)."""
 
@@ -107,6 +128,10 @@ class ParamStrata:
             for u in urls:
                 if any(s == f"drops {name}" or s.startswith(f"maps {name} ") for s in changed.get(u, ())):
                     member[f"{name}: changed pages"].append(u)
+        dropped = [n for n in names if f"drops {n}" in member]
+        if len(dropped) == 1 and len(names) == 1:  # "remove P=*": positives across P's values
+            for value, holding in value_strata(member[f"drops {dropped[0]}"], dropped[0]).items():
+                member[f"drops {dropped[0]}={value}"] = holding
         if len(member) == 1 and not any(k.endswith("changed pages") for k in member):
             member.clear()  # one parameter changed: Figure 3's draw is its sample
         self.members, self.changed = dict(member), changed
