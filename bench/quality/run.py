@@ -16,6 +16,10 @@ Order per app: three traffic runs with edits between them, the test log's truth,
 validate against the changed site, the crawl-efficiency crawls (crawleff.py), eval, and the
 hand-written canonicalizers' row (handcanon.py, the ceiling).
 Everything listens on 127.0.0.1; the host names are pinned to it in sites.json ("resolve").
+Every app answers on two ports (App.ports: two Listen lines in the generated httpd.conf, two
+gunicorn binds) under two host names (the bare host and www.): sites.json's "origins" name all
+four, the traffic's sessions enter by each sometimes, and the crawls start from the front page of
+each (crawleff.py).
 """
 
 from __future__ import annotations
@@ -46,6 +50,22 @@ KINDS = {"trac": ("trac.quality.test", "Trac 1.6 (wiki, tickets, timeline, repor
                                             "mod_php (short URLs /wiki/Title, /w/index.php)"),
          "wordpress": ("wordpress.quality.test", "WordPress 6.1 (Debian package, its own MariaDB 10.11) under Apache "
                                                  "httpd 2.4 with mod_php (pretty permalinks, Twenty Twenty-Three)")}
+#: how clients spell the apps' URLs (bench/quality/traffic.py --spelling, --noop): MediaWiki's three
+#: spellings of an article (Manual:Short_URL: /wiki/T, /w/index.php?title=T, /w/index.php/T) and its
+#: action=view and printable=yes views; parameters the app ignores (a search-highlight parameter
+#: where the app reads none) or that name its defaults (MediaWiki's uselang, useskin)
+TRAFFIC = {
+    "mediawiki": ["--spelling", r"/wiki/([^?]+) /w/index.php?title=\1",
+                  "--spelling", r"/wiki/([^?]+) /w/index.php/\1",
+                  "--spelling", r"/wiki/([^?]+) /wiki/\1?action=view",
+                  "--spelling", r"/wiki/([^?]+) /w/index.php?title=\1&action=view",
+                  "--spelling", r"/wiki/([^?]+) /wiki/\1?printable=yes",
+                  "--spelling", r"/wiki/([^?]+) /w/index.php?title=\1&printable=yes",
+                  "--noop", "uselang=en", "--noop", "useskin=monobook"],
+    "docs": ["--noop", "highlight=package"],  # Sphinx's search-result highlight: read by its JavaScript only
+    "wordpress": ["--noop", "highlight=package"],  # not a registered query variable (WP::parse_request)
+    "trac": [],
+}
 APACHE_APPS = ("docs", "mediawiki", "wordpress")  #: served by our own /usr/sbin/apache2 -f site/apache/httpd.conf
 PHP_APPS = ("mediawiki", "wordpress")  #: Debian packages run with the project's Python driving them
 
@@ -105,7 +125,17 @@ class App:
     venv: Path
     size: Size
     port: int = field(default_factory=free_port)
+    port2: int = field(default_factory=free_port)  #: the second port the site answers on
     proc: subprocess.Popen | None = None
+
+    @property
+    def ports(self) -> list[int]:
+        return [self.port, self.port2]
+
+    @property
+    def origins(self) -> list[str]:
+        """Every origin the site answers to: the bare host and www., on both ports."""
+        return [f"http://{h}:{p}" for h in (self.host, f"www.{self.host}") for p in self.ports]
 
     @property
     def py(self) -> str:
@@ -126,15 +156,15 @@ class App:
     def setup(self, steps: Path) -> None:
         if self.name in PHP_APPS:
             sh([sys.executable, str(HERE / f"{self.name}_site.py"), "setup", str(self.out / "site"), "--pages",
-                str(self.size.pages), "--port", str(self.port), "--host", self.host, "--log", str(self.access_log)],
-               steps)
+                str(self.size.pages), "--port", str(self.port), "--port2", str(self.port2), "--host", self.host,
+                "--log", str(self.access_log)], steps)
         elif self.name == "trac":
             sh([self.py, str(HERE / "trac_site.py"), "setup", str(self.out / "env"), str(self.out / "repo"),
                 "--pages", str(self.size.pages), "--tickets", str(self.size.tickets)], steps)
         else:
             sh([self.py, str(HERE / "docs_site.py"), "setup", str(self.out / "site"), "--pages", str(self.size.pages)], steps)
             sh([self.py, str(HERE / "docs_site.py"), "apache-conf", str(self.out / "site"), "--port", str(self.port),
-                "--host", self.host, "--log", str(self.access_log)], steps)
+                "--port2", str(self.port2), "--host", self.host, "--log", str(self.access_log)], steps)
 
     def edit(self, rnd: int, steps: Path) -> None:
         """Round 1 and 2: between the traffic runs; round 3: after the logs, before validation."""
@@ -156,12 +186,13 @@ class App:
         err = open(self.out / "server.err", "a")
         if self.name == "trac":
             cmd = [str(self.venv / "bin" / "gunicorn"), "-w", "2", "-b", f"127.0.0.1:{self.port}",
-                   "--env", f"TRAC_ENV={self.out / 'env'}", "--access-logfile", str(self.access_log),
+                   "-b", f"127.0.0.1:{self.port2}", "--env", f"TRAC_ENV={self.out / 'env'}", "--access-logfile", str(self.access_log),
                    "--access-logformat", GUNICORN_FORMAT, "trac.web.main:dispatch_request"]
         else:
             cmd = ["/usr/sbin/apache2", "-f", str(self.apache_conf), "-k", "start"]
         self.proc = subprocess.Popen(cmd, cwd=self.out, stdout=err, stderr=err, start_new_session=True)
-        wait_port(self.port, self.proc)
+        for port in self.ports:
+            wait_port(port, self.proc)
 
     def stop(self) -> None:
         if self.name in APACHE_APPS:
@@ -182,7 +213,7 @@ class App:
     def sites_json(self) -> Path:
         hosts = [self.host, f"www.{self.host}"]
         p = self.out / "sites.json"
-        p.write_text(json.dumps({self.host: {"origins": [f"http://{h}:{self.port}" for h in hosts],
+        p.write_text(json.dumps({self.host: {"origins": self.origins,
                                              "allow_private": True, "resolve": {h: "127.0.0.1" for h in hosts},
                                              "rate_per_s": 500, "concurrency": 4}}, indent=1))
         return p
@@ -204,8 +235,10 @@ def traffic(app: App, steps: Path) -> dict[str, Path]:
         if i:
             app.edit(i, steps)
         start = app.access_log.stat().st_size if app.access_log.exists() else 0
-        sh([sys.executable, str(HERE / "traffic.py"), "--base", app.base, "--alias", f"www.{app.host}",
-            "--seed", str(i + 1), "--requests", str(app.size.requests), "--seconds", str(app.size.seconds)], steps)
+        others = [o for o in app.origins if o != app.base]
+        sh([sys.executable, str(HERE / "traffic.py"), "--base", app.base, *(x for o in others for x in ("--origin", o)),
+            "--seed", str(i + 1), "--requests", str(app.size.requests), "--seconds", str(app.size.seconds),
+            *TRAFFIC.get(app.name, [])], steps)
         time.sleep(1.0)  # the server writes its log line after the response
         with open(app.access_log, "rb") as fh:
             fh.seek(start)
@@ -320,6 +353,7 @@ def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = 
         shutil.rmtree(app.out)
     app.out.mkdir(parents=True)
     steps = app.out / "steps.log"
+    port_aliases(app.ports)
     t0 = time.perf_counter()
     app.setup(steps)
     app.start()
@@ -371,7 +405,13 @@ def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = 
             "ruleset": json.loads(rules.read_text()), "eval": json.loads(scores.read_text()),
             "paper_ruleset": json.loads(paper.read_text()), "by_type": by_type(truth, rules),
             "left": leftovers(truth, rules),
-            "out": str(app.out)} | extra
+            "ports": app.ports, "out": str(app.out)} | extra
+
+
+def port_aliases(ports: list[int]) -> None:
+    """Tell the hand-written canonicalizers (handcanon.py, here and in the crawls' processes) which
+    ports of this run serve the main port's site."""
+    os.environ["QUALITY_PORT_ALIASES"] = ",".join(f"{p}={ports[0]}" for p in ports[1:])
 
 
 def has_jax() -> bool:
@@ -393,6 +433,7 @@ def report_only(out: Path, small: bool) -> int:
         if p.exists():
             res = json.loads(p.read_text())
             res["left"] = leftovers(out / name / "truth.jsonl", out / name / "rules.json")
+            port_aliases(res.get("ports") or [0])
             scores = out / name / "eval.json"  # the ceiling scored again: handcanon.py as it is now
             doc = json.loads(scores.read_text())
             doc["results"] = [r for r in doc["results"] if r.get("kind") != "ceiling"]
