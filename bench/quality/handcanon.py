@@ -181,7 +181,7 @@ def wordpress(url: str) -> str:
       is laid out again around the form), so ``replytocom`` is kept on comment pages.
     * WP::parse_request reads only registered query variables
       (https://developer.wordpress.org/reference/classes/wp/ $public_query_vars); campaign parameters
-      are not among them.
+      and ``highlight`` (a search-highlight parameter some links add) are not among them.
     * ``/search/TERM/`` is the rewrite rule ``search/(.+)/?$ => index.php?s=$1``
       (https://developer.wordpress.org/reference/classes/wp_rewrite/ $search_base): the same query as
       ``/?s=TERM``, and redirect_canonical redirects neither.
@@ -194,7 +194,7 @@ def wordpress(url: str) -> str:
         return _join(scheme, host, path, sorted(_no_campaign(q)))
     if "/comment-page-" not in path:
         q = [(k, v) for k, v in q if k != "replytocom"]
-    q = _no_campaign(q)
+    q = [(k, v) for k, v in _no_campaign(q) if k != "highlight"]
     m = re.match(r"^/search/([^/]+)/?$", path)
     if m and not q:
         path, q = "/", [("s", unquote(m.group(1)).replace("+", " "))]
@@ -234,6 +234,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "wordpress": HOST_RULES + (
         "the query dropped on static files under /wp-content, /wp-includes",
         "campaign parameters dropped",
+        "highlight dropped (not a registered query variable)",
         "replytocom dropped outside comment pages",
         "/search/T/ -> /?s=T",
         "/index.php -> /",
