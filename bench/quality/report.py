@@ -116,6 +116,15 @@ def left_section(res: dict) -> str:
         for k, exs in left["examples"].items():
             for a, b in exs[:2]:
                 out.append(f"    {k:<10}  {a}\n                {b}")
+    if left and left.get("families"):
+        out += ["", "The families of duplicate URL pairs the validated set leaves apart (each content's first "
+                "canonical URL paired with each of its others; bench/quality/run.py leftovers), the largest first, "
+                "and why: a mined candidate (candidates.json) merges the example but was refuted or left "
+                "undecided, or no candidate merges it:", "",
+                "| family | pairs | example | why |", "|---|---:|---|---|"]
+        for f in left["families"]:
+            a, b = f["example"]
+            out.append(f"| {f['family']} | {f['pairs']} | `{a}` `{b}` | {f.get('why', '–')} |")
     return "\n".join(out) + "\n"
 
 

@@ -257,23 +257,31 @@ def top_candidates(cands: Path, out: Path, n: int = TOP) -> None:
     out.write_text(json.dumps(doc, indent=1))
 
 
-def leftovers(truth: Path, rules: Path, n: int = 4) -> dict:
+def leftovers(truth: Path, rules: Path, n: int = 4, candidates: Path | None = None, top: int = 10) -> dict:
     """The duplicates the validated set leaves: contents still reached under several canonical
-    URLs, counted by how those URLs differ (host, query only, path), with a few examples."""
+    URLs, counted by how those URLs differ (host, query only, path), with a few examples; and the
+    ``top`` families of the duplicate URL pairs left apart (each content's first canonical URL
+    paired with each of its others), grouped by how the pair differs (pair_family), with a count,
+    one example and, with ``candidates`` (the mine document), why: a mined candidate merges the
+    example (so validation refuted it or left it undecided: rules.json keeps only the valid rules)
+    or none does."""
     from collections import Counter, defaultdict
     from urllib.parse import urlsplit
 
     from dustbuster.core.canon.canonize import Canonizer
     from dustbuster.core.model.rules import rules_from_document
 
-    canon = Canonizer([r for r in rules_from_document(json.loads(rules.read_text())) if r.status == "valid"])
-    groups: dict = defaultdict(set)
+    valid = [r for r in rules_from_document(json.loads(rules.read_text())) if r.status == "valid"]
+    canon = Canonizer(valid)
+    groups: dict = defaultdict(dict)  # cluster: canonical form -> its first URL
     for line in open(truth, encoding="utf-8"):
         r = json.loads(line)
         if r.get("cluster") is not None:
-            groups[r["cluster"]].add(canon(r["url"]))
+            groups[r["cluster"]].setdefault(canon(r["url"]), r["url"])
     kinds: Counter = Counter()
     examples: dict = defaultdict(list)
+    families: Counter = Counter()
+    family_pairs: dict = defaultdict(list)
     for forms in groups.values():
         if len(forms) < 2:
             continue
@@ -283,7 +291,68 @@ def leftovers(truth: Path, rules: Path, n: int = 4) -> dict:
         kinds[kind] += 1
         if len(examples[kind]) < n:
             examples[kind].append([a, b])
-    return {"contents": sum(kinds.values()), "by_difference": dict(kinds), "examples": dict(examples)}
+        first, *others = sorted(forms)
+        for o in others:
+            fam = pair_family(first, o)
+            families[fam] += 1
+            if len(family_pairs[fam]) < 3:
+                family_pairs[fam].append((forms[first], forms[o], first, o))
+    cands = []
+    if candidates is not None and candidates.is_file():
+        cands = list(rules_from_document(json.loads(candidates.read_text())))
+    out = []
+    for fam, count in families.most_common(top):
+        pairs = family_pairs[fam]
+        row = {"family": fam, "pairs": count, "example": list(pairs[0][2:])}
+        if candidates is not None:
+            merging = [r for r in cands if any((c := Canonizer(valid + [r]))(x) == c(y) for x, y, _, _ in pairs)]
+            row["why"] = (f"mined, not published: {merging[0].text}" + (f" (+{len(merging) - 1} more)"
+                                                                          if len(merging) > 1 else "")
+                          if merging else "no mined candidate merges them")
+        out.append(row)
+    return {"contents": sum(kinds.values()), "by_difference": dict(kinds), "examples": dict(examples),
+            "families": out}
+
+
+def pair_family(a: str, b: str) -> str:
+    """How two canonical URLs of one content differ, as a family name: the host (www.), the port,
+    a parameter present in one only, a parameter's value, path vs query spelling (one's last path
+    segment is a parameter value of the other), or the differing path segments."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    ua, ub = urlsplit(a), urlsplit(b)
+    out = []
+    if (ua.hostname or "").removeprefix("www.") != (ub.hostname or "").removeprefix("www."):
+        out.append("host")
+    elif ua.hostname != ub.hostname:
+        out.append("host: www. or not")
+    if ua.port != ub.port:
+        out.append("port")
+    qa, qb = dict(parse_qsl(ua.query, keep_blank_values=True)), dict(parse_qsl(ub.query, keep_blank_values=True))
+    if ua.path != ub.path:
+        la = unquote(ua.path.rstrip("/").rsplit("/", 1)[-1]).replace(" ", "_")
+        lb = unquote(ub.path.rstrip("/").rsplit("/", 1)[-1]).replace(" ", "_")
+        in_b = [k for k, v in qb.items() if la and v.replace(" ", "_") == la]
+        in_a = [k for k, v in qa.items() if lb and v.replace(" ", "_") == lb]
+        if in_b or in_a:
+            (p, q, k) = (ua.path, ub, in_b[0]) if in_b else (ub.path, ua, in_a[0])
+            out.append(f"path vs query spelling: {p.rsplit('/', 1)[0]}/… vs {q.path}?{k}=…")
+            qa.pop(k, None), qb.pop(k, None)
+        else:
+            sa, sb = ua.path.split("/"), ub.path.split("/")
+            while sa and sb and sa[-1] == sb[-1]:
+                sa, sb = sa[:-1], sb[:-1]
+            i = 0
+            while i < min(len(sa), len(sb)) and sa[i] == sb[i]:
+                i += 1
+            out.append(f"path: {'/'.join(sa[i:]) or '(none)'} vs {'/'.join(sb[i:]) or '(none)'}")
+    only = sorted(set(qa) ^ set(qb))
+    if only:
+        out.append("parameter present/absent: " + ", ".join(only))
+    vals = sorted(k for k in set(qa) & set(qb) if qa[k] != qb[k])
+    if vals:
+        out.append("value of parameter: " + ", ".join(vals))
+    return "; ".join(out) or "other (spelling of the same parts)"
 
 
 def by_type(truth: Path, rules: Path) -> dict:
@@ -404,7 +473,7 @@ def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = 
                         "validate": round(validate_s, 1), "total": round(time.perf_counter() - t0, 1)},
             "ruleset": json.loads(rules.read_text()), "eval": json.loads(scores.read_text()),
             "paper_ruleset": json.loads(paper.read_text()), "by_type": by_type(truth, rules),
-            "left": leftovers(truth, rules),
+            "left": leftovers(truth, rules, candidates=cands),
             "ports": app.ports, "out": str(app.out)} | extra
 
 
@@ -432,7 +501,8 @@ def report_only(out: Path, small: bool) -> int:
         p = out / name / "result.json"
         if p.exists():
             res = json.loads(p.read_text())
-            res["left"] = leftovers(out / name / "truth.jsonl", out / name / "rules.json")
+            res["left"] = leftovers(out / name / "truth.jsonl", out / name / "rules.json",
+                                    candidates=out / name / "candidates.json")
             port_aliases(res.get("ports") or [0])
             scores = out / name / "eval.json"  # the ceiling scored again: handcanon.py as it is now
             doc = json.loads(scores.read_text())

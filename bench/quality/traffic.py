@@ -183,7 +183,7 @@ def section(url: str) -> tuple:
     parts = [p for p in u.path.split("/") if p]
     ns = parts[-1].split(":", 1)[0] if parts and ":" in parts[-1] else ""
     names = tuple(sorted({kv.split("=", 1)[0] for kv in u.query.split("&") if kv}))
-    return (parts[0] if len(parts) > 1 or u.path.endswith("/") else "", ns, names)
+    return (parts[0] if parts else "", ns, names)
 
 
 def learn(c: Client, url: str) -> None:
