@@ -76,3 +76,15 @@ def test_every_harness_app_has_one():
     from run import KINDS
 
     assert set(handcanon.CANONICALIZERS) == set(KINDS)
+
+
+def test_deployment_ports_and_declared_rules(monkeypatch):
+    m = handcanon.mediawiki
+    monkeypatch.setenv("QUALITY_PORT_ALIASES", "9090=8080")  # bench/quality/run.py port_aliases
+    assert m("http://www.wiki.quality.test:9090/wiki/Libc6?uselang=en&useskin=monobook") == m(f"{W}/wiki/Libc6")
+    assert m(f"{W}/wiki/Libc6?uselang=de") != m(f"{W}/wiki/Libc6")
+    assert handcanon.wordpress(f"{P}/2024/01/x/?highlight=package") == handcanon.wordpress(f"{P}/2024/01/x/")
+    monkeypatch.delenv("QUALITY_PORT_ALIASES")
+    assert m("http://wiki.quality.test:9090/wiki/Libc6") != m(f"{W}/wiki/Libc6")
+    assert set(handcanon.RULES) == set(handcanon.CANONICALIZERS)
+    assert all(set(handcanon.HOST_RULES) <= set(r) for r in handcanon.RULES.values())

@@ -90,14 +90,15 @@ def test_the_site_changed_after_the_logs(run):
 def test_crawls_ran_within_their_budget(run):
     _, res = run
     c = res["crawl"]
-    assert set(c["crawls"]) == {"scrapy", "scrapy + our rules", "scrapy + hand canonicalizer"}
+    assert set(c["crawls"]) == {"scrapy", "scrapy + our rules", "scrapy + hand canonicalizer", "scrapy + content truth"}
+    assert c["seeds_urls"] == 4  # the front page under the host and www., on both ports
     for row in c["crawls"].values():
         # CLOSESPIDER_PAGECOUNT counts the responses handled; the requests in flight (8) still finish,
         # and redirects are downloads that are not pages
         assert 0 < row["pages"] <= c["budget"] + 8 and row["downloads"] >= row["pages"]
         assert 0 < row["distinct"] <= row["pages"]
     assert c["crawls"]["scrapy"]["missed"] == 0
-    for name in ("scrapy + our rules", "scrapy + hand canonicalizer"):  # bench/quality/lostrules.py
+    for name in ("scrapy + our rules", "scrapy + hand canonicalizer", "scrapy + content truth"):  # lostrules.py
         row = c["crawls"][name]
         assert row["lost_by_rules"] + row["not_reached"] == row["missed"]
     assert c["crawls"]["scrapy + hand canonicalizer"]["lost_by_rules"] == 0  # the ceiling merges no different pages

@@ -1,14 +1,16 @@
 """One real Scrapy crawl of a quality-harness site (run by bench/quality/crawls.py, one process each:
 Twisted's reactor runs once per process).
 
-    python bench/quality/crawl_scrapy.py SEEDS OUT --mode plain|key|rewrite|hand [--rules FILE] [--app APP]
-                                         [--max N] [--bfs]
+    python bench/quality/crawl_scrapy.py SEEDS OUT --mode plain|key|rewrite|hand|truth [--rules FILE]
+                                         [--app APP] [--truth-map FILE] [--max N] [--bfs]
 
-From the seeds, every link of the site's hosts (*.quality.test, resolved to 127.0.0.1 here) is
-followed.  plain: Scrapy as it is; key: DustRequestFingerprinter (the URL linked fetched, the
+From the seeds, every link of the site's hosts (*.quality.test, any port: the seeds name every
+origin of the site, resolved to 127.0.0.1 here) is followed.  plain: Scrapy as it is; key: DustRequestFingerprinter (the URL linked fetched, the
 canonical URL's fingerprint); rewrite: DustLinks.process_links (the canonical URL requested);
 hand: HandFingerprinter, the hand-written canonicalizer of --app (bench/quality/handcanon.py, the
-ceiling; bench only).  --bfs: breadth-first (Scrapy's documented FIFO settings: DEPTH_PRIORITY 1,
+ceiling; bench only); truth: TruthFingerprinter, the content truth as the key (--truth-map: a
+URL's content cluster, bench/quality/crawleff.py; completed by --app's hand-written canonicalizer
+where the truth does not know a URL; the best any canonicalizer could do).  --bfs: breadth-first (Scrapy's documented FIFO settings: DEPTH_PRIORITY 1,
 the FIFO queues; Scrapy's default order is depth-first).
 OUT: JSON with every page (first URL, response URL, status, content signature) and Scrapy's stats.
 """
@@ -74,6 +76,47 @@ class HandFingerprinter:
         return fingerprint(request.replace(url=canonical))
 
 
+class TruthFingerprinter:
+    """``REQUEST_FINGERPRINTER_CLASS`` keyed by the content truth (setting TRUTH_MAP: a JSON object,
+    URL -> content cluster, written by bench/quality/crawleff.py from the other crawls of the run;
+    HAND_APP: the app).  A URL's key is its content when the map knows the URL, else the content of
+    its hand-written canonical form (handcanon.py, which merges only URLs of one page) when the map
+    knows a URL of that form, else that canonical form itself; a redirect continuing to a URL of
+    the same key gets a key of its own, as HandFingerprinter's does."""
+
+    def __init__(self, path: str, app: str) -> None:
+        import handcanon  # bench/quality/handcanon.py
+
+        self.canon = handcanon.CANONICALIZERS[app]
+        self.content: dict[str, int] = json.loads(Path(path).read_text())
+        by_form: dict[str, set[int]] = {}
+        for u, c in self.content.items():
+            by_form.setdefault(self.canon(u), set()).add(c)
+        self.form_content = {f: next(iter(cs)) for f, cs in by_form.items() if len(cs) == 1}
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler.settings.get("TRUTH_MAP"), crawler.settings.get("HAND_APP"))
+
+    def key(self, url: str) -> str:
+        c = self.content.get(url)
+        if c is not None:
+            return f"content {c}"
+        form = self.canon(url)
+        c = self.form_content.get(form)
+        return f"content {c}" if c is not None else f"url {form}"
+
+    def fingerprint(self, request) -> bytes:
+        import hashlib
+
+        from scrapy.utils.request import fingerprint
+
+        k = self.key(request.url)
+        if any(self.key(u) == k for u in request.meta.get("redirect_urls") or ()):
+            return hashlib.sha1(b"truth-redirect\0" + fingerprint(request)).digest()
+        return hashlib.sha1(k.encode()).digest()
+
+
 class SiteSpider(scrapy.Spider):
     name = "site"
 
@@ -110,7 +153,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("seeds")
     ap.add_argument("out")
-    ap.add_argument("--mode", choices=("plain", "key", "rewrite", "hand"), default="plain")
+    ap.add_argument("--mode", choices=("plain", "key", "rewrite", "hand", "truth"), default="plain")
+    ap.add_argument("--truth-map", default="", help="--mode truth: JSON, URL -> content cluster")
     ap.add_argument("--app", default="", help="the app whose hand-written canonicalizer --mode hand uses")
     ap.add_argument("--bfs", action="store_true", help="breadth-first order (default: Scrapy's, depth-first)")
     ap.add_argument("--rules", default="")
@@ -126,6 +170,10 @@ def main() -> int:
         settings["REQUEST_FINGERPRINTER_CLASS"] = "dustbuster.scrapy.DustRequestFingerprinter"
     elif a.mode == "hand":
         settings["REQUEST_FINGERPRINTER_CLASS"] = "crawl_scrapy.HandFingerprinter"
+        settings["HAND_APP"] = a.app
+    elif a.mode == "truth":
+        settings["REQUEST_FINGERPRINTER_CLASS"] = "crawl_scrapy.TruthFingerprinter"
+        settings["TRUTH_MAP"] = a.truth_map
         settings["HAND_APP"] = a.app
     if a.bfs:  # https://docs.scrapy.org/en/latest/faq.html "Does Scrapy crawl in breadth-first or depth-first order?"
         settings |= {"DEPTH_PRIORITY": 1, "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",

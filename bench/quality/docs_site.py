@@ -4,7 +4,7 @@ harness (run with the app's own Python: var/quality/venv/bin/python bench/qualit
   setup DIR --pages N       Sphinx sources (one page per installed package: description, changelog,
                             copyright; a page per common licence; section indexes) built to HTML
   edit DIR --round R        between traffic runs: pages edited, a page added, the site rebuilt
-  apache-conf DIR --port P  an httpd.conf for /usr/sbin/apache2 -f: the built site with directory
+  apache-conf DIR --port P [--port2 P2]  an httpd.conf (P2: a second Listen port) for /usr/sbin/apache2 -f: the built site with directory
                             listings (mod_autoindex, its sort links), content negotiation
                             (MultiViews: /page serves /page.html), DirectoryIndex, and the access log
                             in the combined format with the Host header first (Debian's
@@ -121,6 +121,7 @@ DefaultRuntimeDir "{run}"
 PidFile "{run}/httpd.pid"
 Mutex file:{run} default
 Listen {a.connect}:{a.port}
+{f"Listen {a.connect}:{a.port2}" if a.port2 else ""}
 ServerName {a.host}
 {user}LoadModule mpm_event_module {mods}/mod_mpm_event.so
 LoadModule authz_core_module {mods}/mod_authz_core.so
@@ -170,6 +171,7 @@ def main() -> None:
     c = sub.add_parser("apache-conf")
     c.add_argument("dir")
     c.add_argument("--port", type=int, required=True)
+    c.add_argument("--port2", type=int, default=0, help="a second port the site answers on (0: none)")
     c.add_argument("--host", required=True)
     c.add_argument("--connect", default="127.0.0.1")
     c.add_argument("--log", required=True)

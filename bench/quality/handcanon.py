@@ -6,10 +6,17 @@ where dustbuster learns from logs.  Kept in bench/, never imported by the produc
 Each function maps a URL to a canonical URL and must merge only URLs that show the same page; each
 rewrite cites the documentation that says so.  Scored by bench/quality/run.py (hand_row) on the
 held-out test log's truth, and used by bench/quality/crawl_scrapy.py as a request fingerprinter.
+
+The deployment: every app answers on two host names (the bare host and its ``www.`` alias) and two
+ports (bench/quality/run.py App.ports); the harness names the ports in the environment variable
+QUALITY_PORT_ALIASES ("ALT=MAIN,..."), and every canonicalizer maps the alias host and the
+alternative port to the bare host and the main port.  RULES lists the rewrites each canonicalizer
+applies, one line per documented rewrite (the "rules" the report sets beside our rule count).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
@@ -18,9 +25,18 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsp
 CAMPAIGN = re.compile(r"^(utm_[a-z]+|fbclid|gclid|ref)$")
 
 
+def port_aliases() -> dict[str, str]:
+    """QUALITY_PORT_ALIASES ("ALT=MAIN,..."): the ports of this run that serve the main port's site."""
+    pairs = (p.split("=", 1) for p in os.environ.get("QUALITY_PORT_ALIASES", "").split(",") if "=" in p)
+    return dict(pairs)
+
+
 def _split(url: str) -> tuple[str, str, str, list[tuple[str, str]]]:
     u = urlsplit(url)
     host = u.netloc[4:] if u.netloc.startswith("www.") else u.netloc  # the harness serves both names
+    name, sep, port = host.rpartition(":")
+    if sep and port in (aliases := port_aliases()):  # ... on both ports
+        host = f"{name}:{aliases[port]}"
     return u.scheme, host, u.path or "/", parse_qsl(u.query, keep_blank_values=True)
 
 
@@ -86,6 +102,8 @@ WIKI_PATH, WIKI_SCRIPT = "/wiki/", "/w/index.php"
 #: Special pages whose form fills these parameters only to come back where the user was
 #: (https://www.mediawiki.org/wiki/Manual:Parameters_to_Special:UserLogin: returnto, returntoquery)
 LOGIN_PAGES = ("Special:UserLogin", "Special:CreateAccount")
+#: uselang and useskin naming the wiki's defaults (mediawiki_site.py: English, MonoBook)
+MW_DEFAULTS = (("uselang", "en"), ("useskin", "monobook"))
 
 
 def wiki_title(t: str) -> str:
@@ -112,11 +130,14 @@ def mediawiki(url: str) -> str:
     * Special:UserLogin and Special:CreateAccount: ``returnto``/``returntoquery`` only choose the page
       shown after logging in (Manual:Parameters_to_Special:UserLogin).
     * Campaign parameters are read by nothing (unknown parameters are ignored by index.php).
+    * ``uselang`` and ``useskin`` set to the wiki's own defaults ($wgLanguageCode "en",
+      $wgDefaultSkin "monobook" in mediawiki_site.py) show the page as without them
+      (Manual:Parameters_to_index.php "uselang", "useskin").
     * No title at all (``/wiki/``, ``/w/``, ``/w/index.php``): the main page (Manual:Main_Page); ``/w/``
       is index.php by Apache's DirectoryIndex.
     """
     scheme, host, path, q = _split(url)
-    q = _no_campaign(q)
+    q = [p for p in _no_campaign(q) if p not in MW_DEFAULTS]
     title = None
     if path.startswith(WIKI_PATH):
         title = path[len(WIKI_PATH):]
@@ -160,7 +181,7 @@ def wordpress(url: str) -> str:
       is laid out again around the form), so ``replytocom`` is kept on comment pages.
     * WP::parse_request reads only registered query variables
       (https://developer.wordpress.org/reference/classes/wp/ $public_query_vars); campaign parameters
-      are not among them.
+      and ``highlight`` (a search-highlight parameter some links add) are not among them.
     * ``/search/TERM/`` is the rewrite rule ``search/(.+)/?$ => index.php?s=$1``
       (https://developer.wordpress.org/reference/classes/wp_rewrite/ $search_base): the same query as
       ``/?s=TERM``, and redirect_canonical redirects neither.
@@ -173,7 +194,7 @@ def wordpress(url: str) -> str:
         return _join(scheme, host, path, sorted(_no_campaign(q)))
     if "/comment-page-" not in path:
         q = [(k, v) for k, v in q if k != "replytocom"]
-    q = _no_campaign(q)
+    q = [(k, v) for k, v in _no_campaign(q) if k != "highlight"]
     m = re.match(r"^/search/([^/]+)/?$", path)
     if m and not q:
         path, q = "/", [("s", unquote(m.group(1)).replace("+", " "))]
@@ -184,3 +205,38 @@ def wordpress(url: str) -> str:
 
 CANONICALIZERS: dict[str, Callable[[str], str]] = {"trac": trac, "docs": docs, "mediawiki": mediawiki,
                                                    "wordpress": wordpress}
+
+#: the deployment's rewrites, shared by every app (_split)
+HOST_RULES = ("www. alias host -> the bare host", "the alternative port -> the main port")
+#: the rewrites each canonicalizer applies, one per documented rewrite of its docstring and code
+#: (HOST_RULES included): the count the report sets beside our validated rules
+RULES: dict[str, tuple[str, ...]] = {
+    "trac": HOST_RULES + (
+        "campaign parameters dropped (not on /query, /report)",
+        "/, /wiki, /wiki/ without a query -> /wiki/WikiStart",
+        "action=view dropped on /wiki/ pages"),
+    "docs": HOST_RULES + (
+        "/dir/index.html -> /dir/ (DirectoryIndex)",
+        "/page -> /page.html (MultiViews)",
+        "the query dropped on files",
+        "on listings only the autoindex arguments C, O, F, V, P kept",
+        "the default listing order C=N;O=A dropped"),
+    "mediawiki": HOST_RULES + (
+        "campaign parameters dropped",
+        "uselang=en and useskin=monobook (the defaults) dropped",
+        "/w/index.php?title=T -> /wiki/T",
+        "/w/index.php/T -> /wiki/T",
+        "no title (/wiki/, /w/, /w/index.php) -> /wiki/Main_Page",
+        "titles normalised (spaces, first letter)",
+        "action=view dropped",
+        "returnto, returntoquery dropped on the login pages",
+        "parameters sorted"),
+    "wordpress": HOST_RULES + (
+        "the query dropped on static files under /wp-content, /wp-includes",
+        "campaign parameters dropped",
+        "highlight dropped (not a registered query variable)",
+        "replytocom dropped outside comment pages",
+        "/search/T/ -> /?s=T",
+        "/index.php -> /",
+        "parameters sorted"),
+}

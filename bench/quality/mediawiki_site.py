@@ -1,7 +1,7 @@
 """A MediaWiki 1.39 wiki (Debian's `mediawiki` package, SQLite) with real text, served by our own
 Apache httpd with mod_php, for the quality harness (issue 23 item 7; standard library only).
 
-  setup DIR --pages N --port P --host H --log LOG
+  setup DIR --pages N --port P [--port2 P2] --host H --log LOG  (P2: a second Listen port)
         a new wiki in DIR (LocalSettings.php, SQLite in DIR/db; the code stays in /usr/share/mediawiki,
         found through MW_CONFIG_FILE: Apache prepends a file that defines it): N article pages (one per
         installed package: description, changelog entries, links to other pages, categories), 3-6
@@ -158,7 +158,7 @@ def setup(a: argparse.Namespace) -> None:
                  + "\nSee also [[Special:AllPages]] and [[Special:RecentChanges]].\n")
     import_pages(root, dump(out))
     php(root, "edit.php", "--user", "Alice", "--summary", "sections", "Main_Page", stdin=main_text)  # after install's
-    apache_conf(root, a.port, a.host, Path(a.log).resolve())
+    apache_conf(root, a.port, a.host, Path(a.log).resolve(), port2=a.port2)
     (root / "pages.txt").write_text("\n".join(titles) + "\n")
     print(f"mediawiki: {len(pkgs)} article pages, {len(sections)} categories in {root}", file=sys.stderr)
 
@@ -201,7 +201,7 @@ def edit(a: argparse.Namespace) -> None:
           f"old revisions of {len(pruned)} pages deleted", file=sys.stderr)
 
 
-def apache_conf(root: Path, port: int, host: str, log: Path, connect: str = "127.0.0.1") -> Path:
+def apache_conf(root: Path, port: int, host: str, log: Path, connect: str = "127.0.0.1", port2: int = 0) -> Path:
     run = root / "apache"
     run.mkdir(parents=True, exist_ok=True)
     (root / "prepend.php").write_text(f"<?php define( 'MW_CONFIG_FILE', '{root / 'LocalSettings.php'}' );\n")
@@ -214,6 +214,7 @@ DefaultRuntimeDir "{run}"
 PidFile "{run}/httpd.pid"
 Mutex file:{run} default
 Listen {connect}:{port}
+{f"Listen {connect}:{port2}" if port2 else ""}
 ServerName {host}
 {user}LoadModule mpm_prefork_module {mods}/mod_mpm_prefork.so
 LoadModule authz_core_module {mods}/mod_authz_core.so
@@ -267,6 +268,7 @@ def main() -> None:
     s.add_argument("dir")
     s.add_argument("--pages", type=int, default=200)
     s.add_argument("--port", type=int, required=True)
+    s.add_argument("--port2", type=int, default=0, help="a second port the site answers on (0: none)")
     s.add_argument("--host", required=True)
     s.add_argument("--log", required=True)
     s.add_argument("--seed", type=int, default=1)

@@ -116,6 +116,15 @@ def left_section(res: dict) -> str:
         for k, exs in left["examples"].items():
             for a, b in exs[:2]:
                 out.append(f"    {k:<10}  {a}\n                {b}")
+    if left and left.get("families"):
+        out += ["", "The families of duplicate URL pairs the validated set leaves apart (each content's first "
+                "canonical URL paired with each of its others; bench/quality/run.py leftovers), the largest first, "
+                "and why: a mined candidate (candidates.json) merges the example but was refuted or left "
+                "undecided, or no candidate merges it:", "",
+                "| family | pairs | example | why |", "|---|---:|---|---|"]
+        for f in left["families"]:
+            a, b = f["example"]
+            out.append(f"| {f['family']} | {f['pairs']} | `{a}` `{b}` | {f.get('why', '–')} |")
     return "\n".join(out) + "\n"
 
 
@@ -184,7 +193,9 @@ HEAD = """# Quality on real web software (`make quality`)
 DUST rules scored against the content of real sites nobody here wrote.  Real
 applications (Trac, a Sphinx site, MediaWiki, WordPress) run on loopback behind real servers that write real access logs; a seeded, bounded
 traffic generator (a breadth-first crawler plus browser-like users with the site's own forms, sort
-links, `www.` aliases, campaign parameters and shortened URLs) makes three logs per site — train,
+links, every origin of the site — the `www.` alias and a second port —, campaign parameters and
+parameters the app ignores or that name its defaults, the URL spellings clients use, such as
+MediaWiki's three spellings of an article, and shortened URLs) makes three logs per site — train,
 validate, test — with edits to the site between them, and the site changes once more (pages
 edited and deleted, old revisions removed) after the last log is written and before anything is
 validated: the logs are older than the site, as in production.  `dustbuster truth` fetches every 2xx URL of
@@ -194,16 +205,30 @@ canonicalizer on it.  The test log is never used for mining or validation.
 Columns: **redundancy** = discovered redundancy (WWW 2007 §3: unique URLs before − after, over
 before); **coverage** = WWW 2007's coverage (duplicates before − after, over before; a false merge
 also lowers "after"); **removed correctly** = duplicate URLs skipped whose page is the page fetched
-for their canonical form, over the duplicates; **false merges** = canonical URLs whose URLs show
+for their canonical form, over the duplicates — the duplicates being *all* duplicate URLs of the
+truth: every URL of a content cluster beyond its first (dustbuster.core.report.evaluate
+`removed_share`, over `duplicates_before` = unique URLs − clusters), so it is the share of all
+duplicate URLs a canonicalizer removes without a false merge; the at-a-glance table shows it for
+our validated set and the hand-written canonicalizer side by side, with the number of duplicate
+URLs; **rules: ours / hand** = the rules of our validated set / the rewrites the hand-written
+canonicalizer declares (bench/quality/handcanon.py `RULES`, one per documented rewrite, the `www.`
+and second-port host rewrites included); **false merges** = canonical URLs whose URLs show
 different content (groups, and the URLs a crawler would wrongly skip); **precision / recall / F1**
 = the crawl simulation of Xu, Liu and Callan (SIGIR 2017 §3.2); **fetches per decided rule** =
 pages fetched by `dustbuster validate` per rule it decided; **minutes** = mining (+ validation).
 
-Crawl columns (issue 28, bench/quality/crawleff.py): **per download** = distinct contents over
-responses downloaded, the same download budget for the three crawls; **of the ceiling** = per
-download over the hand canonicalizer's.  The plain crawl's contents a crawl never reached are split
+Crawl columns (issue 28, bench/quality/crawleff.py): four Scrapy crawls with the same download
+budget, seeded with the front page under every origin the site answers to (the bare host and
+`www.`, on both of its ports): plain Scrapy, Scrapy with our rules, with the hand-written
+canonicalizer, and with the **content truth** as its duplicate filter — the best any canonicalizer
+could do: run after the other three, it keys a URL by its content cluster when one of those crawls
+got a 200 page of a single content there (first URL or redirect target, clustered as below), any
+other URL through the hand-written canonicalizer (which merges only URLs of one page): by the
+content of a known URL of its canonical form, else by that form.  **per download** = distinct contents over responses downloaded;
+**of the ceiling: hand / content truth** = per download over the hand canonicalizer's crawl's and
+over the content-truth crawl's.  The plain crawl's contents a crawl never reached are split
 in two (bench/quality/lostrules.py): **lost by the rules** = those that no URL seen in any of the
-three crawls reaches under the crawl's request key — every URL showing them (first URL and redirect
+crawls reaches under the crawl's request key — every URL showing them (first URL and redirect
 target) is merged with a URL that showed another content or an error (404), so the crawler may
 fetch that one instead, and the crawl did not reach them; one URL merged wrongly and another safe
 is not lost; the same for the hand canonicalizer
@@ -254,12 +279,22 @@ FOOT = """## How it is done, and its limits
   links `?page_id=`, `?cat=`) and posts linking each other by permalink or `?p=ID`.  Edits: as for
   MediaWiki (posts edited, added and deleted; comments deleted).
 * **Hand-written canonicalizers** (bench/quality/handcanon.py, the "ceiling" row): one function per
-  app written from its documentation (cited in the code), never from logs; scored on the same truth
+  app written from its documentation (cited in the code), never from logs, each with its declared
+  list of rewrites (`RULES`; the deployment's two: `www.` → the bare host, the second port → the
+  first, told by run.py through QUALITY_PORT_ALIASES); scored on the same truth
   through dustbuster.core.report.evaluate (run.py hand_row), and used as a Scrapy request fingerprinter in
   the crawl-efficiency stage (bench/quality/crawleff.py).
 * **Traffic** (bench/quality/traffic.py): a breadth-first crawler (40 % of the requests) and
   browser-like sessions; seeds 1, 2, 3 for train, validate, test; bounded by a request count and a
-  time limit; between runs the site is edited (pages edited, tickets commented and closed, a page
+  time limit.  Every app listens on two ports (two `Listen` lines in its httpd.conf, two gunicorn
+  `-b` binds) under two names; sessions enter by any of the four origins sometimes, at a page
+  drawn section by section (first path segment, namespace, parameter names) from the pages seen so
+  far, so the outside links' variants reach every part of the site.  The app drivers (run.py
+  `TRAFFIC`) give the spellings clients use — MediaWiki's `/wiki/T`, `/w/index.php?title=T`,
+  `/w/index.php/T`, with `action=view` and `printable=yes` sometimes — and no-op parameters:
+  `uselang=en` and `useskin=monobook` (the defaults) on MediaWiki, a search-highlight parameter
+  (`highlight=`) on the Sphinx site and WordPress, which read none; with the campaign parameters
+  they are added to some entries and some links followed, on every kind of page; between runs the site is edited (pages edited, tickets commented and closed, a page
   and tickets added; for Sphinx pages edited, one added, the site rebuilt).  Only 127.0.0.1 is
   connected to; host names are pinned in sites.json (`resolve`).
 * **Learning**: `dustbuster mine` and `dustbuster validate` both read train + validate.  The
@@ -289,22 +324,35 @@ FOOT = """## How it is done, and its limits
 """
 
 
+def hand_rules(app: str) -> int | None:
+    """The number of rewrites the app's hand-written canonicalizer declares (handcanon.RULES)."""
+    import handcanon  # bench/quality/handcanon.py
+
+    rules = handcanon.RULES.get(app)
+    return len(rules) if rules is not None else None
+
+
 def overview_section(results: list[dict]) -> str:
     """Every app on one line: our validated set beside the hand-written canonicalizer (the ceiling),
-    and the crawl per download (issue 23's and issue 28's numbers)."""
+    and the crawl per download (issue 23's, issue 28's and issue 36's numbers)."""
     out = ["## Every app at a glance", "",
-           "| app | rules | false-merge groups | coverage: ours / ceiling | F1: ours / ceiling / KeepAll "
-           "| fetches per decided rule | crawl, distinct contents per download: plain / our rules / ceiling "
-           "| our rules' crawl: lost by the rules / not reached within the budget | minutes |",
-           "|---|---:|---:|---|---|---:|---|---:|---:|"]
+           "| app | rules: ours / hand | false-merge groups | duplicate URLs removed correctly, of all in the truth: "
+           "ours / hand | coverage: ours / ceiling | F1: ours / ceiling / KeepAll "
+           "| fetches per decided rule | crawl, distinct contents per download: plain / our rules / hand / content "
+           "truth | our rules' crawl: lost by the rules / not reached within the budget | minutes |",
+           "|---|---|---:|---|---|---|---:|---|---:|---:|"]
     for res in results:
         ev = res["eval"]["results"]
         ours, keep = _pick(ev, "validated")["overall"], _pick(ev, "KeepAll")["overall"]
         hand = (_pick(ev, "ceiling") or {}).get("overall")
         c = (res.get("crawl") or {}).get("crawls")
-        crawl = (" / ".join(str(c[k]["per_download"]) for k in ("scrapy", "scrapy + our rules",
-                                                                 "scrapy + hand canonicalizer")) if c else "not run")
-        out.append(f"| {res['app']} | {len(res['ruleset']['rules'])} | {ours['false_merge_groups']} "
+        crawl = (" / ".join(str(c[k]["per_download"]) if k in c else "–" for k in (
+            "scrapy", "scrapy + our rules", "scrapy + hand canonicalizer", "scrapy + content truth")) if c else "not run")
+        n_hand = hand_rules(res["app"])
+        removed = (f"{_pct(ours['removed_share'])} / {_pct(hand['removed_share']) if hand else '–'} "
+                   f"of {keep['duplicates_before']:,}")
+        out.append(f"| {res['app']} | {len(res['ruleset']['rules'])} / {n_hand if n_hand is not None else '–'} "
+                   f"| {ours['false_merge_groups']} | {removed} "
                    f"| {_pct(ours['coverage'])} / {_pct(hand['coverage']) if hand else '–'} "
                    f"| {ours['f1']:.3f} / {hand['f1'] if hand else float('nan'):.3f} / {keep['f1']:.3f} "
                    f"| {res['ruleset']['stats'].get('fetches_per_decided_rule')} | {crawl} "

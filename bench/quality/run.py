@@ -16,6 +16,10 @@ Order per app: three traffic runs with edits between them, the test log's truth,
 validate against the changed site, the crawl-efficiency crawls (crawleff.py), eval, and the
 hand-written canonicalizers' row (handcanon.py, the ceiling).
 Everything listens on 127.0.0.1; the host names are pinned to it in sites.json ("resolve").
+Every app answers on two ports (App.ports: two Listen lines in the generated httpd.conf, two
+gunicorn binds) under two host names (the bare host and www.): sites.json's "origins" name all
+four, the traffic's sessions enter by each sometimes, and the crawls start from the front page of
+each (crawleff.py).
 """
 
 from __future__ import annotations
@@ -46,6 +50,22 @@ KINDS = {"trac": ("trac.quality.test", "Trac 1.6 (wiki, tickets, timeline, repor
                                             "mod_php (short URLs /wiki/Title, /w/index.php)"),
          "wordpress": ("wordpress.quality.test", "WordPress 6.1 (Debian package, its own MariaDB 10.11) under Apache "
                                                  "httpd 2.4 with mod_php (pretty permalinks, Twenty Twenty-Three)")}
+#: how clients spell the apps' URLs (bench/quality/traffic.py --spelling, --noop): MediaWiki's three
+#: spellings of an article (Manual:Short_URL: /wiki/T, /w/index.php?title=T, /w/index.php/T) and its
+#: action=view and printable=yes views; parameters the app ignores (a search-highlight parameter
+#: where the app reads none) or that name its defaults (MediaWiki's uselang, useskin)
+TRAFFIC = {
+    "mediawiki": ["--spelling", r"/wiki/([^?]+) /w/index.php?title=\1",
+                  "--spelling", r"/wiki/([^?]+) /w/index.php/\1",
+                  "--spelling", r"/wiki/([^?]+) /wiki/\1?action=view",
+                  "--spelling", r"/wiki/([^?]+) /w/index.php?title=\1&action=view",
+                  "--spelling", r"/wiki/([^?]+) /wiki/\1?printable=yes",
+                  "--spelling", r"/wiki/([^?]+) /w/index.php?title=\1&printable=yes",
+                  "--noop", "uselang=en", "--noop", "useskin=monobook"],
+    "docs": ["--noop", "highlight=package"],  # Sphinx's search-result highlight: read by its JavaScript only
+    "wordpress": ["--noop", "highlight=package"],  # not a registered query variable (WP::parse_request)
+    "trac": [],
+}
 APACHE_APPS = ("docs", "mediawiki", "wordpress")  #: served by our own /usr/sbin/apache2 -f site/apache/httpd.conf
 PHP_APPS = ("mediawiki", "wordpress")  #: Debian packages run with the project's Python driving them
 
@@ -105,7 +125,17 @@ class App:
     venv: Path
     size: Size
     port: int = field(default_factory=free_port)
+    port2: int = field(default_factory=free_port)  #: the second port the site answers on
     proc: subprocess.Popen | None = None
+
+    @property
+    def ports(self) -> list[int]:
+        return [self.port, self.port2]
+
+    @property
+    def origins(self) -> list[str]:
+        """Every origin the site answers to: the bare host and www., on both ports."""
+        return [f"http://{h}:{p}" for h in (self.host, f"www.{self.host}") for p in self.ports]
 
     @property
     def py(self) -> str:
@@ -126,15 +156,15 @@ class App:
     def setup(self, steps: Path) -> None:
         if self.name in PHP_APPS:
             sh([sys.executable, str(HERE / f"{self.name}_site.py"), "setup", str(self.out / "site"), "--pages",
-                str(self.size.pages), "--port", str(self.port), "--host", self.host, "--log", str(self.access_log)],
-               steps)
+                str(self.size.pages), "--port", str(self.port), "--port2", str(self.port2), "--host", self.host,
+                "--log", str(self.access_log)], steps)
         elif self.name == "trac":
             sh([self.py, str(HERE / "trac_site.py"), "setup", str(self.out / "env"), str(self.out / "repo"),
                 "--pages", str(self.size.pages), "--tickets", str(self.size.tickets)], steps)
         else:
             sh([self.py, str(HERE / "docs_site.py"), "setup", str(self.out / "site"), "--pages", str(self.size.pages)], steps)
             sh([self.py, str(HERE / "docs_site.py"), "apache-conf", str(self.out / "site"), "--port", str(self.port),
-                "--host", self.host, "--log", str(self.access_log)], steps)
+                "--port2", str(self.port2), "--host", self.host, "--log", str(self.access_log)], steps)
 
     def edit(self, rnd: int, steps: Path) -> None:
         """Round 1 and 2: between the traffic runs; round 3: after the logs, before validation."""
@@ -156,12 +186,13 @@ class App:
         err = open(self.out / "server.err", "a")
         if self.name == "trac":
             cmd = [str(self.venv / "bin" / "gunicorn"), "-w", "2", "-b", f"127.0.0.1:{self.port}",
-                   "--env", f"TRAC_ENV={self.out / 'env'}", "--access-logfile", str(self.access_log),
+                   "-b", f"127.0.0.1:{self.port2}", "--env", f"TRAC_ENV={self.out / 'env'}", "--access-logfile", str(self.access_log),
                    "--access-logformat", GUNICORN_FORMAT, "trac.web.main:dispatch_request"]
         else:
             cmd = ["/usr/sbin/apache2", "-f", str(self.apache_conf), "-k", "start"]
         self.proc = subprocess.Popen(cmd, cwd=self.out, stdout=err, stderr=err, start_new_session=True)
-        wait_port(self.port, self.proc)
+        for port in self.ports:
+            wait_port(port, self.proc)
 
     def stop(self) -> None:
         if self.name in APACHE_APPS:
@@ -182,7 +213,7 @@ class App:
     def sites_json(self) -> Path:
         hosts = [self.host, f"www.{self.host}"]
         p = self.out / "sites.json"
-        p.write_text(json.dumps({self.host: {"origins": [f"http://{h}:{self.port}" for h in hosts],
+        p.write_text(json.dumps({self.host: {"origins": self.origins,
                                              "allow_private": True, "resolve": {h: "127.0.0.1" for h in hosts},
                                              "rate_per_s": 500, "concurrency": 4}}, indent=1))
         return p
@@ -204,8 +235,10 @@ def traffic(app: App, steps: Path) -> dict[str, Path]:
         if i:
             app.edit(i, steps)
         start = app.access_log.stat().st_size if app.access_log.exists() else 0
-        sh([sys.executable, str(HERE / "traffic.py"), "--base", app.base, "--alias", f"www.{app.host}",
-            "--seed", str(i + 1), "--requests", str(app.size.requests), "--seconds", str(app.size.seconds)], steps)
+        others = [o for o in app.origins if o != app.base]
+        sh([sys.executable, str(HERE / "traffic.py"), "--base", app.base, *(x for o in others for x in ("--origin", o)),
+            "--seed", str(i + 1), "--requests", str(app.size.requests), "--seconds", str(app.size.seconds),
+            *TRAFFIC.get(app.name, [])], steps)
         time.sleep(1.0)  # the server writes its log line after the response
         with open(app.access_log, "rb") as fh:
             fh.seek(start)
@@ -224,23 +257,31 @@ def top_candidates(cands: Path, out: Path, n: int = TOP) -> None:
     out.write_text(json.dumps(doc, indent=1))
 
 
-def leftovers(truth: Path, rules: Path, n: int = 4) -> dict:
+def leftovers(truth: Path, rules: Path, n: int = 4, candidates: Path | None = None, top: int = 10) -> dict:
     """The duplicates the validated set leaves: contents still reached under several canonical
-    URLs, counted by how those URLs differ (host, query only, path), with a few examples."""
+    URLs, counted by how those URLs differ (host, query only, path), with a few examples; and the
+    ``top`` families of the duplicate URL pairs left apart (each content's first canonical URL
+    paired with each of its others), grouped by how the pair differs (pair_family), with a count,
+    one example and, with ``candidates`` (the mine document), why: a mined candidate merges the
+    example (so validation refuted it or left it undecided: rules.json keeps only the valid rules)
+    or none does."""
     from collections import Counter, defaultdict
     from urllib.parse import urlsplit
 
     from dustbuster.core.canon.canonize import Canonizer
     from dustbuster.core.model.rules import rules_from_document
 
-    canon = Canonizer([r for r in rules_from_document(json.loads(rules.read_text())) if r.status == "valid"])
-    groups: dict = defaultdict(set)
+    valid = [r for r in rules_from_document(json.loads(rules.read_text())) if r.status == "valid"]
+    canon = Canonizer(valid)
+    groups: dict = defaultdict(dict)  # cluster: canonical form -> its first URL
     for line in open(truth, encoding="utf-8"):
         r = json.loads(line)
         if r.get("cluster") is not None:
-            groups[r["cluster"]].add(canon(r["url"]))
+            groups[r["cluster"]].setdefault(canon(r["url"]), r["url"])
     kinds: Counter = Counter()
     examples: dict = defaultdict(list)
+    families: Counter = Counter()
+    family_pairs: dict = defaultdict(list)
     for forms in groups.values():
         if len(forms) < 2:
             continue
@@ -250,7 +291,68 @@ def leftovers(truth: Path, rules: Path, n: int = 4) -> dict:
         kinds[kind] += 1
         if len(examples[kind]) < n:
             examples[kind].append([a, b])
-    return {"contents": sum(kinds.values()), "by_difference": dict(kinds), "examples": dict(examples)}
+        first, *others = sorted(forms)
+        for o in others:
+            fam = pair_family(first, o)
+            families[fam] += 1
+            if len(family_pairs[fam]) < 3:
+                family_pairs[fam].append((forms[first], forms[o], first, o))
+    cands = []
+    if candidates is not None and candidates.is_file():
+        cands = list(rules_from_document(json.loads(candidates.read_text())))
+    out = []
+    for fam, count in families.most_common(top):
+        pairs = family_pairs[fam]
+        row = {"family": fam, "pairs": count, "example": list(pairs[0][2:])}
+        if candidates is not None:
+            merging = [r for r in cands if any((c := Canonizer(valid + [r]))(x) == c(y) for x, y, _, _ in pairs)]
+            row["why"] = (f"mined, not published: {merging[0].text}" + (f" (+{len(merging) - 1} more)"
+                                                                          if len(merging) > 1 else "")
+                          if merging else "no mined candidate merges them")
+        out.append(row)
+    return {"contents": sum(kinds.values()), "by_difference": dict(kinds), "examples": dict(examples),
+            "families": out}
+
+
+def pair_family(a: str, b: str) -> str:
+    """How two canonical URLs of one content differ, as a family name: the host (www.), the port,
+    a parameter present in one only, a parameter's value, path vs query spelling (one's last path
+    segment is a parameter value of the other), or the differing path segments."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    ua, ub = urlsplit(a), urlsplit(b)
+    out = []
+    if (ua.hostname or "").removeprefix("www.") != (ub.hostname or "").removeprefix("www."):
+        out.append("host")
+    elif ua.hostname != ub.hostname:
+        out.append("host: www. or not")
+    if ua.port != ub.port:
+        out.append("port")
+    qa, qb = dict(parse_qsl(ua.query, keep_blank_values=True)), dict(parse_qsl(ub.query, keep_blank_values=True))
+    if ua.path != ub.path:
+        la = unquote(ua.path.rstrip("/").rsplit("/", 1)[-1]).replace(" ", "_")
+        lb = unquote(ub.path.rstrip("/").rsplit("/", 1)[-1]).replace(" ", "_")
+        in_b = [k for k, v in qb.items() if la and v.replace(" ", "_") == la]
+        in_a = [k for k, v in qa.items() if lb and v.replace(" ", "_") == lb]
+        if in_b or in_a:
+            (p, q, k) = (ua.path, ub, in_b[0]) if in_b else (ub.path, ua, in_a[0])
+            out.append(f"path vs query spelling: {p.rsplit('/', 1)[0]}/… vs {q.path}?{k}=…")
+            qa.pop(k, None), qb.pop(k, None)
+        else:
+            sa, sb = ua.path.split("/"), ub.path.split("/")
+            while sa and sb and sa[-1] == sb[-1]:
+                sa, sb = sa[:-1], sb[:-1]
+            i = 0
+            while i < min(len(sa), len(sb)) and sa[i] == sb[i]:
+                i += 1
+            out.append(f"path: {'/'.join(sa[i:]) or '(none)'} vs {'/'.join(sb[i:]) or '(none)'}")
+    only = sorted(set(qa) ^ set(qb))
+    if only:
+        out.append("parameter present/absent: " + ", ".join(only))
+    vals = sorted(k for k in set(qa) & set(qb) if qa[k] != qb[k])
+    if vals:
+        out.append("value of parameter: " + ", ".join(vals))
+    return "; ".join(out) or "other (spelling of the same parts)"
 
 
 def by_type(truth: Path, rules: Path) -> dict:
@@ -320,6 +422,7 @@ def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = 
         shutil.rmtree(app.out)
     app.out.mkdir(parents=True)
     steps = app.out / "steps.log"
+    port_aliases(app.ports)
     t0 = time.perf_counter()
     app.setup(steps)
     app.start()
@@ -370,8 +473,14 @@ def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = 
                         "validate": round(validate_s, 1), "total": round(time.perf_counter() - t0, 1)},
             "ruleset": json.loads(rules.read_text()), "eval": json.loads(scores.read_text()),
             "paper_ruleset": json.loads(paper.read_text()), "by_type": by_type(truth, rules),
-            "left": leftovers(truth, rules),
-            "out": str(app.out)} | extra
+            "left": leftovers(truth, rules, candidates=cands),
+            "ports": app.ports, "out": str(app.out)} | extra
+
+
+def port_aliases(ports: list[int]) -> None:
+    """Tell the hand-written canonicalizers (handcanon.py, here and in the crawls' processes) which
+    ports of this run serve the main port's site."""
+    os.environ["QUALITY_PORT_ALIASES"] = ",".join(f"{p}={ports[0]}" for p in ports[1:])
 
 
 def has_jax() -> bool:
@@ -392,7 +501,9 @@ def report_only(out: Path, small: bool) -> int:
         p = out / name / "result.json"
         if p.exists():
             res = json.loads(p.read_text())
-            res["left"] = leftovers(out / name / "truth.jsonl", out / name / "rules.json")
+            res["left"] = leftovers(out / name / "truth.jsonl", out / name / "rules.json",
+                                    candidates=out / name / "candidates.json")
+            port_aliases(res.get("ports") or [0])
             scores = out / name / "eval.json"  # the ceiling scored again: handcanon.py as it is now
             doc = json.loads(scores.read_text())
             doc["results"] = [r for r in doc["results"] if r.get("kind") != "ceiling"]

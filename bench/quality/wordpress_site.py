@@ -1,7 +1,7 @@
 """A WordPress 6.1 blog (Debian's `wordpress` package) on its own MariaDB server, served by our own
 Apache httpd with mod_php, for the quality harness (issue 23 item 7; standard library only).
 
-  setup DIR --pages N --port P --host H --log LOG
+  setup DIR --pages N --port P [--port2 P2] --host H --log LOG  (P2: a second Listen port)
         a MariaDB data directory in DIR/mysql (mariadb-install-db; the server listens on a socket in DIR
         only, no TCP, no system service), DIR/wp-config.php (Debian's wp-config.php reads
         /etc/wordpress/config-dustquality.php, written once by install.sh, which requires the file named
@@ -280,7 +280,7 @@ $table_prefix = 'wp_';
         db_stop(root)
     (root / "posts.txt").write_text("\n".join(slugs) + "\n")
     (root / "site.json").write_text(json.dumps({"host": f"{a.host}:{a.port}"}))
-    apache_conf(root, a.port, a.host, Path(a.log).resolve())
+    apache_conf(root, a.port, a.host, Path(a.log).resolve(), port2=a.port2)
     print(f"wordpress: {out} in {root}", file=sys.stderr)
 
 
@@ -314,7 +314,7 @@ def edit(a: argparse.Namespace) -> None:
     print(f"wordpress: round {a.round}: {len(changed)} posts edited, {len(new)} added, {len(deleted)} deleted; {out}", file=sys.stderr)
 
 
-def apache_conf(root: Path, port: int, host: str, log: Path, connect: str = "127.0.0.1") -> Path:
+def apache_conf(root: Path, port: int, host: str, log: Path, connect: str = "127.0.0.1", port2: int = 0) -> Path:
     run = root / "apache"
     run.mkdir(parents=True, exist_ok=True)
     mods = "/usr/lib/apache2/modules"
@@ -326,6 +326,7 @@ DefaultRuntimeDir "{run}"
 PidFile "{run}/httpd.pid"
 Mutex file:{run} default
 Listen {connect}:{port}
+{f"Listen {connect}:{port2}" if port2 else ""}
 ServerName {host}
 {user}LoadModule mpm_prefork_module {mods}/mod_mpm_prefork.so
 LoadModule authz_core_module {mods}/mod_authz_core.so
@@ -382,6 +383,7 @@ def main() -> None:
     s.add_argument("dir")
     s.add_argument("--pages", type=int, default=200)
     s.add_argument("--port", type=int, required=True)
+    s.add_argument("--port2", type=int, default=0, help="a second port the site answers on (0: none)")
     s.add_argument("--host", required=True)
     s.add_argument("--log", required=True)
     s.add_argument("--seed", type=int, default=1)
