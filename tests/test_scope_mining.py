@@ -118,3 +118,26 @@ def test_generalised_closed_lists_drop_what_some_sibling_dropped_and_none_keeps(
     assert parent.text == "drop do2, rev from the query under /w"
     mixed = [sibs[0], QueryRule("/w/b", "drop", ("idx",), 4, 1)]
     assert generalise(mixed, {}) == []  # a closed and an open list: no parent
+
+
+def test_one_rule_for_a_family_spread_over_several_parents():
+    from dustbuster.core.mining.siblings import family_roots, least_general_scope
+
+    fam = [ParamRule("hl", "remove", scope=s, support=4) for s in
+           ("/doku.php/pkg/libs", "/doku.php/pkg/misc", "/doku.php/wiki/syntax", "/doku.php/wiki/start")]
+    shape = ("parameter", "remove", "hl", None)
+    assert [r.text for r in generalise(fam, {})] == ["remove hl=* under /doku.php/pkg", "remove hl=* under /doku.php/wiki"]
+    (root,) = family_roots(fam + generalise(fam, {}), {})
+    assert root.text == "remove hl=* under /doku.php" and root.support == 16
+    assert root.evidence["family"] is True and root.evidence["members"] == 4
+    # a pooled failure on the members' way up is asked; a region refuted on its own blocks the root
+    assert family_roots(fam, {shape: ["/doku.php", "/doku.php/pkg"]}) != []
+    assert family_roots(fam, {shape: ["/doku.php/user"]}) == []
+    assert family_roots(fam + [ParamRule("hl", "remove", scope="/doku.php")], {}) == []  # covered already
+    assert family_roots(fam[:2], {}) == []  # one parent: generalise's job
+    assert least_general_scope(["/w/index.php?title=A", "/wiki/B", "/wiki/C/D"]) == ""
+
+
+def test_mine_reports_its_family_rules():
+    result = mine(doku(refuting=2))
+    assert result.stats["family_rules"] == 0  # one parent only: the sibling rule says it

@@ -172,7 +172,7 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
     from dustbuster.core.mining.overliterals import general_over_literals
     from dustbuster.core.mining.querypath import mine_query_paths
     from dustbuster.core.mining.scoped import mine_query_rules, mine_scoped_param_rules
-    from dustbuster.core.mining.siblings import generalise
+    from dustbuster.core.mining.siblings import family_roots, generalise
 
     p = result.params
     ix = URLIndex.of(urllist, p, index)
@@ -180,6 +180,8 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
     scoped = mine_scoped_param_rules(urllist, p, ix, refuted)
     queries = mine_query_rules(urllist, p, ix, refuted)
     parents = generalise([*scoped, *queries], refuted)
+    roots = family_roots([*scoped, *queries, *parents], refuted)
+    parents = [*roots, *(r for r in parents if r not in roots)]
     result.scoped_params = [*(r for r in parents if isinstance(r, ParamRule)), *scoped]  # parents first
     patterns = generalize_pairs(result.kept, p)
     over = general_over_literals(result.kept, p, patterns)
@@ -190,7 +192,7 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
               "scoped_param_rules": sum(1 for r in result.scoped_params if r.scope),
               "general_rules": len(result.general),
               "query_scoped_rules": sum(1 for rs in (scoped, queries) for r in rs if "?" in r.scope),
-              "generalised_scopes": len(parents), "general_literal_rules": len(over)}
+              "generalised_scopes": len(parents), "family_rules": len(roots), "general_literal_rules": len(over)}
     for r in result.general:
         counts[f"{r.type}_rules"] = counts.get(f"{r.type}_rules", 0) + 1
     result.stats.update(counts)

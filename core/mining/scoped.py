@@ -235,8 +235,9 @@ def value_removes(ix: URLIndex, name: str, rows: list[Occurrence], failing: Sequ
     """Value-level remove rules (docs/rules.md "Value-level parameter rule"): where removing the
     parameter is refuted (``failing``: its comparisons below ``param_min_ratio``) because some of
     its values select other views, the values whose own comparisons are no-ops there — thesis
-    §5.3's remove evidence counted per value: each value's comparisons at least ``param_min_ratio``
-    similar, never refuted in a narrower scope, MS similar comparisons in all — are one candidate
+    §5.3's remove evidence counted per value: each value with MS similar comparisons of its own
+    (a value seen on a page or two is a coincidence, not an enumeration: a search term), at least
+    ``param_min_ratio`` of them similar, never refuted in a narrower scope — are one candidate
     ``remove name=v1, name=v2`` at the widest such scope.  Only for a parameter with a few values
     (2 to :data:`MAX_ENUMERATED`: ``action``, ``printable``, not a session id), at most
     :data:`MAX_VALUE_RULE_VALUES` values per rule, and only where at least one value is refuted
@@ -259,7 +260,8 @@ def value_removes(ix: URLIndex, name: str, rows: list[Occurrence], failing: Sequ
             t = ev.tally.get(s)
             if not t or not t[0] + t[1]:
                 continue
-            if t[0] >= params.param_min_ratio * (t[0] + t[1]) and not any(_within(f, s) for f in fails[v]):
+            if (t[0] >= params.ms and t[0] >= params.param_min_ratio * (t[0] + t[1])
+                    and not any(_within(f, s) for f in fails[v])):
                 good.append(v)
                 sup, dis = sup + t[0], dis + t[1]
             else:

@@ -33,10 +33,12 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, cast
 
 from dustbuster.core.errors import RuleError
 from dustbuster.core.model.rules import ParamRule, Rule
-from dustbuster.core.urls.scope import parse_scope, scope_covers, scopes_of
+from dustbuster.core.urls.scope import make_scope, parse_scope, scope_covers, scopes_of
 from dustbuster.core.model.scopedrules import QueryRule
 
 MIN_SIBLINGS = 2
+#: members (distinct scopes) a family needs before one rule is proposed for all of them
+MIN_FAMILY = 3
 Shape = tuple
 #: shape → the scopes where the miner refuted it (≥ MS comparisons below the ratio)
 Refuted = Mapping[Shape, Iterable[str]]
@@ -85,6 +87,70 @@ def generalise(rules: Sequence[Rule], refuted: Refuted, max_keep: int = 4) -> li
         if rule is not None:
             out.append(rule)
     return out
+
+
+def family_roots(rules: Sequence[Rule], refuted: Refuted, max_keep: int = 4) -> list[Scoped]:
+    """One rule per family (ours, beyond the papers; docs/rules.md "Generalised scopes"): the rules of
+    one shape whose scopes lie under more than one parent (a no-op parameter mined under ``/wiki/A``,
+    ``/wiki/B/C`` and ``/w/index.php?title=X``: what :func:`generalise`'s one level cannot join) give
+    one candidate at their least general generalisation — the widest scope covering them all that
+    covers each one's path, with the fixed values all of them share — up to the site's root, when
+    at least :data:`MIN_FAMILY` of them are there, no rule of the shape covers that scope already
+    and the miner refuted the shape in no region of its own inside it (a scope on the members' way
+    up that fails only by pooling their comparisons with a few others is asked, as
+    :func:`generalise` asks a parent).  The validator decides it on samples drawn
+    across the members and made across the scopes the log did not sample (made samples); the set
+    check drops the members it subsumes."""
+    fam: dict[Shape, list[Scoped]] = defaultdict(list)
+    for r in rules:
+        shape = shape_of(r)
+        if shape is not None:
+            fam[shape].append(cast("Scoped", r))
+    out: list[Scoped] = []
+    for shape, rs in fam.items():
+        every = list(dict.fromkeys(r.scope for r in rs))
+        # the literal members: a rule over others (generalise's parent) is not one of them
+        scopes = [s for s in every if not any(o != s and scope_covers(s, o) for o in every)]
+        members = [r for r in rs if r.scope in scopes]
+        if len(scopes) < MIN_FAMILY or len({parent_scope(s) for s in scopes}) < 2:
+            continue
+        root = least_general_scope(scopes)
+        # refuted in a region of its own inside the root (not a pooled failure on the members' way up)
+        if root in scopes or any(scope_covers(root, s) and not any(scope_covers(s, m) for m in scopes)
+                                 for s in refuted.get(shape, ())):
+            continue
+        if any(scope_covers(r.scope, root) for r in rs):
+            continue
+        rule = _parent_rule(members, root, max_keep)
+        if rule is not None:
+            ev = dict(rule.evidence) | {"family": True, "members": len(scopes)}
+            out.append(replace(rule, evidence=ev))
+    return out
+
+
+def least_general_scope(scopes: Sequence[str]) -> str:
+    """The narrowest scope that covers every one of ``scopes``: the common path scope of their path
+    parts, with the fixed values all of them fix.
+
+    >>> least_general_scope(["/wiki/A", "/wiki/B/C", "/wiki"]), least_general_scope(["/wiki/A", "/w/index.php?title=X"])
+    ('/wiki', '')
+    >>> least_general_scope(["/i.php?a=1&t=X", "/i.php?a=1&t=Y"])
+    '/i.php?a=1'
+    """
+    parsed = [parse_scope(s) for s in scopes]
+    common = scopes_of(parsed[0][0])
+    for path, _ in parsed[1:]:
+        mine = scopes_of(path)
+        k = 0
+        while k < len(common) and k < len(mine) and common[k] == mine[k]:
+            k += 1
+        common = common[:k]
+    path = common[-1] if common else ""
+    fixed = set(parsed[0][1])
+    for _, f in parsed[1:]:
+        fixed &= set(f)
+    same_path = all(p == path for p, _ in parsed)
+    return make_scope(path, sorted(fixed)) if fixed and same_path else path
 
 
 def _parent_rule(sibs: list[Scoped], parent: str, max_keep: int) -> Scoped | None:
