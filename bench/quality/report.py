@@ -133,6 +133,16 @@ def crawl_time(res: dict) -> str:
     return f", crawls {c['seconds'] / 60:.1f} min" if c.get("seconds") else ""
 
 
+def repeat_line(res: dict) -> str:
+    """Two validate runs on the same logs, seed and site (run.py --twice), when the run made them."""
+    rep = res.get("repeat")
+    if not rep:
+        return ""
+    diff = "".join(f"\n  * only in the {k.split('_')[1]} run: `{t}`" for k in ("only_first", "only_second")
+                   for t in rep[k][:10])
+    return f"\nValidated twice on the same logs, seed and site: {rep['summary']}.{diff}\n"
+
+
 def app_section(res: dict) -> str:
     ev, rs = res["eval"], res["ruleset"]
     keep = _pick(ev["results"], "KeepAll")["overall"]
@@ -151,7 +161,7 @@ test only.
 Validated rule set ({len(rs['rules'])} rules, set-level check {'passed' if rs['stats']['set_check']['passed'] else 'not passed'}):
 
 {rules}
-
+{repeat_line(res)}
 {type_table(res)}
 
 Per URL class (the largest classes of the test log; "fm" = false-merge groups):

@@ -417,7 +417,7 @@ def hand_row(name: str, truth: Path, scores: Path) -> None:
 CRAWL_BUDGET = {"full": 1500, "small": 200}  #: downloads per crawl of the crawl-efficiency stage
 
 
-def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = True) -> dict:
+def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = True, twice: bool = False) -> dict:
     if app.out.exists():
         shutil.rmtree(app.out)
     app.out.mkdir(parents=True)
@@ -444,6 +444,12 @@ def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = 
         rules = app.out / "rules.json"
         validate_s = dust("validate", *learn, "--site", app.host, "--sites", str(sites), "-o", str(rules), "-q",
                           steps=steps)
+        repeat = {}
+        if twice:  # issue 36 item 6: the same logs, seed and site give the same published set
+            again = app.out / "rules-again.json"
+            dust("validate", *learn, "--site", app.host, "--sites", str(sites), "-o", str(again), "-q", steps=steps)
+            repeat = {"repeat": same_set(rules, again)}
+            print(f"{app.name}: two validate runs: {repeat['repeat']['summary']}", file=sys.stderr)
         paper = app.out / "rules-paper.json"  # the paper's rule language, the same validation
         dust("validate", *learn, "--site", app.host, "--sites", str(sites), "-o", str(paper), "-q",
              "--language", "paper", steps=steps)
@@ -474,7 +480,19 @@ def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = 
             "ruleset": json.loads(rules.read_text()), "eval": json.loads(scores.read_text()),
             "paper_ruleset": json.loads(paper.read_text()), "by_type": by_type(truth, rules),
             "left": leftovers(truth, rules, candidates=cands),
-            "ports": app.ports, "out": str(app.out)} | extra
+            "ports": app.ports, "out": str(app.out)} | repeat | extra
+
+
+def same_set(first: Path, second: Path) -> dict:
+    """Two published sets compared rule for rule (their texts): the same, or what only one holds."""
+    a = [r["display"] for r in json.loads(first.read_text())["rules"]]
+    b = [r["display"] for r in json.loads(second.read_text())["rules"]]
+    only_a, only_b = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+    summary = (f"the same {len(a)} rules" if not only_a and not only_b and a == b else
+               f"{len(a)} and {len(b)} rules, {len(only_a)} only in the first, {len(only_b)} only in the second"
+               + ("" if only_a or only_b else " (the same rules in another order)"))
+    return {"same": a == b, "first": len(a), "second": len(b), "only_first": only_a, "only_second": only_b,
+            "summary": summary}
 
 
 def port_aliases(ports: list[int]) -> None:
@@ -531,6 +549,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="leave out the learned canonizer's stage (issue 15; it needs the [learned] extra)")
     ap.add_argument("--no-crawls", action="store_true",
                     help="leave out the crawl-efficiency stage (three Scrapy crawls per app, issue 28)")
+    ap.add_argument("--twice", action="store_true",
+                    help="validate each app twice on the same logs and seed, and compare the two sets")
     ap.add_argument("--report-only", action="store_true",
                     help="run nothing: write docs/quality.md again from the last results in --out (the "
                          "hand-written canonicalizers' row scored again)")
@@ -548,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         print(f"{name}: {kind} ...", file=sys.stderr, flush=True)
         res = run_app(App(name, host, kind, out / name, venv, sizes[name]), learned=not a.no_learned and has_jax(),
-                      small=a.small, crawl=not a.no_crawls)
+                      small=a.small, crawl=not a.no_crawls, twice=a.twice)
         (out / name / "result.json").write_text(json.dumps(res, indent=1))
         results.append(res)
         print(f"{name}: done in {time.perf_counter() - t0:.0f}s; {out / name / 'eval.txt'}", file=sys.stderr)
