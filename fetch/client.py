@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import re
 import socket
 import urllib.robotparser
 from collections import Counter
@@ -47,7 +48,7 @@ from yarl import URL
 
 from dustbuster.core.validation.identity import page_identity
 from dustbuster.core.validation.siteconfig import SiteConfig
-from dustbuster.core.validation.sketch import sketch
+from dustbuster.core.validation.sketch import site_hosts_pattern, sketch
 from dustbuster.core.validation.validate import Fetched
 
 from .pacer import SitePacer
@@ -143,6 +144,10 @@ class Fetcher:
         self._sems: dict[str, asyncio.Semaphore] = {}
         self._robots: dict[str, urllib.robotparser.RobotFileParser | None] = {}
         self._failures: dict[str, int] = {}  #: consecutive connection failures/timeouts per origin
+        #: the site's host names, one word in every page's sketch (a page that prints its own host is
+        #: the same page under each alias: core/validation/sketch.py site_hosts_pattern)
+        names = {URL(o).host or "" for o in policy.origins}
+        self.hosts = site_hosts_pattern(sorted(names)) if len(names) > 1 else None
 
     async def __aenter__(self) -> "Fetcher":
         return self
@@ -265,7 +270,7 @@ class Fetcher:
                 chain.append(str(u))
                 u = nxt
                 continue
-            sk, ident = await _identify(url, str(u), chain, status, body, extra, link)
+            sk, ident = await _identify(url, str(u), chain, status, body, extra, link, self.hosts)
             if status >= 400:
                 return Fetched(False, status=status, reason=f"status_{status}", redirected=hop > 0, identity=ident)
             return Fetched(True, sk, status, redirected=hop > 0, identity=ident)
@@ -319,11 +324,11 @@ OFF_LOOP_BODY = 32 * 1024
 
 
 async def _identify(url: str, final: str, chain: list[str], status: int, body: bytes, content_type: str,
-                    link: str) -> tuple:
-    """The page's sketch and identity (core/validation/identity.py); a large body is parsed in a thread, so the
-    HTML parser and the shingling never hold the event loop for long."""
+                    link: str, hosts: "re.Pattern[str] | None" = None) -> tuple:
+    """The page's sketch (the site's ``hosts`` one word in it) and identity (core/validation/identity.py); a
+    large body is parsed in a thread, so the HTML parser and the shingling never hold the event loop for long."""
     def work() -> tuple:
-        sk = sketch(body, content_type)
+        sk = sketch(body, content_type, hosts=hosts)
         return sk, page_identity(url, final, chain, status, body, content_type, link, sk)
 
     return await asyncio.to_thread(work) if len(body) >= OFF_LOOP_BODY else work()

@@ -163,3 +163,48 @@ def test_an_unsigned_host_rule_joins_only_the_www_twin_and_a_signed_one_any_decl
     mod = dustcanon.RuleBook(keys=[base64.b64encode(raw).decode()])
     mod.update("wiki.test", signed)
     assert mod.canonize("http://old-wiki.test/a?sid=1") == "http://wiki.test/a"
+
+
+def test_a_page_that_prints_its_own_host_is_the_same_page_under_each_alias():
+    """Every page says which host served it and links its permalink absolutely (a feed, a wiki's
+    footer): the alias rule is decided on pages whose sketches write the site's host names as one
+    word (core/validation/sketch.py site_hosts_pattern); without it the pages would differ."""
+    import random as _random
+
+    from aiohttp import web
+
+    from dustbuster.core.validation.sketch import site_hosts_pattern, sketch
+    from tests.loopback import serve
+
+    def body(host: str, path: str) -> bytes:
+        rnd = _random.Random(path)
+        text = " ".join(f"w{rnd.randrange(3000)}" for _ in range(120))
+        return (f"<html><body><p>{text}</p><p>You are reading http://{host}{path} on {host.split(':')[0]}.</p>"
+                f"<p>{text[::-1]}</p></body></html>").encode()
+
+    async def page(request: web.Request) -> web.Response:
+        if not request.path.startswith("/p/"):
+            return web.Response(status=404)
+        return web.Response(body=body(request.host, request.path_qs), content_type="text/html")
+
+    a, b = body("www.host.test:80", "/p/1"), body("host.test:80", "/p/1")
+    assert sketch(a) != sketch(b)  # the host alone makes them differ
+    pattern = site_hosts_pattern(["host.test", "www.host.test"])
+    assert sketch(a, hosts=pattern) == sketch(b, hosts=pattern)
+
+    async def run():
+        app = web.Application()
+        app.router.add_get("/{tail:.*}", page)
+        runner, port = await serve(app)
+        try:
+            origins = [f"http://host.test:{port}", f"http://www.host.test:{port}"]
+            sites = parse_sites(json.dumps({"host.test": {
+                "origins": origins, "allow_private": True, "resolve": {"host.test": "127.0.0.1", "www.host.test": "127.0.0.1"},
+                "robots": False, "rate_per_s": 5000, "concurrency": 8}}), "sites")
+            tests = [f"http://host.test:{port}/p/{i}" for i in range(60)]
+            return await validate_site(SiteCandidates([], [], tests), policy_of(sites, "host.test", "sites"), Settings()), port
+        finally:
+            await runner.cleanup()
+
+    sv, port = asyncio.run(run())
+    assert aliases(sv) == {f'"^http://www.host.test:{port}/" → "^http://host.test:{port}/"': True}, aliases(sv)

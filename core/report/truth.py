@@ -53,10 +53,12 @@ _B = _rng.integers(0, 2**63, SIG_K, dtype=np.uint64)
 Signature = Sketch
 
 
-def signature(body: bytes, content_type: str = "text/html", k: int = SIG_K) -> Signature:
+def signature(body: bytes, content_type: str = "text/html", k: int = SIG_K,
+              hosts: "re.Pattern[str] | None" = None) -> Signature:
     """The page's signature, from the same visible text, words and shingles as the validator's
-    sketches (:func:`dustbuster.core.validation.sketch.document_words`), with k universal-hash min-hashes."""
-    ws = document_words(body, content_type)
+    sketches (:func:`dustbuster.core.validation.sketch.document_words`, the site's ``hosts`` one word
+    as there), with k universal-hash min-hashes."""
+    ws = document_words(body, content_type, hosts)
     if ws:
         x = np.fromiter(shingles(ws), dtype=np.uint64)
         with np.errstate(over="ignore"):

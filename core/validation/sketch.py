@@ -97,21 +97,45 @@ class Sketch:
                    int(d.get("words") or 0))
 
 
-def document_words(body: bytes, content_type: str = "text/html") -> list[str]:
+#: what a host of the site becomes in a page's words (:func:`site_hosts_pattern`)
+SITE_HOST = "sitehost"
+
+
+def site_hosts_pattern(hosts: "tuple[str, ...] | list[str] | frozenset[str]") -> "re.Pattern[str] | None":
+    """A regex of the site's host names (with an optional port), longest first: a page that prints
+    its own host (a feed's links, a permalink, "you are on www.x") is the same page under each of
+    the site's aliases, so those names are one word in its sketch (ours, beyond the papers;
+    docs/validation.md "Host aliases").
+
+    >>> site_hosts_pattern(["wiki.test", "www.wiki.test"]).sub(SITE_HOST, "see http://www.wiki.test:8080/a or wiki.test")
+    'see http://sitehost/a or sitehost'
+    """
+    names = sorted({h.lower() for h in hosts if h}, key=lambda h: (-len(h), h))
+    if not names:
+        return None
+    return re.compile(r"(?i)(?<![\w.-])(?:" + "|".join(re.escape(h) for h in names) + r")(?::\d+)?(?![\w-])")
+
+
+def document_words(body: bytes, content_type: str = "text/html",
+                   hosts: "re.Pattern[str] | None" = None) -> list[str]:
     """The words a document is sketched by: the visible text of HTML (scripts, styles and head
     removed), the text of other text types; [] for a document that is not text or has no word
-    (it is then compared by its exact digest)."""
+    (it is then compared by its exact digest).  ``hosts``: the site's host names
+    (:func:`site_hosts_pattern`), each written as one word."""
     ctype = (content_type or "").split(";")[0].strip().lower()
     if not (ctype.startswith(_TEXT_TYPES) or not ctype):
         return []
     text = body.decode("utf-8", "replace")
     if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in text[:2000].lower()):
         text = visible_text(text)
+    if hosts is not None:
+        text = hosts.sub(SITE_HOST, text)
     return words(text)
 
 
-def sketch(body: bytes, content_type: str = "text/html", k: int = K, n: int = SHINGLE_N) -> Sketch:
-    ws = document_words(body, content_type)
+def sketch(body: bytes, content_type: str = "text/html", k: int = K, n: int = SHINGLE_N,
+           hosts: "re.Pattern[str] | None" = None) -> Sketch:
+    ws = document_words(body, content_type, hosts)
     if ws:
         return Sketch("text", minhash(shingles(ws, n), k), "", len(ws))
     return Sketch("digest", (), xxh64_hexdigest(body), 0)

@@ -123,9 +123,10 @@ def _fetcher_class():
     return BodyFetcher
 
 
-def record(url: str, res, last) -> dict:
+def record(url: str, res, last, hosts=None) -> dict:
     """One truth line (without cluster) from a fetch result (soft errors checked) and its captured
-    response; with the page's identity evidence (title, declared canonical, final URL, robots)."""
+    response; with the page's identity evidence (title, declared canonical, final URL, robots).
+    ``hosts``: the site's host names, one word in the signature as in the validator's sketches."""
     from dustbuster.core.report.truth import Signature, signature, url_class
 
     rec = {"url": url, "ok": bool(res.ok), "status": res.status, "reason": None if res.ok else res.reason,
@@ -138,7 +139,7 @@ def record(url: str, res, last) -> dict:
     if last is None:  # cannot happen with dustbuster.fetch.client as it is; never a page without a signature
         return rec | {"ok": False, "reason": "no_body"}
     final, _status, body, ctype, _link = last
-    sig: Signature = signature(body, ctype)
+    sig: Signature = signature(body, ctype, hosts=hosts)
     rec.update(content_type=ctype.split(";")[0].strip() or None, size=len(body), final_url=final,
                sketch=res.sketch.to_json() if res.sketch else None, signature=sig.to_json())
     return rec
@@ -166,7 +167,7 @@ async def fetch_all(urls: list[str], policy, out_fh, soft_errors: bool, on_done)
                 res, last = await f.page(u)
                 if soft is not None:
                     res = await soft.check(u, res)
-                rec = record(u, res, last)
+                rec = record(u, res, last, f.hosts)
                 counts["ok" if rec["ok"] else rec["reason"]] += 1
                 out_fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
                 out_fh.flush()
