@@ -50,7 +50,8 @@ from dustbuster.core.model.pair import Pair
 from dustbuster.core.errors import ConfigError
 from dustbuster.core.model.ruleversion import carried_over
 from dustbuster.core.model.rules import Rule, SubstringRule
-from dustbuster.core.validation.aliases import alias_round, pointed_origins
+from dustbuster.core.model.hostrules import host_rule_hosts
+from dustbuster.core.validation.aliases import alias_round, onto_targets, pointed_origins
 from dustbuster.core.validation.setcheck import SetCheck, check_rule_set
 from dustbuster.core.validation.siteconfig import SiteConfig
 from dustbuster.core.validation.validate import Round, RoundFetcher, ValidationResult, canonization_order, validate
@@ -197,12 +198,30 @@ async def validate_site(cands: SiteCandidates, policy: FetchPolicy, settings: Se
         if len(mined) < len(res.valid):  # the aliases' made URLs too: the log may name no alias host
             wide = dataclasses.replace(rnd, test_urls=[*rnd.test_urls, *alias_urls], reach=None) if alias_urls else rnd
             sc = await with_extras(sc, [r for r in res.valid if (r.type, r.text) in keys], wide)
+            sc = await moved_onto_targets(sc, wide)
         counts = dict(fetcher.counts)
     signals = dict(rf.signals) | soft.stats() | {"declared_pairs": len(rf.declared), "declared_candidates": len(declared)}
     for r, why in sc.dropped:
         log.debug("set-level check dropped %s: %s", r.text, why)
     return SiteValidation(sc.rules, res, sc, counts, time.perf_counter() - t0, soft.probes, signals, rf.links,
                           rf.links_over_cap)
+
+
+async def moved_onto_targets(base: SetCheck, rnd: Round) -> SetCheck:
+    """The set with its rules anchored on an alias host moved onto the alias' target
+    (core/validation/aliases.py ``onto_targets``: one rule per law, and one that fires on URLs
+    entered by either host), checked again as a whole; it stands when the check does not refute it
+    and keeps every host rule, else ``base`` stands."""
+    moved = onto_targets(base.rules)
+    if [(r.type, r.text) for r in moved] == [(r.type, r.text) for r in base.rules]:
+        return base
+    sc = await check_rule_set(canonization_order(moved), rnd)
+    hosts = {r.text for r in base.rules if host_rule_hosts(r) is not None}
+    if sc.passed is False or not hosts <= {r.text for r in sc.rules}:
+        base.fetches += sc.fetches
+        return base
+    sc.dropped, sc.fetches = base.dropped + sc.dropped, base.fetches + sc.fetches
+    return sc
 
 
 async def with_extras(base: SetCheck, extras: list[Rule], rnd: Round) -> SetCheck:
@@ -219,5 +238,5 @@ async def with_extras(base: SetCheck, extras: list[Rule], rnd: Round) -> SetChec
     return base
 
 
-__all__ = ["SiteValidation", "SoftErrorAware", "check_site_policies", "configured_policy", "policy_of",
-           "site_policy", "validate_site", "with_extras"]
+__all__ = ["SiteValidation", "SoftErrorAware", "check_site_policies", "configured_policy", "moved_onto_targets",
+           "policy_of", "site_policy", "validate_site", "with_extras"]

@@ -208,3 +208,25 @@ def test_a_page_that_prints_its_own_host_is_the_same_page_under_each_alias():
 
     sv, port = asyncio.run(run())
     assert aliases(sv) == {f'"^http://www.host.test:{port}/" → "^http://host.test:{port}/"': True}, aliases(sv)
+
+
+def test_rules_anchored_on_an_alias_move_onto_its_target():
+    from dustbuster.core.canon.canonize import Canonizer
+    from dustbuster.core.model.rules import SubstringRule
+    from dustbuster.core.validation.aliases import onto_targets
+
+    host = SubstringRule.from_parts("http://www.w.test/", "http://w.test/", anchor_start=True)
+    lit = SubstringRule.from_parts("http://www.w.test/old/", "http://www.w.test/new/", anchor_start=True)
+    half = SubstringRule.from_parts("http://www.w.test/p.php?id=", "http://w.test/p_", anchor_start=True)
+    other = SubstringRule.from_parts("http://x.test/a", "http://x.test/b", anchor_start=True)
+    moved = onto_targets([host, lit, half, other])
+    assert [r.text for r in moved] == ['"^http://www.w.test/" → "^http://w.test/"',
+                                       '"^http://w.test/old/" → "^http://w.test/new/"',
+                                       '"^http://w.test/p.php?id=" → "^http://w.test/p_"',
+                                       '"^http://x.test/a" → "^http://x.test/b"']
+    assert moved[1].evidence["moved_from"] == lit.text
+    before, after = Canonizer([host, lit, half]), Canonizer(moved[:3])
+    for path, want in (("old/1", "http://w.test/new/1"), ("p.php?id=3", "http://w.test/p_3")):
+        assert after("http://www.w.test/" + path) == after("http://w.test/" + path) == want  # by either host: one form
+        assert before("http://w.test/" + path) != want  # the literals never fired on the target's URLs
+    assert onto_targets([lit, other]) == [lit, other]  # no host rule: nothing moves

@@ -9,8 +9,11 @@ import dataclasses
 import logging
 from typing import Mapping, Sequence
 
+from dustbuster.core.errors import RuleError
 from dustbuster.core.mining.hostalias import alias_candidates, alias_samples, origin_of
-from dustbuster.core.model.rules import Rule
+from dustbuster.core.model.hostrules import host_rule_hosts
+from dustbuster.core.model.rules import Rule, SubstringRule
+from dustbuster.core.urls.tokens import START
 from dustbuster.core.validation.round import Round
 from dustbuster.core.validation.validate import ValidationResult, canonization_order, validate
 
@@ -60,4 +63,52 @@ async def alias_round(res: ValidationResult, rnd: Round, origins: Sequence[str],
     return tried, made
 
 
-__all__ = ["alias_round", "pointed_origins"]
+def onto_targets(rules: Sequence[Rule]) -> list[Rule]:
+    """The rules with each substring or pattern rule anchored on an alias origin moved onto its
+    target (ours, beyond the papers): with ``"^a/" → "^t/"`` valid on every page of the site, a
+    valid ``"^a/x" → "^a/y"`` implies ``"^t/x" → "^t/y"`` (``t/x`` ≡ ``a/x`` ≡ ``a/y`` ≡ ``t/y``),
+    and only the latter ever fires on a URL entered by either host (the host rule moves ``a`` to
+    ``t`` first).  A rule whose α and β are anchored on one alias is moved whole; a rule that names
+    the alias only in α is moved there; the host rules themselves, and every other rule, stay.
+    One rule per law: the literal for the alias goes, the same law for the target stays once.
+
+    >>> from dustbuster.core.model.rules import SubstringRule
+    >>> rules = [SubstringRule.from_parts("http://www.w.test/", "http://w.test/", anchor_start=True),
+    ...          SubstringRule.from_parts("http://www.w.test/a/", "http://www.w.test/b/", anchor_start=True),
+    ...          SubstringRule.from_parts("http://w.test/a/", "http://w.test/b/", anchor_start=True),
+    ...          SubstringRule.from_parts("/index.html", "/")]
+    >>> [r.text for r in onto_targets(rules)]
+    ['"^http://www.w.test/" → "^http://w.test/"', '"^http://w.test/a/" → "^http://w.test/b/"', '"/index.html" → "/"']
+    """
+    moves: dict[str, str] = {}
+    for r in rules:
+        pair = host_rule_hosts(r)
+        if pair is not None and isinstance(r, SubstringRule):
+            a, t = r.alpha[1:], r.beta[1:]  # "scheme://host[:port]/", each
+            if a not in moves and t not in moves:
+                moves[a] = t
+    if not moves:
+        return list(rules)
+    out: list[Rule] = []
+    seen: set[tuple[str, str]] = set()
+    for r in rules:
+        alpha, beta = getattr(r, "alpha", None), getattr(r, "beta", None)
+        if isinstance(alpha, str) and isinstance(beta, str) and host_rule_hosts(r) is None and alpha.startswith(START):
+            src = next((a for a in moves if alpha.startswith(START + a)), None)
+            if src is not None:
+                dst = moves[src]
+                new_beta = START + dst + beta[1 + len(src):] if beta.startswith(START + src) else beta
+                ev = dict(r.evidence or {}) | {"moved_from": r.text, "via_alias": src}
+                try:
+                    r = dataclasses.replace(r, alpha=START + dst + alpha[1 + len(src):], beta=new_beta,
+                                            evidence=ev)
+                except RuleError:  # the moved rule cannot be one (it would feed itself): the literal stays
+                    pass
+        key = (r.type, r.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+__all__ = ["alias_round", "onto_targets", "pointed_origins"]
