@@ -120,7 +120,8 @@ def left_section(res: dict) -> str:
         out += ["", "The families of duplicate URL pairs the validated set leaves apart (each content's first "
                 "canonical URL paired with each of its others; bench/quality/run.py leftovers), the largest first, "
                 "and why: a mined candidate (candidates.json) merges the example but was refuted or left "
-                "undecided, or no candidate merges it:", "",
+                "undecided, or no candidate merges it, or no rule should merge it (a revision-like parameter "
+                "names a state of the page that equals today's page by chance):", "",
                 "| family | pairs | example | why |", "|---|---:|---|---|"]
         for f in left["families"]:
             a, b = f["example"]

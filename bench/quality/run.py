@@ -304,7 +304,11 @@ def leftovers(truth: Path, rules: Path, n: int = 4, candidates: Path | None = No
     for fam, count in families.most_common(top):
         pairs = family_pairs[fam]
         row = {"family": fam, "pairs": count, "example": list(pairs[0][2:])}
-        if candidates is not None:
+        state = page_state(*pairs[0][2:])
+        if state:
+            row["why"] = (f"no rule should merge them: {state} names a state of the page (an old revision "
+                          "equal to today's page, by chance)")
+        elif candidates is not None:
             merging = [r for r in cands if any((c := Canonizer(valid + [r]))(x) == c(y) for x, y, _, _ in pairs)]
             row["why"] = (f"mined, not published: {merging[0].text}" + (f" (+{len(merging) - 1} more)"
                                                                           if len(merging) > 1 else "")
@@ -312,6 +316,22 @@ def leftovers(truth: Path, rules: Path, n: int = 4, candidates: Path | None = No
         out.append(row)
     return {"contents": sum(kinds.values()), "by_difference": dict(kinds), "examples": dict(examples),
             "families": out}
+
+
+def page_state(a: str, b: str) -> str:
+    """The parameter that tells two URLs of one content apart when its values there look like a
+    revision id or a timestamp (core/validation/paramstrata.py revision_like) — the truth holds
+    them together because that revision equals today's page; "" otherwise."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from dustbuster.core.validation.paramstrata import revision_like
+
+    qa = dict(parse_qsl(urlsplit(a).query, keep_blank_values=True))
+    qb = dict(parse_qsl(urlsplit(b).query, keep_blank_values=True))
+    for k in sorted(set(qa) | set(qb)):
+        if qa.get(k) != qb.get(k) and any(v and revision_like(v) for v in (qa.get(k), qb.get(k))):
+            return f"{k}="
+    return ""
 
 
 def pair_family(a: str, b: str) -> str:
