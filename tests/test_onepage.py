@@ -65,10 +65,13 @@ def test_a_no_op_parameter_on_one_page_is_published():
     assert op["identity"] == {"title": v.positives}
 
 
-def test_before_the_one_page_decision_the_guard_left_it_undecided():
-    """The same rule with the guard alone (a global scope, so no one-page decision): uninformative."""
+def test_a_global_rule_whose_evidence_is_one_page_is_decided_as_that_pages_rule():
+    """The same rule stated globally: its evidence reaches the login page only (every URL it changes
+    has one path and title=Special:UserLogin), so it is decided, and published, under that page's
+    scope — never for the whole site (core/validation/validate.py evidence_scope)."""
     v = verdict(ParamRule("returnto", "remove"), login_urls())
-    assert v.valid is None and v.reason == "uninformative" and v.fetches == 0
+    assert v.valid is True and v.reason == "confirmed_on_one_page", (v.valid, v.reason)
+    assert v.rule.scope == "/index.php?title=Special:UserLogin" and v.one_page["from_scope"] == ""
 
 
 def test_a_parameter_that_changes_the_one_page_is_refuted():
@@ -143,3 +146,11 @@ def test_same_page_evidence():
     for k in range(ONE_PAGE_MIN_VALUES):
         op.positive(f"http://h/l?r={k}", f(u), f(v), "similar")
     assert op.why_not(0) == "" and op.to_json(0)["sufficient"] and op.why_not(1)
+
+
+def test_a_cached_verdict_keeps_the_scope_its_evidence_reached():
+    from dustbuster.core.validation.verdict import cached_verdict
+
+    v = verdict(ParamRule("returnto", "remove"), login_urls())
+    again = cached_verdict(ParamRule("returnto", "remove"), {"valid": True, **v.evidence()})
+    assert again.rule.scope == v.rule.scope == "/index.php?title=Special:UserLogin"

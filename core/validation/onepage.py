@@ -14,8 +14,9 @@ Such a rule may be decided on one page when all of the following hold (else the 
   that maps one value to another (:func:`~dustbuster.core.model.evidence.maps_values`) keeps the
   multi-page guard — "``+3`` → ``+2``" on one empty listing is exactly what "equal today" is for;
 * **its scope holds one page** (:func:`one_page_of`): the scope is not global, and every test URL
-  in the scope (:func:`~dustbuster.core.urls.scope.url_in_scope`), rewritten by the rule, has one and the
-  same path and query — the same path and every other parameter.  In a query-parameter
+  in the scope (:func:`~dustbuster.core.urls.scope.url_in_scope`) that the rule changes, rewritten by
+  it, has one and the same path and query — the same path and every other parameter (a URL of the
+  scope without the parameter is merged with nothing by the rule).  In a query-parameter
   scope (``?title=Special:UserLogin``) the page is the one path plus the scope's fixed values, and
   the URLs' other parameters ride along (``returntoquery=``, ``utm_*``: the login page linked from
   every page carries them); a path scope keeps "one path and query".  A global rule, or a scope with
@@ -75,7 +76,8 @@ def one_page_of(rule: Rule, rewrite: Callable[[str], str], test_urls: Sequence[s
     the scope is named as it is."""
     if not one_page_capable(rule):
         return None
-    inside = [u for u in dict.fromkeys(test_urls) if url_in_scope(u, rule.scope)]
+    # the URLs the rule changes: one in the scope that lacks the parameter is merged with nothing
+    inside = [u for u in dict.fromkeys(test_urls) if url_in_scope(u, rule.scope) and rewrite(u) != u]
     pages = {_page(_named(rewrite(u), rule.scope, canon), rule.scope) for u in inside}  # the host is never the rule's: see docstring
     if len(pages) != 1 or len({v for u in inside for v in _values(u, rule.name)}) < ONE_PAGE_MIN_VALUES:
         return None  # several pages, or too few values to ever decide it on one: the normal guard

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence, cast
 
 from dustbuster.core.canon.coverage import Coverage, apply_rule, covered_by
+from dustbuster.core.errors import RuleError
+from dustbuster.core.urls.scope import make_scope, split_url
 from dustbuster.core.model.pair import Pair
 from dustbuster.core.params import DustParams
 from dustbuster.core.mining.refine import pair_refines
@@ -64,7 +66,58 @@ async def validate_rule(rule: Rule, rnd: Round, seed: int = 0, canon: Callable[[
     and the same outputs).  A remove rule whose scope holds one page may be decided on that page
     (core/validation/onepage.py); ``canon``: the canonical form of a URL under the rules found
     valid, by which that page is named (:func:`_one_page_again`).  A refutation pinned on
-    parameters no positive tested is tried again on the narrowed rule (core/validation/narrow.py)."""
+    parameters no positive tested is tried again on the narrowed rule (core/validation/narrow.py).
+    A remove rule left ``uninformative`` whose every changed test URL has one path is tried again
+    under that path (:func:`evidence_scope`: the evidence reaches that page and no further)."""
+    v = await _validate_rule(rule, rnd, seed, canon)
+    if v.valid is not None or v.reason != "uninformative":
+        return v
+    scope = evidence_scope(v.rule, rnd)
+    if scope is None:
+        return v
+    try:
+        page_rule = dataclasses.replace(cast(ParamRule, v.rule), scope=scope)
+    except RuleError:
+        return v
+    tried = await _validate_rule(page_rule, rnd, seed, canon)
+    tried.fetches += v.fetches
+    if tried.valid is None:
+        return v
+    rnd.fetch.count("narrowed_to_its_page" + (":valid" if tried.valid else ""))
+    tried.one_page = dict(tried.one_page) | {"scope": scope, "from_scope": cast(ParamRule, v.rule).scope}
+    return tried
+
+
+#: characters a scope's fixed name or value cannot hold (core/urls/scope.py)
+_UNSCOPABLE = frozenset("&=?#/ ")
+
+
+def evidence_scope(rule: Rule, rnd: Round) -> str | None:
+    """The one path of every test URL a remove rule changes, with the items all of them hold (a
+    selector: ``title=Special:UserLogin``), when its scope is wider than that (a global
+    ``remove q=*`` whose parameter the test list shows on ``/search.html`` alone): the scope its
+    evidence can reach (ours: nothing beyond the evidence); None otherwise."""
+    if not isinstance(rule, ParamRule) or rule.action != "remove" or "?" in rule.scope:
+        return None
+    changed = [u for u, _ in rnd.reach.changes(rule)] if rnd.reach is not None else \
+        [u for u in rnd.test_urls if apply_rule(rule, u) != u]
+    paths = {split_url(u)[1] for u in changed}
+    if len(paths) != 1:
+        return None
+    (path,) = paths
+    if not path or "?" in path:
+        return None
+    common: set[tuple[str, str]] | None = None  # the items every changed URL holds: a selector the evidence fixes
+    for u in changed:
+        items = {(n, v) for n, _, v in (it.partition("=") for it in split_url(u)[2][1:].split("&") if "=" in it)
+                 if n != rule.name and n and not _UNSCOPABLE & set(n + v)}
+        common = items if common is None else common & items
+    scope = make_scope(path, sorted(common)) if common else path
+    return scope if scope != rule.scope else None
+
+
+async def _validate_rule(rule: Rule, rnd: Round, seed: int, canon: Callable[[str], str] | None) -> Verdict:
+    """:func:`validate_rule` before the narrowing to the evidence's page."""
     first = v = await _figure3(rule, rnd, seed, canon)
     for _ in range(NARROWINGS):
         if not v.refuted_by:

@@ -4,12 +4,14 @@ fetches are in :mod:`dustbuster.core.validation.validate`."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from dustbuster.core.validation.fetched import POSITIVE, Fetched
 from dustbuster.core.validation.narrow import restored
 from dustbuster.core.params import DustParams
-from dustbuster.core.model.rules import Rule
+from dustbuster.core.errors import RuleError
+from dustbuster.core.model.rules import ParamRule, Rule
 from dustbuster.core.validation.sketch import Sketch, similar
 
 
@@ -79,7 +81,15 @@ def decide(v_: Verdict, p: DustParams, had_candidates: bool, min_samples: int) -
 
 
 def cached_verdict(rule: Rule, hit: dict) -> Verdict:
-    """The verdict of a rule decided before, as the cache holds it (reason ``cached``, no fetch)."""
+    """The verdict of a rule decided before, as the cache holds it (reason ``cached``, no fetch),
+    with the rule it was decided as (narrowed to its evidence's page: ``one_page.scope``)."""
+    page = hit.get("one_page")
+    scope = page.get("scope") if isinstance(page, dict) else None
+    if isinstance(scope, str) and isinstance(rule, ParamRule) and scope != rule.scope:
+        try:
+            rule = dataclasses.replace(rule, scope=scope)
+        except RuleError:
+            pass
     return restored(Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
                    hit.get("skipped", 0), 0, hit.get("applicable", 0), "cached",
                    [tuple(x) for x in hit.get("samples") or [] if isinstance(x, (list, tuple)) and len(x) == 3],
