@@ -11,6 +11,7 @@ from pathlib import Path
 
 from dustbuster.core.errors import DustError
 from dustbuster.logs.formats import format_help
+from dustbuster.logs.sitecap import DEFAULT_MAX_URLS_PER_SITE, SiteCap
 
 from . import progress as prog
 from .common import add_params, add_url_lists, nothing_read_hint, params, read_url_lists
@@ -43,6 +44,10 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     m.add_argument("--rejects", metavar="FILE", help="write rejected lines with line numbers and reasons")
     m.add_argument("--max-url-length", type=int, default=2048, help="reject longer URLs (default %(default)s)")
     m.add_argument("--max-tokens", type=int, default=256, help="reject URLs with more tokens (default %(default)s)")
+    m.add_argument("--max-urls-per-site", type=int, default=DEFAULT_MAX_URLS_PER_SITE, metavar="N",
+                   help="mine at most the first N distinct URLs of each site (host) in log order, as the "
+                   "streaming worker does (DUST_MAX_URLS_PER_SITE); a site that reaches it is mined on that "
+                   "sample, said on stderr and in the JSON's stats.sample (default %(default)s; 0 = no cap)")
     add_url_lists(m)
     add_params(m)
     return m
@@ -52,14 +57,19 @@ def run(a: argparse.Namespace) -> int:
     from dustbuster.core.mining.mine import candidate_count, mine, unsafe_flags
 
     show = prog.enabled(a.quiet)
-    ul, stats, read_s = _read(a, show)
+    if a.max_urls_per_site < 0:
+        raise DustError("--max-urls-per-site must be >= 0 (0 = no cap)")
+    cap = SiteCap(a.max_urls_per_site)
+    ul, stats, read_s = _read(a, show, cap)
+    for line in cap.warnings():  # said even with -q: the rules are a sample's
+        sys.stderr.write(line + "\n")
     bar = prog.StageBar(show)
     try:
         result = mine(ul, params(a), a.stage, progress=bar)
     finally:
         bar.close()
     result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats,
-                    "listed_urls": len(ul.listed), "candidates": candidate_count(result)}
+                    "listed_urls": len(ul.listed), "candidates": candidate_count(result), "sample": cap.to_dict()}
     result.unsafe = unsafe = unsafe_flags(result, ul.test_urls())
     out = open(a.output, "w", encoding="utf-8") if a.output else sys.stdout
     try:
@@ -76,7 +86,7 @@ def run(a: argparse.Namespace) -> int:
     return 0
 
 
-def _read(a: argparse.Namespace, show: bool):
+def _read(a: argparse.Namespace, show: bool, cap: SiteCap | None = None):
     """The URL list of the logs, the read statistics and the seconds it took; no URL is an error."""
     from dustbuster.logs.record import Limits
     from dustbuster.logs.reader import ReadStats, RejectSink, read_urllist
@@ -90,7 +100,7 @@ def _read(a: argparse.Namespace, show: bool):
         ul, stats = read_urllist(
             a.logs, a.format, a.site, a.scheme,
             limits=Limits(a.max_url_length, a.max_tokens), stats=stats,
-            rejects=RejectSink(rej_fh), on_bytes=on_bytes,
+            rejects=RejectSink(rej_fh), on_bytes=on_bytes, cap=cap,
         )
         read_url_lists(ul, a.urls, a.site, a.scheme, stats)
     finally:
