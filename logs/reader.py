@@ -38,10 +38,16 @@ def read_urllist(sources: Iterable[str | Path], fmt: str = "auto", site: str | N
     """The URL list of the sources and what became of their lines.  ``bulk``: the common formats
     read a block at a time (:mod:`dustbuster.logs.bulkread`; the same URL list, counts and rejects
     as the line loop, which ``bulk=False`` uses).  ``cap``: the URLs taken per site
-    (:class:`dustbuster.logs.sitecap.SiteCap`; none: every URL)."""
+    (:class:`dustbuster.logs.sitecap.SiteCap`; none: every URL).  ``jobs``: processes reading a
+    large file's ranges (:mod:`dustbuster.logs.parread`; the same result)."""
     stats = kw.pop("stats", None) or ReadStats()
     cap = kw.pop("cap", None)
-    if bulk:
+    jobs = kw.pop("jobs", 1)
+    if bulk and jobs > 1:
+        from .parread import read_urllist_parallel
+
+        ul = read_urllist_parallel(sources, jobs, fmt, site, scheme, stats=stats, cap=cap, **kw)
+    elif bulk:
         ul = read_urllist_bulk(sources, fmt, site, scheme, stats=stats, cap=cap, **kw)
     else:
         ul = URLList()

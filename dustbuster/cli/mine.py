@@ -48,6 +48,10 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
                    help="mine at most the first N distinct URLs of each site (host) in log order, as the "
                    "streaming worker does (DUST_MAX_URLS_PER_SITE); a site that reaches it is mined on that "
                    "sample, said on stderr and in the JSON's stats.sample (default %(default)s; 0 = no cap)")
+    m.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="processes: N read a large log's ranges, and with 2 or more Figure 1's supports are "
+                   "counted in a second process while this one runs phase 3 and the other miners (the same "
+                   "rules; more memory at once: docs/performance.md); default %(default)s")
     add_url_lists(m)
     add_params(m)
     return m
@@ -55,17 +59,20 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
 
 def run(a: argparse.Namespace) -> int:
     from dustbuster.core.mining.mine import candidate_count, mine, unsafe_flags
+    from dustbuster.core.mining.parallel import mine_two
 
     show = prog.enabled(a.quiet)
     if a.max_urls_per_site < 0:
         raise DustError("--max-urls-per-site must be >= 0 (0 = no cap)")
+    if a.jobs < 1:
+        raise DustError("--jobs must be >= 1")
     cap = SiteCap(a.max_urls_per_site)
     ul, stats, read_s = _read(a, show, cap)
     for line in cap.warnings():  # said even with -q: the rules are a sample's
         sys.stderr.write(line + "\n")
     bar = prog.StageBar(show)
     try:
-        result = mine(ul, params(a), a.stage, progress=bar)
+        result = (mine_two if a.jobs > 1 else mine)(ul, params(a), a.stage, progress=bar)
     finally:
         bar.close()
     result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats,
@@ -100,7 +107,7 @@ def _read(a: argparse.Namespace, show: bool, cap: SiteCap | None = None):
         ul, stats = read_urllist(
             a.logs, a.format, a.site, a.scheme,
             limits=Limits(a.max_url_length, a.max_tokens), stats=stats,
-            rejects=RejectSink(rej_fh), on_bytes=on_bytes, cap=cap,
+            rejects=RejectSink(rej_fh), on_bytes=on_bytes, cap=cap, jobs=a.jobs,
         )
         read_url_lists(ul, a.urls, a.site, a.scheme, stats)
     finally:
