@@ -216,24 +216,28 @@ def _tuples(lens: np.ndarray, base: np.ndarray, P: np.ndarray, Q: np.ndarray, pa
     first_q = lens + 1 - np.add.reduceat((np.bincount(Q)[Q] >= 2).astype(np.int64), base)  # first shared suffix start
     idx_t: type[np.signedinteger] = np.int32 if len(P) < 2**31 else np.int64
     base_t, last_p, first_q = base.astype(idx_t), last_p.astype(idx_t), first_q.astype(idx_t)
-    keys, bis, bjs = [], [], []
-    total = 0
-    for n in np.unique(lens).tolist():
+    groups = []
+    total = kept = 0
+    for n in np.unique(lens).tolist():  # how many tuples each length keeps, then the columns filled in place
         us = np.flatnonzero(lens == n)
         ii, jj = (x.astype(idx_t) for x in _positions(n, params.S, params.max_envelopes))
         total += len(us) * len(ii)
+        k = int(np.count_nonzero((ii[None, :] <= last_p[us][:, None]) & (jj[None, :] >= first_q[us][:, None])))
+        groups.append((us, ii, jj, kept))
+        kept += k
+    key = np.empty(kept, dtype=np.int64)
+    bis, bjs = np.empty(kept, dtype=idx_t), np.empty(kept, dtype=idx_t)
+    for us, ii, jj, at in groups:
         row, col = np.nonzero((ii[None, :] <= last_p[us][:, None]) & (jj[None, :] >= first_q[us][:, None]))
         b = base_t[us][row]
-        bi, bj = b + ii[col], b + jj[col]
-        keys.append(P[bi] * nq + Q[bj])
-        bis.append(bi)
-        bjs.append(bj)
+        end = at + len(row)
+        bi, bj = bis[at:end], bjs[at:end]
+        np.add(b, ii[col], out=bi)
+        np.add(b, jj[col], out=bj)
+        np.multiply(P[bi], nq, out=key[at:end])
+        key[at:end] += Q[bj]
         del row, col, b, bi, bj
-    key = np.concatenate(keys)
-    del keys  # one joined column at a time beside the pieces
-    bi = np.concatenate(bis)
-    del bis
-    return key, bi, np.concatenate(bjs), total
+    return key, bis, bjs, total
 
 
 def _bucket_pairs(mstart: np.ndarray, sz: np.ndarray, params: DustParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
