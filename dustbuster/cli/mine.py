@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -70,6 +71,7 @@ def run(a: argparse.Namespace) -> int:
     ul, stats, read_s = _read(a, show, cap)
     for line in cap.warnings():  # said even with -q: the rules are a sample's
         sys.stderr.write(line + "\n")
+    _quiet_collector()
     bar = prog.StageBar(show)
     try:
         result = (mine_two if a.jobs > 1 else mine)(ul, params(a), a.stage, progress=bar)
@@ -91,6 +93,15 @@ def run(a: argparse.Namespace) -> int:
     if not a.quiet:
         _print_summary(result.stats)
     return 0
+
+
+def _quiet_collector() -> None:
+    """The cyclic garbage collector made rare for the mining: the URL list, read, lives to the
+    end (frozen: never walked again), and the phases make millions of tuples and records, none in
+    a cycle that matters, each collection of which walked every live object (~12 % of the time
+    on the forum logs, the same peak memory).  Reference counting frees them as before."""
+    gc.freeze()
+    gc.set_threshold(max(gc.get_threshold()[0], 100_000), 50, 100)
 
 
 def _read(a: argparse.Namespace, show: bool, cap: SiteCap | None = None):
