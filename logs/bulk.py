@@ -276,7 +276,8 @@ def _merge(infos: dict, urls: list[str], cnt: np.ndarray, sz: np.ndarray, pos: n
         order = np.argsort(first, kind="stable").tolist()
     new = [i for i in order if distinct[i] not in infos] if infos else order
     if cap is not None and cap.max_urls:
-        new = [i for i in new if cap.admit(distinct[i], hits[i])]
+        new = list(itertools.compress(new, cap.taken(list(map(distinct.__getitem__, new)),
+                                                     list(map(hits.__getitem__, new)))))
     infos.update(zip(map(distinct.__getitem__, new), map(URLInfo, map(hits.__getitem__, new),
                                                           map(lo_l.__getitem__, new), map(hi_l.__getitem__, new))))
     if len(new) == m:

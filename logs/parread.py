@@ -182,11 +182,16 @@ def _merge_list(ul: URLList, cols: tuple, cap: SiteCap | None) -> None:
     ``cap`` admits), the known ones' evidence joined, its error URLs after ``ul``'s (bounded)."""
     urls, hits, lo, hi, extra, errors = cols
     infos = ul.infos
-    admit = cap.admit if cap is not None and cap.max_urls else None
-    for k, (url, h, a, b) in enumerate(zip(urls, hits.tolist(), lo.tolist(), hi.tolist())):
+    hits = hits.tolist()
+    out: set[int] = set()
+    if cap is not None and cap.max_urls:
+        new = [k for k, url in enumerate(urls) if url not in infos]
+        taken = cap.taken([urls[k] for k in new], [hits[k] for k in new])
+        out = {k for k, ok in zip(new, taken) if not ok}
+    for k, (url, h, a, b) in enumerate(zip(urls, hits, lo.tolist(), hi.tolist())):
         have = infos.get(url)
         if have is None:
-            if admit is not None and not admit(url, h):
+            if k in out:
                 continue
             have = infos[url] = URLInfo(h, None if a < 0 else a, None if b < 0 else b)
         else:

@@ -16,6 +16,7 @@ a few URLs, which a sample of a site's first URLs keeps for the families it has 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 DEFAULT_MAX_URLS_PER_SITE = 100_000  #: the streaming worker's default (stream/settings.py)
@@ -43,9 +44,21 @@ class SiteCap:
     def admit(self, url: str, records: int = 1) -> bool:
         """Whether a URL new to the list is taken (counted for its site), else counted as left out
         with its ``records``.  Call it once per new URL in log order."""
+        return True if not self.max_urls else self._admit(url, site_of(url), records)
+
+    def taken(self, urls: list[str], records: list[int]) -> list[bool]:
+        """:meth:`admit` of each of ``urls`` (new to the list, in log order), at once."""
         if not self.max_urls:
-            return True
-        site = site_of(url)
+            return [True] * len(urls)
+        sites = list(map(site_of, urls))
+        held, need = self.held, Counter(sites)
+        if all(held.get(s, 0) + n <= self.max_urls for s, n in need.items()):  # no site fills: all taken
+            for s, n in need.items():
+                held[s] = held.get(s, 0) + n
+            return [True] * len(urls)
+        return list(map(self._admit, urls, sites, records))
+
+    def _admit(self, url: str, site: str, records: int) -> bool:
         n = self.held.get(site, 0)
         if n < self.max_urls:
             self.held[site] = n + 1

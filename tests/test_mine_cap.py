@@ -89,3 +89,14 @@ def test_uncapped_rules_unchanged(capsys, log, site):
 
 def test_negative_cap_is_refused(capsys):
     assert main(["mine", str(APACHE), "--site", "www.example.com", "--max-urls-per-site", "-1", "-q"]) != 0
+
+
+def test_taken_is_admit_one_by_one():
+    urls = [f"http://{h}/{i}" for i in range(30) for h in ("a", "b", "c") if i % 3 or h != "c"] + ["x:y", "dns:z"]
+    records = list(range(1, len(urls) + 1))
+    for n in (0, 1, 5, 20, 100):
+        one, many = SiteCap(n), SiteCap(n)
+        for first, last in ((0, 7), (7, 40), (40, len(urls))):  # several blocks
+            want = [one.admit(u, r) for u, r in zip(urls[first:last], records[first:last])]
+            assert many.taken(urls[first:last], records[first:last]) == want
+        assert one.to_dict() == many.to_dict()
