@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 from dustbuster.core.errors import DustError
 from dustbuster.logs.formats import format_help
@@ -71,15 +73,15 @@ def run(a: argparse.Namespace) -> int:
     ul, stats, read_s = _read(a, show, cap)
     for line in cap.warnings():  # said even with -q: the rules are a sample's
         sys.stderr.write(line + "\n")
-    _quiet_collector()
-    bar = prog.StageBar(show)
-    try:
-        result = (mine_two if a.jobs > 1 else mine)(ul, params(a), a.stage, progress=bar)
-    finally:
-        bar.close()
-    result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats,
-                    "listed_urls": len(ul.listed), "candidates": candidate_count(result), "sample": cap.to_dict()}
-    result.unsafe = unsafe = unsafe_flags(result, ul.test_urls())
+    with _quiet_collector():
+        bar = prog.StageBar(show)
+        try:
+            result = (mine_two if a.jobs > 1 else mine)(ul, params(a), a.stage, progress=bar)
+        finally:
+            bar.close()
+        result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats,
+                        "listed_urls": len(ul.listed), "candidates": candidate_count(result), "sample": cap.to_dict()}
+        result.unsafe = unsafe = unsafe_flags(result, ul.test_urls())
     out = open(a.output, "w", encoding="utf-8") if a.output else sys.stdout
     try:
         if a.json:
@@ -95,13 +97,21 @@ def run(a: argparse.Namespace) -> int:
     return 0
 
 
-def _quiet_collector() -> None:
+@contextlib.contextmanager
+def _quiet_collector() -> Iterator[None]:
     """The cyclic garbage collector made rare for the mining: the URL list, read, lives to the
     end (frozen: never walked again), and the phases make millions of tuples and records, none in
     a cycle that matters, each collection of which walked every live object (~12 % of the time
-    on the forum logs, the same peak memory).  Reference counting frees them as before."""
+    on the forum logs, the same peak memory).  Reference counting frees them as before.  Restored
+    on exit (``mine`` may run inside another program: the tests)."""
+    was = gc.get_threshold()
     gc.freeze()
-    gc.set_threshold(max(gc.get_threshold()[0], 100_000), 50, 100)
+    gc.set_threshold(max(was[0], 100_000), 50, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*was)
+        gc.unfreeze()
 
 
 def _read(a: argparse.Namespace, show: bool, cap: SiteCap | None = None):
