@@ -37,6 +37,7 @@ import numpy as np
 from dustbuster.core.urls.urllist import NO_BODY_STATUSES, URLInfo, URLList
 
 from .fastparse import _prefix, fast_url
+from .sitecap import SiteCap
 from .record import BODY_METHODS, Context, LogRecord
 
 # the target: a path of printable ASCII without space, '"', '\\' or '#' (an absolute or fragmented
@@ -213,11 +214,13 @@ def _record(f: dict, scanner: Scanner, ctx: Context) -> tuple | None:
     return url, int(f["status"]), n if method in _BODY else -1
 
 
-def aggregate(ul: URLList, scan_: Scan, extra: Sequence[tuple[int, LogRecord]] = ()) -> tuple[int, int]:
+def aggregate(ul: URLList, scan_: Scan, extra: Sequence[tuple[int, LogRecord]] = (),
+              cap: SiteCap | None = None) -> tuple[int, int]:
     """Add a block's records to ``ul``, each distinct URL once: its hits, its size interval (sizes
     of statuses whose body is not the document left out, as :meth:`URLInfo.observe` does), new
     URLs in first-seen order.  ``extra``: (position, LogRecord) of the line loop's records, placed
-    by position.  Status >= 400 is dropped; returns (records, dropped) of the fast lines."""
+    by position.  Status >= 400 is dropped; returns (records, dropped) of the fast lines.  ``cap``:
+    a new URL is added only where it admits it (logs/sitecap.py), in first-seen order."""
     keys = list(scan_.counts)
     cols = list(zip(*map(scan_.records.__getitem__, keys))) or [(), (), ()]
     urls = list(cols[0]) + [r.url for _, r in extra]
@@ -238,7 +241,7 @@ def aggregate(ul: URLList, scan_: Scan, extra: Sequence[tuple[int, LogRecord]] =
         kept_keys = itertools.compress(keys, keep[:len(keys)].tolist())
         pos = np.fromiter(itertools.chain(map(first.__getitem__, kept_keys), (p for p, _ in extra)), np.int64, len(urls))
     sz[np.isin(st, _NO_BODY)] = -1
-    _merge(ul.infos, urls, cnt, sz, pos)
+    _merge(ul.infos, urls, cnt, sz, pos, cap)
     return records, dropped
 
 
@@ -252,9 +255,10 @@ def _first_positions(keys: list) -> dict:
     return dict(zip(reversed(keys), range(n - 1, -1, -1)))
 
 
-def _merge(infos: dict, urls: list[str], cnt: np.ndarray, sz: np.ndarray, pos: np.ndarray | None) -> None:
+def _merge(infos: dict, urls: list[str], cnt: np.ndarray, sz: np.ndarray, pos: np.ndarray | None,
+           cap: SiteCap | None = None) -> None:
     """Per distinct URL: hits (sum of ``cnt``), size interval (of ``sz`` >= 0), into ``infos``;
-    new URLs in the order of ``pos`` (their first position) or of ``urls``."""
+    new URLs in the order of ``pos`` (their first position) or of ``urls``, those ``cap`` admits."""
     distinct = list(dict.fromkeys(urls))
     ids = np.fromiter(map(dict(zip(distinct, itertools.count())).__getitem__, urls), np.int64, len(urls))
     m = len(distinct)
@@ -271,6 +275,9 @@ def _merge(infos: dict, urls: list[str], cnt: np.ndarray, sz: np.ndarray, pos: n
         np.minimum.at(first, ids, pos)
         order = np.argsort(first, kind="stable").tolist()
     new = [i for i in order if distinct[i] not in infos] if infos else order
+    if cap is not None and cap.max_urls:
+        new = list(itertools.compress(new, cap.taken(list(map(distinct.__getitem__, new)),
+                                                     list(map(hits.__getitem__, new)))))
     infos.update(zip(map(distinct.__getitem__, new), map(URLInfo, map(hits.__getitem__, new),
                                                           map(lo_l.__getitem__, new), map(hi_l.__getitem__, new))))
     if len(new) == m:
@@ -279,7 +286,9 @@ def _merge(infos: dict, urls: list[str], cnt: np.ndarray, sz: np.ndarray, pos: n
     for i in range(m):
         if i in fresh:
             continue
-        info = infos[distinct[i]]
+        info = infos.get(distinct[i])
+        if info is None:
+            continue  # left out by the cap
         info.hits += hits[i]
         if lo_l[i] is not None:
             info.lo = lo_l[i] if info.lo is None or lo_l[i] < info.lo else info.lo

@@ -25,20 +25,23 @@ from . import bulk
 from .formats import FAST_PARSERS, PARSERS
 from .lineloop import SNIFF_LINES, ReadStats, RejectSink, add_record, choose_format, open_lines, parse_each, read_setup
 from .record import Context, Limits, LogRecord
+from .sitecap import SiteCap
 
 BLOCK_BYTES = 4 << 20  #: bytes of whole lines scanned at once
 
 
 def read_urllist_bulk(sources: Iterable[str | Path], fmt: str = "auto", site: str | None = None,
                       scheme: str = "http", limits: Limits | None = None, stats: ReadStats | None = None,
-                      rejects: RejectSink | None = None, on_bytes: Callable[[int], None] | None = None) -> URLList:
-    """:func:`dustbuster.logs.reader.read_urllist`'s URL list, read in blocks."""
+                      rejects: RejectSink | None = None, on_bytes: Callable[[int], None] | None = None,
+                      cap: SiteCap | None = None) -> URLList:
+    """:func:`dustbuster.logs.reader.read_urllist`'s URL list, read in blocks (``cap``: the URLs
+    taken per site, logs/sitecap.py)."""
     stats, rejects = read_setup(fmt, scheme, stats, rejects)
     ul = URLList()
     for src in sources:
         name, fh = open_lines(src)
         try:
-            _read_one(ul, name, fh, fmt, Context(site, scheme, limits or Limits()), stats, rejects, on_bytes)
+            _read_one(ul, name, fh, fmt, Context(site, scheme, limits or Limits()), stats, rejects, on_bytes, cap)
         finally:
             if fh is not sys.stdin.buffer:
                 fh.close()
@@ -48,7 +51,7 @@ def read_urllist_bulk(sources: Iterable[str | Path], fmt: str = "auto", site: st
 
 
 def _read_one(ul: URLList, name: str, fh: IO[bytes], fmt: str, ctx: Context, stats: ReadStats,
-              rejects: RejectSink, on_bytes: Callable[[int], None] | None) -> None:
+              rejects: RejectSink, on_bytes: Callable[[int], None] | None, cap: SiteCap | None = None) -> None:
     # not buffered: a raw binary stream
     buffered = io.BufferedReader(cast(io.RawIOBase, fh)) if not isinstance(fh, io.BufferedIOBase) else fh
     head = list(itertools.islice(buffered, SNIFF_LINES))
@@ -61,7 +64,7 @@ def _read_one(ul: URLList, name: str, fh: IO[bytes], fmt: str, ctx: Context, sta
     scanner = bulk.scanner_for(chosen, ctx) if fast else None
     if scanner is None:
         for rec in parse_each(itertools.chain(head, buffered), chosen, ctx, stats, reject, on_bytes=on_bytes):
-            add_record(ul, rec)
+            add_capped(ul, rec, cap)
         return
     assert chosen is not None  # a scanner is for a chosen format (scanner_for)
     cache: dict
@@ -70,7 +73,7 @@ def _read_one(ul: URLList, name: str, fh: IO[bytes], fmt: str, ctx: Context, sta
         if on_bytes:
             on_bytes(len(block))
         with _no_cyclic_gc():
-            first += read_block(ul, block, first, scanner, chosen, ctx, stats, reject, cache)
+            first += read_block(ul, block, first, scanner, chosen, ctx, stats, reject, cache, cap)
 
 
 @contextlib.contextmanager
@@ -128,20 +131,26 @@ def _longest_line(block: bytes) -> int:
 
 
 def read_block(ul: URLList, block: bytes, first: int, scanner: bulk.Scanner, chosen: str, ctx: Context,
-               stats: ReadStats, reject: Callable, cache: dict) -> int:
+               stats: ReadStats, reject: Callable, cache: dict, cap: SiteCap | None = None) -> int:
     """Add one block's lines (the first one numbered ``first``) to ``ul``; returns how many lines."""
     text, guard = decoded(block)
     s = bulk.scan(text, scanner, ctx, guard, cache)
     stats.lines += s.lines - len(s.fallback)
     items = [line.encode("utf-8", "surrogateescape") for _, line in s.fallback]  # the file's bytes again
     recs = line_loop(items, [first + pos for pos, _ in s.fallback], chosen, ctx, stats, reject)
-    records, dropped = bulk.aggregate(ul, s, [(n - first, r) for n, r in recs])
+    records, dropped = bulk.aggregate(ul, s, [(n - first, r) for n, r in recs], cap)
     stats.records += records
     stats.dropped_status += dropped
     for _, r in recs:
-        if (r.digest or r.sketch) and r.status not in bulk.NO_BODY_STATUSES:
+        if (r.digest or r.sketch) and r.status not in bulk.NO_BODY_STATUSES and r.url in ul.infos:  # (not left out)
             _evidence(ul.infos[r.url], r.digest, r.sketch)
     return s.lines
+
+
+def add_capped(ul: URLList, rec: LogRecord, cap: SiteCap | None) -> None:
+    """:func:`add_record`, a log URL new to the list only where ``cap`` admits it."""
+    if cap is None or rec.listed or rec.url in ul.infos or cap.admit(rec.url):
+        add_record(ul, rec)
 
 
 def _evidence(info: URLInfo, digest: str | None, sketch: tuple[int, ...] | None) -> None:

@@ -20,9 +20,9 @@ from dustbuster.core.errors import MAX_LINE_CHARS, ParseError
 from dustbuster.core.strictjson import has_surrogate
 from dustbuster.core.urls.urllist import URLList
 
-from .bulkread import batch_records, read_urllist_bulk
+from .bulkread import add_capped, batch_records, read_urllist_bulk
 from .formats import PARSERS, header_of, sniff
-from .lineloop import (SNIFF_LINES, ReadStats, RejectSink, add_record, compression, iter_records, open_lines,
+from .lineloop import (SNIFF_LINES, ReadStats, RejectSink, compression, iter_records, open_lines,
                        parse_each, raw_lines, tsv_columns)
 from .record import Context, Limits
 
@@ -37,14 +37,22 @@ def read_urllist(sources: Iterable[str | Path], fmt: str = "auto", site: str | N
                  bulk: bool = True, **kw) -> tuple[URLList, ReadStats]:
     """The URL list of the sources and what became of their lines.  ``bulk``: the common formats
     read a block at a time (:mod:`dustbuster.logs.bulkread`; the same URL list, counts and rejects
-    as the line loop, which ``bulk=False`` uses)."""
+    as the line loop, which ``bulk=False`` uses).  ``cap``: the URLs taken per site
+    (:class:`dustbuster.logs.sitecap.SiteCap`; none: every URL).  ``jobs``: processes reading a
+    large file's ranges (:mod:`dustbuster.logs.parread`; the same result)."""
     stats = kw.pop("stats", None) or ReadStats()
-    if bulk:
-        ul = read_urllist_bulk(sources, fmt, site, scheme, stats=stats, **kw)
+    cap = kw.pop("cap", None)
+    jobs = kw.pop("jobs", 1)
+    if bulk and jobs > 1:
+        from .parread import read_urllist_parallel
+
+        ul = read_urllist_parallel(sources, jobs, fmt, site, scheme, stats=stats, cap=cap, **kw)
+    elif bulk:
+        ul = read_urllist_bulk(sources, fmt, site, scheme, stats=stats, cap=cap, **kw)
     else:
         ul = URLList()
         for rec in iter_records(sources, fmt, site, scheme, stats=stats, **kw):
-            add_record(ul, rec)
+            add_capped(ul, rec, cap)
     ul.note_errors(stats.error_urls)  # the line loop's (the bulk path notes its own in aggregate)
     log.info("read %s lines: %s records, %s unique URLs", stats.lines, stats.records, len(ul))
     return ul, stats

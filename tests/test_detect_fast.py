@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import DustParams, URLList, count_supports
-from dustbuster.core.urls.substrings import Tokens, dense, pack, seq_keys
+from dustbuster.core.urls.substrings import Tokens, dense, pack, seq_keys, sort_keys
 from dustbuster.core.urls.tokens import _TOKEN_RE, wrap
 from tests.oracle import oracle_supports
 from tests.test_detect import small_urllist
@@ -72,6 +72,19 @@ def test_dense_and_pack(n, bits):
     assert len(set(pairs.values())) == len(pairs)
 
 
+@pytest.mark.parametrize("n, bits", [(1, 3), (5000, 40), (5000, 62), (70000, 50), (70000, 62)])
+def test_sort_keys_is_a_stable_argsort(n, bits):
+    """Keys and index packed in one int64 where they fit; wider keys partitioned by their high bits
+    first (several and many partitions): either way the order of a stable argsort."""
+    rng = np.random.default_rng(n * bits)
+    key = rng.integers(0, 2**bits, size=n, dtype=np.int64)
+    key[: n // 3] = key[n // 3: 2 * (n // 3)]  # equal keys: their order is the index order
+    order, ks = sort_keys(key)
+    want = np.argsort(key, kind="stable")
+    assert np.array_equal(order, want)
+    assert np.array_equal(ks, key[want])
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_urllist(), st.sampled_from([0.0, 0.02, 0.5]), st.integers(2, 5))
 def test_supports_equal_oracle_for_every_slack(ul, slack, S):
@@ -94,3 +107,36 @@ def test_real_samples_equal_oracle(logs_dir):
         table = count_supports(part, P)
         assert table.as_dict("low") == oracle_supports(part, P, P.t_low)
         assert table.as_dict("high") == oracle_supports(part, P, P.t_high)
+
+
+@SETTINGS
+@given(st.lists(url_text, min_size=1, max_size=12), st.integers(1, 40))
+def test_tokens_in_slices_are_the_same(texts, chunk):
+    """Tokenised a few URLs at a time (the memory bound of a big list): the same ids and offsets."""
+    wrapped = [wrap("http://h/" + t) for t in texts]
+    whole, sliced = Tokens(wrapped), Tokens(wrapped, chunk_chars=chunk)
+    for name in ("tid", "cum", "base", "n", "levels"):
+        assert np.array_equal(getattr(whole, name), getattr(sliced, name)), name
+
+
+@pytest.mark.parametrize("n, bits, part", [(1, 3, 4), (5000, 40, 1 << 21), (5000, 62, 300), (70000, 50, 1000),
+                                           (70000, 62, 5000), (3000, 20, 7)])
+def test_hashed_parts_group_every_key_once(n, bits, part):
+    """Each key's elements in one part, in index order; every element once."""
+    from dustbuster.core.urls.substrings import hashed_parts
+
+    rng = np.random.default_rng(n + bits)
+    key = rng.integers(0, 2**bits, size=n, dtype=np.int64)
+    key[: n // 3] = key[n // 3: 2 * (n // 3)]
+    seen: dict[int, list[int]] = {}
+    part_of: dict[int, int] = {}
+    for p, (order, ks) in enumerate(hashed_parts(key, part)):
+        assert np.all(ks[1:] >= ks[:-1])
+        assert np.array_equal(ks[1:] == ks[:-1], key[order][1:] == key[order][:-1])  # equal ⇔ equal keys
+        for k, i in zip(key[order].tolist(), order.tolist()):
+            assert part_of.setdefault(k, p) == p  # a key's elements in one part
+            seen.setdefault(k, []).append(i)
+    want: dict[int, list[int]] = {}
+    for i, k in enumerate(key.tolist()):
+        want.setdefault(k, []).append(i)
+    assert seen == want

@@ -37,7 +37,7 @@ import numpy as np
 
 from dustbuster.core.model.pair import Pair
 from dustbuster.core.params import DustParams
-from dustbuster.core.urls.substrings import Tokens, dense, seq_keys, sort_keys
+from dustbuster.core.urls.substrings import Tokens, dense, hashed_parts, seq_keys
 from dustbuster.core.urls.tokens import shrinks, wrap
 from dustbuster.core.urls.urllist import URLList, likely_similar
 
@@ -128,25 +128,33 @@ def count_supports(urllist: URLList, params: DustParams, progress: Progress | No
     del P, Q
     if progress:
         progress("substrings", ntuples, ntuples)
-    # --- buckets (Figure 1 line 11): sort by envelope ---
-    order, ks = sort_keys(key)
+    # --- buckets (Figure 1 line 11): sort by envelope, some of the envelopes at a time ---
+    nbuckets = ntuples - len(key)  # each tuple left out has an envelope of its own
+    sz_l, mem_l, low_l = [], [], []
+    for order, ks in hashed_parts(key):  # a bucket is within one part; the parts' order is no matter
+        starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+        sizes = np.diff(np.r_[starts, len(ks)])
+        nbuckets += len(starts)
+        del ks
+        usable = (sizes >= 2) & (sizes <= params.t_high)
+        st, sz = starts[usable], sizes[usable]
+        mstart = np.cumsum(sz) - sz  # start of each usable bucket in the part's member space
+        mem_l.append(order[np.repeat(st - mstart, sz) + np.arange(int(sz.sum()))])
+        sz_l.append(sz)
+        low_l.append(int(((sz >= 2) & (sz <= params.t_low)).sum()))
+        del order, starts, sizes, usable, st, mstart
     del key
-    starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]]) if len(ks) else np.zeros(0, dtype=np.int64)
-    sizes = np.diff(np.r_[starts, len(ks)])
-    nbuckets = len(starts) + ntuples - len(ks)  # each tuple left out has an envelope of its own
-    del ks
-    usable = (sizes >= 2) & (sizes <= params.t_high)
-    st, sz = starts[usable], sizes[usable]
+    sz = np.concatenate(sz_l) if sz_l else np.zeros(0, dtype=np.int64)
+    mem = np.concatenate(mem_l) if mem_l else np.zeros(0, dtype=np.int64)
+    del sz_l, mem_l
     mstart = np.cumsum(sz) - sz  # start of each usable bucket in member space
     nmem = int(sz.sum())
-    mem = order[np.repeat(st - mstart, sz) + np.arange(nmem)]
-    del order
     mbi, mbj = tbi[mem], tbj[mem]
     del tbi, tbj, mem
     mu = url_of[mbi]  # the URL of each member
     del url_of
     if progress:
-        progress("buckets", len(st), nbuckets)
+        progress("buckets", len(sz), nbuckets)
     # --- pairs of each usable bucket (Figure 1 lines 12-16), LikelySimilar ones only ---
     m1, m2, low = _bucket_pairs(mstart, sz, params)
     sim = _likely_similar_mask(urllist, urls, mu[m1], mu[m2], params)
@@ -167,8 +175,8 @@ def count_supports(urllist: URLList, params: DustParams, progress: Progress | No
         "urls": nurl,
         "tuples": ntuples,
         "buckets": int(nbuckets),
-        "buckets_usable_high": int(len(st)),
-        "buckets_usable_low": int(((sz >= 2) & (sz <= params.t_low)).sum()),
+        "buckets_usable_high": int(len(sz)),
+        "buckets_usable_low": sum(low_l),
         "instances": int(ninst),
         "instances_disqualified": int(ninst - len(codes)),
         "distinct_pairs": int(len(uh)),
@@ -208,19 +216,28 @@ def _tuples(lens: np.ndarray, base: np.ndarray, P: np.ndarray, Q: np.ndarray, pa
     first_q = lens + 1 - np.add.reduceat((np.bincount(Q)[Q] >= 2).astype(np.int64), base)  # first shared suffix start
     idx_t: type[np.signedinteger] = np.int32 if len(P) < 2**31 else np.int64
     base_t, last_p, first_q = base.astype(idx_t), last_p.astype(idx_t), first_q.astype(idx_t)
-    keys, bis, bjs = [], [], []
-    total = 0
-    for n in np.unique(lens).tolist():
+    groups = []
+    total = kept = 0
+    for n in np.unique(lens).tolist():  # how many tuples each length keeps, then the columns filled in place
         us = np.flatnonzero(lens == n)
         ii, jj = (x.astype(idx_t) for x in _positions(n, params.S, params.max_envelopes))
         total += len(us) * len(ii)
+        k = int(np.count_nonzero((ii[None, :] <= last_p[us][:, None]) & (jj[None, :] >= first_q[us][:, None])))
+        groups.append((us, ii, jj, kept))
+        kept += k
+    key = np.empty(kept, dtype=np.int64)
+    bis, bjs = np.empty(kept, dtype=idx_t), np.empty(kept, dtype=idx_t)
+    for us, ii, jj, at in groups:
         row, col = np.nonzero((ii[None, :] <= last_p[us][:, None]) & (jj[None, :] >= first_q[us][:, None]))
         b = base_t[us][row]
-        bi, bj = b + ii[col], b + jj[col]
-        keys.append(P[bi] * nq + Q[bj])
-        bis.append(bi)
-        bjs.append(bj)
-    return np.concatenate(keys), np.concatenate(bis), np.concatenate(bjs), total
+        end = at + len(row)
+        bi, bj = bis[at:end], bjs[at:end]
+        np.add(b, ii[col], out=bi)
+        np.add(b, jj[col], out=bj)
+        np.multiply(P[bi], nq, out=key[at:end])
+        key[at:end] += Q[bj]
+        del row, col, b, bi, bj
+    return key, bis, bjs, total
 
 
 def _bucket_pairs(mstart: np.ndarray, sz: np.ndarray, params: DustParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

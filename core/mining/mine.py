@@ -133,22 +133,8 @@ def mine(urllist: URLList, params: DustParams | None = None, stage: str = "elimi
 
 def mine_table(table: SupportTable, urllist: URLList, params: DustParams, stage: str = "eliminate") -> MineResult:
     """Phases 1 (ranking) to 3 from already counted supports (the streaming miner's state)."""
-    stats = dict(table.stats)
-    stats["urls_with_size"] = urllist.sized
-    detected = likely_pairs(table, params)
+    detected, kept, eliminated_by, stats = rank_pairs(table, urllist, params, stage)
     del table
-    stats["likely_pairs"] = len(detected)
-    eliminated_by: dict[tuple[str, str], tuple[str, str]] = {}
-    if stage == "eliminate":
-        t0 = time.perf_counter()
-        survivors, why = eliminate(elimination_order(detected), params)
-        alive = set(survivors)
-        kept = [p for p in detected if p in alive]
-        eliminated_by = {(a.alpha, a.beta): (b.alpha, b.beta) for a, b in why}
-        stats["eliminate_seconds"] = round(time.perf_counter() - t0, 3)
-        stats["after_elimination"] = len(kept)
-    else:
-        kept = list(detected)
     t0 = time.perf_counter()
     index = URLIndex(urllist, params)  # every URL parsed once for phase 3 and the general miners
     pkept, pcands = detect_param_rules(urllist, params, index)
@@ -161,6 +147,28 @@ def mine_table(table: SupportTable, urllist: URLList, params: DustParams, stage:
         mine_general(result, urllist, index)
         stats["general_seconds"] = round(time.perf_counter() - t0, 3)
     return result
+
+
+def rank_pairs(table: SupportTable, urllist: URLList, params: DustParams, stage: str = "eliminate"
+               ) -> tuple[list[Pair], list[Pair], dict[tuple[str, str], tuple[str, str]], dict]:
+    """Phase 1's ranking (Figure 1 lines 21-22) and, for stage "eliminate", phase 2 (Figure 2):
+    (detected, kept, eliminated_by, stats); what :func:`mine_table` does before phase 3."""
+    stats = dict(table.stats)
+    stats["urls_with_size"] = urllist.sized
+    detected = likely_pairs(table, params)
+    stats["likely_pairs"] = len(detected)
+    eliminated_by: dict[tuple[str, str], tuple[str, str]] = {}
+    if stage == "eliminate":
+        t0 = time.perf_counter()
+        survivors, why = eliminate(elimination_order(detected), params)
+        alive = set(survivors)
+        kept = [p for p in detected if p in alive]
+        eliminated_by = {(a.alpha, a.beta): (b.alpha, b.beta) for a, b in why}
+        stats["eliminate_seconds"] = round(time.perf_counter() - t0, 3)
+        stats["after_elimination"] = len(kept)
+    else:
+        kept = list(detected)
+    return detected, kept, eliminated_by, stats
 
 
 def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = None) -> None:

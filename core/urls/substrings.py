@@ -18,6 +18,8 @@ named this way (:func:`seq_keys`), and :func:`dense` turns the packed names into
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
 from dustbuster.core.urls.tokens import START
@@ -29,6 +31,7 @@ _ALNUM[[ord(c) for c in _ALNUM_CHARS]] = True
 _CODE = np.zeros(128, dtype=np.int64)  #: ASCII alphanumerics → 1..62
 _CODE[[ord(c) for c in _ALNUM_CHARS]] = np.arange(1, 63)
 _SHORT = 7  #: alphanumeric tokens of up to 7 characters are named by their 6-bit codes, packed
+CHUNK_CHARS = 1 << 22  #: characters of whole URLs tokenised at once (Tokens)
 
 
 class Tokens:
@@ -38,18 +41,34 @@ class Tokens:
     finds them: maximal runs of ASCII alphanumerics, every other character alone (the sentinels
     are non-alphanumeric, so no token spans two URLs)."""
 
-    def __init__(self, wrapped: list[str]) -> None:
+    def __init__(self, wrapped: list[str], chunk_chars: int = CHUNK_CHARS) -> None:
         self.joined = "".join(wrapped)
-        cp = np.frombuffer(self.joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
-        alnum = (cp < 128) & _ALNUM[np.minimum(cp, 127)]
-        first = np.ones(len(cp), dtype=bool)
-        first[1:] = ~(alnum[1:] & alnum[:-1])
-        starts = np.flatnonzero(first)
-        self.cum = np.r_[starts, len(cp)].astype(np.int64)
-        self.tid = _token_ids(self.joined, cp, starts, np.diff(self.cum))
-        self.base = np.flatnonzero(cp[starts] == ord(START))  # ^ occurs only at a URL's start
+        # the per-character work a slice of whole URLs at a time (a token never spans two URLs):
+        # its arrays are a slice's, not the whole list's (8 bytes a character each)
+        starts_l, key_l, head_l = [], [], []
+        for lo, hi in _slices([len(w) for w in wrapped], chunk_chars):
+            cp = np.frombuffer(self.joined[lo:hi].encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+            alnum = (cp < 128) & _ALNUM[np.minimum(cp, 127)]
+            first = np.ones(len(cp), dtype=bool)
+            first[1:] = ~(alnum[1:] & alnum[:-1])
+            del alnum
+            starts = np.flatnonzero(first)
+            del first
+            key_l.append(_token_keys(cp, starts, np.diff(np.r_[starts, len(cp)])))
+            head_l.append(cp[starts])
+            starts_l.append(starts + lo)
+        starts = np.concatenate(starts_l) if starts_l else np.zeros(0, dtype=np.int64)
+        key = np.concatenate(key_l) if key_l else np.zeros(0, dtype=np.int64)
+        head = np.concatenate(head_l) if head_l else np.zeros(0, dtype=np.int64)
+        del starts_l, key_l, head_l
+        self.cum = np.r_[starts, len(self.joined)].astype(np.int64)
+        self.tid = _token_ids(self.joined, starts, np.diff(self.cum), key)
+        del key
+        self.base = np.flatnonzero(head == ord(START))  # ^ occurs only at a URL's start
+        del head
         self.n = np.diff(np.r_[self.base, len(starts)]).astype(np.int64)
         T = len(starts)
+        del starts
         self.levels = _windows(self.tid, np.repeat(self.base + self.n, self.n), int(self.n.max()) if T else 0)
 
     def text(self, start: np.ndarray, length: np.ndarray) -> list[str]:
@@ -58,20 +77,44 @@ class Tokens:
         return [j[a:b] for a, b in zip(cum[start].tolist(), cum[start + length].tolist())]
 
 
-def _token_ids(joined: str, cp: np.ndarray, starts: np.ndarray, tlen: np.ndarray) -> np.ndarray:
-    """Ids (below twice the number of tokens) of the tokens (``starts``, ``tlen``: their character
-    offsets and lengths): equal ids ⇔ equal texts.  A one-character token is named by its code
-    point, a run of 2..7 ASCII alphanumerics by its 6-bit codes packed (nonzero digits: the
-    packing is injective), tagged apart; a longer run (all of them share the key 1 here) by a dict
-    keyed by its text, after the others."""
+def _slices(lengths: list[int], chunk_chars: int) -> list[tuple[int, int]]:
+    """(start, end) character offsets of runs of whole strings of ``lengths``, each of about
+    ``chunk_chars`` characters (a longer string alone), covering them all in order."""
+    out, lo, at = [], 0, 0
+    for n in lengths:
+        at += n
+        if at - lo >= chunk_chars:
+            out.append((lo, at))
+            lo = at
+    if at > lo:
+        out.append((lo, at))
+    return out
+
+
+def _token_keys(cp: np.ndarray, starts: np.ndarray, tlen: np.ndarray) -> np.ndarray:
+    """A key per token (its code points ``cp``, offsets ``starts`` into them, lengths ``tlen``):
+    a one-character token's code point, a run of 2..7 ASCII alphanumerics its 6-bit codes packed
+    (nonzero digits: the packing is injective), tagged apart; a longer run 1 (:func:`_token_ids`
+    names those by their text)."""
     if not len(starts):
         return np.zeros(0, dtype=np.int64)
     owner = np.repeat(np.arange(len(starts), dtype=np.int64), tlen)
     short = tlen[owner] <= _SHORT
     from_end = (starts + tlen - 1)[owner] - np.arange(len(cp), dtype=np.int64)
+    del owner
     contrib = np.where(short, _CODE[np.minimum(cp, 127)] << np.minimum(6 * from_end, 62), 0)
+    del short, from_end
     packed = np.add.reduceat(contrib, starts)
-    key = np.where(tlen == 1, cp[starts] << 1, (packed << 1) | 1)
+    return np.where(tlen == 1, cp[starts] << 1, (packed << 1) | 1)
+
+
+def _token_ids(joined: str, starts: np.ndarray, tlen: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Ids (below twice the number of tokens) of the tokens (``starts``, ``tlen``: their character
+    offsets in ``joined`` and lengths; ``key``: :func:`_token_keys`'): equal ids ⇔ equal texts.  A
+    token of up to 7 characters is named by its key; a longer run (all of them share the key 1)
+    by a dict keyed by its text, after the others."""
+    if not len(starts):
+        return np.zeros(0, dtype=np.int64)
     long_at = np.flatnonzero(tlen > _SHORT)
     ids = dense(key)
     if len(long_at):
@@ -87,7 +130,8 @@ def _windows(tid: np.ndarray, end: np.ndarray, longest: int) -> np.ndarray:
     ``end[p]`` being the flat end of that URL), for 2^k <= ``longest``."""
     depth = max(1, longest.bit_length())
     T = len(tid)
-    levels = np.full((depth, T), -1, dtype=np.int64)
+    # ids are below twice the tokens: 32 bits hold them for any list that fits in memory (half the bytes)
+    levels = np.full((depth, T), -1, dtype=np.int32 if 2 * T < 2**31 else np.int64)
     levels[0] = tid
     room = end - np.arange(T, dtype=np.int64)  # tokens from p to the end of its URL
     for k in range(1, depth):
@@ -117,7 +161,7 @@ def seq_keys(levels: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.nd
 def pack(cols: list[np.ndarray]) -> np.ndarray:
     """One non-negative int64 per row naming the tuple of non-negative columns exactly (bit
     packing; densified with :func:`dense` first where the bits would not fit in 62)."""
-    acc = cols[0]
+    acc = cols[0].astype(np.int64, copy=False)
     for c in cols[1:]:
         width = max(1, int(c.max()).bit_length()) if len(c) else 1
         if len(acc) and int(acc.max()).bit_length() + width > 62:
@@ -151,39 +195,95 @@ def dense(key: np.ndarray) -> np.ndarray:
 
 
 def sort_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(order, sorted keys) of non-negative int64 keys.
+    """(order, sorted keys) of non-negative int64 keys: :func:`sorted_parts` joined."""
+    parts = list(sorted_parts(key))
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return np.zeros(0, dtype=np.int64), key
+    return np.concatenate([o for o, _ in parts]), np.concatenate([k for _, k in parts])
+
+
+def sorted_parts(key: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(order, sorted keys) of non-negative int64 keys, in parts: joined, they are a stable
+    argsort and the keys in that order; a part holds all elements of its keys (parts are ranges
+    of key values, in order), so the caller can use each and drop it.
 
     ``argsort`` is slow on millions of keys; sorting values is fast.  So the key's low bits and the
     element's index are packed into one int64 and sorted by value.  When key and index do not fit
-    in 63 bits together, the elements are first partitioned by the key's high bits (a radix pass
-    on a small integer, stable), and each partition is sorted the same way with local indices.
+    in 63 bits together, the elements are first partitioned by the key's high bits (each
+    partition's indices found by a comparison, in index order), and each partition is sorted the
+    same way with local indices: no array of all elements beyond the keys is made.
     """
     n = len(key)
     if not n:
-        return np.zeros(0, dtype=np.int64), key
+        return
     kbits = max(1, int(key.max()).bit_length())
     tbits = max(1, int(n - 1).bit_length())
     if kbits + tbits <= 63:
         packed = (key << tbits) | np.arange(n, dtype=np.int64)
         packed.sort()
-        return packed & ((1 << tbits) - 1), packed >> tbits
+        yield packed & ((1 << tbits) - 1), packed >> tbits
+        return
     lowbits = 63 - tbits
-    part = (key >> lowbits).astype(np.int32)
-    by_part = np.argsort(part, kind="stable")
+    part = key >> lowbits
     counts = np.bincount(part)
-    del part
-    order = np.empty(n, dtype=np.int64)
-    ks = np.empty(n, dtype=np.int64)
-    lowmask = (1 << lowbits) - 1
-    at = 0
-    for c in counts.tolist():
+    # a small unsigned type: the comparisons below read a quarter or an eighth of the bytes
+    small = np.uint8 if len(counts) <= 1 << 8 else np.uint16 if len(counts) <= 1 << 16 else np.int64
+    part = part.astype(small)
+    lowmask, imask = (1 << lowbits) - 1, (1 << tbits) - 1
+    for p, c in enumerate(counts.tolist()):
         if not c:
             continue
-        idx = by_part[at:at + c]
-        packed = ((key[idx] & lowmask) << tbits) | np.arange(c, dtype=np.int64)
+        idx = np.flatnonzero(part == p)
+        packed = key[idx]
+        packed &= lowmask
+        packed <<= tbits
+        packed |= np.arange(c, dtype=np.int64)
         packed.sort()
-        local = packed & ((1 << tbits) - 1)
-        order[at:at + c] = idx[local]
-        ks[at:at + c] = key[order[at:at + c]]
-        at += c
-    return order, ks
+        order = idx[packed & imask]
+        del idx
+        packed >>= tbits  # the low bits again, sorted: the key is the partition's high bits and these
+        packed |= p << lowbits
+        yield order, packed
+
+
+def hashed_parts(key: np.ndarray, part_size: int = 1 << 21) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The elements of non-negative int64 keys grouped by key, a part at a time: (indices, keys)
+    per part, the indices sorted by key (equal keys in index order) and the keys in that order,
+    shifted right by the part's bits (equal ⇔ equal within a part).  The parts are the keys' low
+    bits (about ``part_size`` elements each, whatever the high bits hold), so every element of a
+    key is in one part, but the parts are not in key order (:func:`sorted_parts` is).  For
+    grouping in bounded memory: beyond the keys, arrays of a part's size only."""
+    n = len(key)
+    if not n:
+        return
+    kbits = max(1, int(key.max()).bit_length())
+    r = max(0, (n - 1) // part_size).bit_length()
+    while True:
+        low = key & ((1 << r) - 1) if r else None
+        counts = np.bincount(low, minlength=1 << r) if low is not None else np.array([n])
+        if max(1, kbits - r) + max(1, int(counts.max() - 1).bit_length()) <= 63:
+            break
+        if r >= 16:
+            yield from sorted_parts(key)
+            return
+        r += 1
+    if low is None:
+        yield from sorted_parts(key)
+        return
+    low = low.astype(np.uint8 if r <= 8 else np.uint16)  # the comparisons read fewer bytes
+    for p, c in enumerate(counts.tolist()):
+        if not c:
+            continue
+        idx = np.flatnonzero(low == p)
+        tbits = max(1, int(c - 1).bit_length())
+        packed = key[idx]
+        packed >>= r
+        packed <<= tbits
+        packed |= np.arange(c, dtype=np.int64)
+        packed.sort()
+        order = idx[packed & ((1 << tbits) - 1)]
+        del idx
+        packed >>= tbits
+        yield order, packed

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 from dustbuster.core.errors import DustError
 from dustbuster.logs.formats import format_help
+from dustbuster.logs.sitecap import DEFAULT_MAX_URLS_PER_SITE, SiteCap
 
 from . import progress as prog
 from .common import add_params, add_url_lists, nothing_read_hint, params, read_url_lists
@@ -43,6 +47,14 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
     m.add_argument("--rejects", metavar="FILE", help="write rejected lines with line numbers and reasons")
     m.add_argument("--max-url-length", type=int, default=2048, help="reject longer URLs (default %(default)s)")
     m.add_argument("--max-tokens", type=int, default=256, help="reject URLs with more tokens (default %(default)s)")
+    m.add_argument("--max-urls-per-site", type=int, default=DEFAULT_MAX_URLS_PER_SITE, metavar="N",
+                   help="mine at most the first N distinct URLs of each site (host) in log order, as the "
+                   "streaming worker does (DUST_MAX_URLS_PER_SITE); a site that reaches it is mined on that "
+                   "sample, said on stderr and in the JSON's stats.sample (default %(default)s; 0 = no cap)")
+    m.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="processes: N read a large log's ranges, and with 2 or more Figure 1's supports are "
+                   "counted in a second process while this one runs phase 3 and the other miners (the same "
+                   "rules; more memory at once: docs/performance.md); default %(default)s")
     add_url_lists(m)
     add_params(m)
     return m
@@ -50,17 +62,26 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
 
 def run(a: argparse.Namespace) -> int:
     from dustbuster.core.mining.mine import candidate_count, mine, unsafe_flags
+    from dustbuster.core.mining.parallel import mine_two
 
     show = prog.enabled(a.quiet)
-    ul, stats, read_s = _read(a, show)
-    bar = prog.StageBar(show)
-    try:
-        result = mine(ul, params(a), a.stage, progress=bar)
-    finally:
-        bar.close()
-    result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats,
-                    "listed_urls": len(ul.listed), "candidates": candidate_count(result)}
-    result.unsafe = unsafe = unsafe_flags(result, ul.test_urls())
+    if a.max_urls_per_site < 0:
+        raise DustError("--max-urls-per-site must be >= 0 (0 = no cap)")
+    if a.jobs < 1:
+        raise DustError("--jobs must be >= 1")
+    cap = SiteCap(a.max_urls_per_site)
+    ul, stats, read_s = _read(a, show, cap)
+    for line in cap.warnings():  # said even with -q: the rules are a sample's
+        sys.stderr.write(line + "\n")
+    with _quiet_collector():
+        bar = prog.StageBar(show)
+        try:
+            result = (mine_two if a.jobs > 1 else mine)(ul, params(a), a.stage, progress=bar)
+        finally:
+            bar.close()
+        result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats,
+                        "listed_urls": len(ul.listed), "candidates": candidate_count(result), "sample": cap.to_dict()}
+        result.unsafe = unsafe = unsafe_flags(result, ul.test_urls())
     out = open(a.output, "w", encoding="utf-8") if a.output else sys.stdout
     try:
         if a.json:
@@ -76,7 +97,24 @@ def run(a: argparse.Namespace) -> int:
     return 0
 
 
-def _read(a: argparse.Namespace, show: bool):
+@contextlib.contextmanager
+def _quiet_collector() -> Iterator[None]:
+    """The cyclic garbage collector made rare for the mining: the URL list, read, lives to the
+    end (frozen: never walked again), and the phases make millions of tuples and records, none in
+    a cycle that matters, each collection of which walked every live object (~12 % of the time
+    on the forum logs, the same peak memory).  Reference counting frees them as before.  Restored
+    on exit (``mine`` may run inside another program: the tests)."""
+    was = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(was[0], 100_000), 50, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*was)
+        gc.unfreeze()
+
+
+def _read(a: argparse.Namespace, show: bool, cap: SiteCap | None = None):
     """The URL list of the logs, the read statistics and the seconds it took; no URL is an error."""
     from dustbuster.logs.record import Limits
     from dustbuster.logs.reader import ReadStats, RejectSink, read_urllist
@@ -90,7 +128,7 @@ def _read(a: argparse.Namespace, show: bool):
         ul, stats = read_urllist(
             a.logs, a.format, a.site, a.scheme,
             limits=Limits(a.max_url_length, a.max_tokens), stats=stats,
-            rejects=RejectSink(rej_fh), on_bytes=on_bytes,
+            rejects=RejectSink(rej_fh), on_bytes=on_bytes, cap=cap, jobs=a.jobs,
         )
         read_url_lists(ul, a.urls, a.site, a.scheme, stats)
     finally:
