@@ -95,6 +95,6 @@ with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/can
     for x in json.load(r)["results"]:
         print(f"    {x['url']} -> {x['canonical']}  (v{x['version']}, {len(x['rules'])} rules)")
 PYEOF
-echo "# the same rules for Apache Nutch (dustbuster export --to nutch), first rule:"
+echo "# the same rules for Apache Nutch (dustbuster export --to nutch), first rule; a rule Nutch cannot say is named on stderr and listed in the file:"
 $PY -m dustbuster export --from-topic --site forum.test --to nutch | sed -n '4,8p'
 
