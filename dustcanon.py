@@ -553,13 +553,20 @@ class RuleBook:
                 raise Rejected("version_reused", "v%d is held with other content" % v)
             return
         self.sites[site] = RuleSet(doc, self.ma, site=site, signed=bool(self.keys))
-        self._index()
+        self._index(site, held.hosts[1:] if held is not None else (), self.sites[site].hosts[1:])
 
-    def _index(self):  # alias host -> site (RuleSet.hosts), looked up after every site's own host
-        self.aliases = {}
-        for name in sorted(self.sites):
-            for h in self.sites[name].hosts[1:]:
-                self.aliases.setdefault(h, name)
+    def _index(self, site=None, old=(), new=()):
+        """alias host -> site (RuleSet.hosts), looked up after every site's own host; the first site in
+        sort order wins a host two sets claim.  Rebuilt only when a site gives up a host it held."""
+        if site is None or any(self.aliases.get(h) == site for h in old if h not in new):
+            self.aliases = {}
+            for name in sorted(self.sites):
+                for h in self.sites[name].hosts[1:]:
+                    self.aliases.setdefault(h, name)
+            return
+        for h in new:
+            if h not in self.aliases or site < self.aliases[h]:
+                self.aliases[h] = site
 
     def canonize(self, url, site=None):
         url = _normalized(self.normalize, url)

@@ -172,16 +172,23 @@ class RuleBook:
         self.last_refusal.pop(site, None)
         self.unverified.pop(site, None)
         if sr.hosts[1:] or held is not None and held.hosts[1:]:
-            self._index_aliases()
+            self._index_aliases(site, held.hosts[1:] if held is not None else (), sr.hosts[1:])
         return sr
 
-    def _index_aliases(self) -> None:
-        """Rebuild :attr:`aliases` from the sets held (the first site in sort order wins a host two
-        sets claim)."""
-        self.aliases = {}
-        for site in sorted(self.sites):
-            for host in self.sites[site].hosts[1:]:
-                self.aliases.setdefault(host, site)
+    def _index_aliases(self, site: str | None = None, old: tuple[str, ...] = (), new: tuple[str, ...] = ()) -> None:
+        """Keep :attr:`aliases` (the first site in sort order wins a host two sets claim): ``site``'s
+        hosts went from ``old`` to ``new``; rebuilt from every set held when a host it gives up was
+        its own (another set may claim it) or no site is named — a set read costs its own hosts,
+        not every site's."""
+        if site is None or any(self.aliases.get(h) == site for h in old if h not in new):
+            self.aliases = {}
+            for name in sorted(self.sites):
+                for host in self.sites[name].hosts[1:]:
+                    self.aliases.setdefault(host, name)
+            return
+        for host in new:
+            if host not in self.aliases or site < self.aliases[host]:
+                self.aliases[host] = site
 
     def set_keys(self, keys: Mapping[str, bytes]) -> tuple[list[str], list[str]]:
         with self.lock:

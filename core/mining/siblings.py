@@ -27,6 +27,7 @@ the parent is a candidate like any other, decided by the validator by fetching):
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, cast
@@ -138,13 +139,7 @@ def least_general_scope(scopes: Sequence[str]) -> str:
     '/i.php?a=1'
     """
     parsed = [parse_scope(s) for s in scopes]
-    common = scopes_of(parsed[0][0])
-    for path, _ in parsed[1:]:
-        mine = scopes_of(path)
-        k = 0
-        while k < len(common) and k < len(mine) and common[k] == mine[k]:
-            k += 1
-        common = common[:k]
+    common = os.path.commonprefix([list(scopes_of(p)) for p, _ in parsed])  # element by element
     path = common[-1] if common else ""
     fixed = set(parsed[0][1])
     for _, f in parsed[1:]:
