@@ -138,3 +138,16 @@ def test_the_substring_rule_that_glues_the_query_onto_the_path_is_not_published(
     verdicts = {v.rule.text: v for v in res.verdicts}
     assert verdicts[RULE.text].valid is True
     assert glue.text not in [r.text for r in res.valid], verdicts.get(glue.text)
+
+
+def test_a_mapping_subsumed_only_by_a_refuted_rule_is_checked_again_in_its_place():
+    """The set check drops a rule that changes no test URL after the rules before it; when one of
+    those is then refuted and dropped, the rule it hid is back (core/validation/setcheck.py)."""
+    from dustbuster.core.model.rules import canonization_order
+    from dustbuster.core.validation.setcheck import check_rule_set
+
+    hides = SubstringRule("/w/index.php", "/wiki", status="valid")  # /wiki?title=X: no page there
+    mapping = QueryPathRule("/w/index.php", "title", "/wiki/", status="valid")
+    sc = asyncio.run(check_rule_set(canonization_order([hides, mapping]), Round.of(_tests(), _fetcher())))
+    assert [r.text for r in sc.rules] == [mapping.text], sc.stats()
+    assert [r.text for r, _ in sc.dropped] == [hides.text]
