@@ -437,7 +437,8 @@ def hand_row(name: str, truth: Path, scores: Path) -> None:
 CRAWL_BUDGET = {"full": 1500, "small": 200}  #: downloads per crawl of the crawl-efficiency stage
 
 
-def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = True, twice: bool = False) -> dict:
+def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = True, twice: bool = False,
+            hold: float = 0.0) -> dict:
     if app.out.exists():
         shutil.rmtree(app.out)
     app.out.mkdir(parents=True)
@@ -485,6 +486,8 @@ def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = 
             t1 = time.perf_counter()
             extra["crawl"] = crawl_efficiency(app, rules, CRAWL_BUDGET["small" if small else "full"])
             extra["crawl"]["seconds"] = round(time.perf_counter() - t1, 1)
+        if hold:
+            hold_site(app, sites, hold)
     finally:
         app.stop()
     scores = app.out / "eval.json"
@@ -501,6 +504,19 @@ def run_app(app: App, learned: bool = False, small: bool = False, crawl: bool = 
             "paper_ruleset": json.loads(paper.read_text()), "by_type": by_type(truth, rules),
             "left": leftovers(truth, rules, candidates=cands),
             "ports": app.ports, "out": str(app.out)} | repeat | extra
+
+
+def hold_site(app: App, sites: Path, minutes: float) -> None:
+    """Keep the app running after its stages, for a person to validate against it again (``--hold``):
+    until the file ``OUT/APP/HOLD`` is removed, or ``minutes`` have passed."""
+    flag = app.out / "HOLD"
+    flag.write_text(f"{sites}\n")
+    print(f"{app.name}: holding the site ({sites}); rm {flag} to stop it (at most {minutes:g} min)",
+          file=sys.stderr, flush=True)
+    end = time.monotonic() + 60 * minutes
+    while flag.exists() and time.monotonic() < end:
+        time.sleep(2)
+    flag.unlink(missing_ok=True)
 
 
 def same_set(first: Path, second: Path) -> dict:
@@ -571,6 +587,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="leave out the crawl-efficiency stage (three Scrapy crawls per app, issue 28)")
     ap.add_argument("--twice", action="store_true",
                     help="validate each app twice on the same logs and seed, and compare the two sets")
+    ap.add_argument("--hold", type=float, default=0.0, metavar="MINUTES",
+                    help="keep each app running after its stages (at most MINUTES, until OUT/APP/HOLD is "
+                         "removed), to validate against the same site again")
     ap.add_argument("--report-only", action="store_true",
                     help="run nothing: write docs/quality.md again from the last results in --out (the "
                          "hand-written canonicalizers' row scored again)")
@@ -588,7 +607,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         print(f"{name}: {kind} ...", file=sys.stderr, flush=True)
         res = run_app(App(name, host, kind, out / name, venv, sizes[name]), learned=not a.no_learned and has_jax(),
-                      small=a.small, crawl=not a.no_crawls, twice=a.twice)
+                      small=a.small, crawl=not a.no_crawls, twice=a.twice, hold=a.hold)
         (out / name / "result.json").write_text(json.dumps(res, indent=1))
         results.append(res)
         print(f"{name}: done in {time.perf_counter() - t0:.0f}s; {out / name / 'eval.txt'}", file=sys.stderr)
