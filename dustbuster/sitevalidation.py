@@ -44,15 +44,18 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from dustbuster.core.model.pair import Pair
 from dustbuster.core.errors import ConfigError
 from dustbuster.core.model.ruleversion import carried_over
 from dustbuster.core.model.rules import Rule, SubstringRule
+from dustbuster.core.mining.hostalias import alias_target
 from dustbuster.core.model.hostrules import host_rule_hosts
 from dustbuster.core.validation.aliases import alias_round, onto_targets, pointed_origins
-from dustbuster.core.validation.setcheck import SetCheck, check_rule_set
+from dustbuster.core.validation.implied import one_rule_per_alias, through_substrings
+from dustbuster.core.model.ruletypes.querypath import QueryPathRule
+from dustbuster.core.validation.setcheck import SUBSUMED, SetCheck, check_rule_set
 from dustbuster.core.validation.siteconfig import SiteConfig
 from dustbuster.core.validation.validate import Round, RoundFetcher, ValidationResult, canonization_order, validate
 from dustbuster.fetch.client import FetchPolicy, Fetcher, fetch_policy
@@ -162,13 +165,16 @@ class SiteCandidates:
 
 
 async def validate_site(cands: SiteCandidates, policy: FetchPolicy, settings: Settings, cache=None, on_verdict=None,
-                        track=None, pacer: SitePacer | None = None) -> SiteValidation | None:
+                        track=None, pacer: SitePacer | None = None,
+                        remine: Callable[[Sequence[Rule]], SiteCandidates | None] | None = None) -> SiteValidation | None:
     """Figure 4 over the candidates, the previous rules whose verdict is now undecided kept, then the
     set-level checks (dustbuster.core.validation.setcheck).  None when the site does not answer at
     all (an outage decides nothing).  The validator agent and ``dustbuster validate`` both run this.
     ``cache``: the verdicts decided before; ``on_verdict``: called after each decision; ``track``
     (the dashboard's LiveRound) follows the fetch counts and verdicts live; ``pacer``: the site's
-    rate and fetch budget, shared across rounds (fetch/pacer.py; by default this round's own)."""
+    rate and fetch budget, shared across rounds (fetch/pacer.py; by default this round's own).
+    ``remine``: the candidates mined again from the URL list canonized by the valid set
+    (:func:`canonical_round`; ``dustbuster validate`` passes it, it holds the URL list)."""
     t0 = time.perf_counter()
     threshold = settings.params.sketch_threshold
     async with Fetcher(policy, pacer) as fetcher:
@@ -195,10 +201,15 @@ async def validate_site(cands: SiteCandidates, policy: FetchPolicy, settings: Se
         keys = {(r.type, r.text) for r in [*cands.extra, *declared]}
         mined = [r for r in res.valid if (r.type, r.text) not in keys]
         sc = await check_rule_set(canonization_order(mined + kept), rnd)
+        wide = rnd
         if len(mined) < len(res.valid):  # the aliases' made URLs too: the log may name no alias host
             wide = dataclasses.replace(rnd, test_urls=[*rnd.test_urls, *alias_urls], reach=None) if alias_urls else rnd
             sc = await with_extras(sc, [r for r in res.valid if (r.type, r.text) in keys], wide)
-            sc = await moved_onto_targets(sc, wide)
+        origins = sorted(policy.origins)
+        target = alias_target(origins, pointed_origins(front_of)) if len(origins) > 1 else None
+        sc = await with_implied(sc, wide, target, origins)
+        if remine is not None and sc.rules:
+            sc = await canonical_round(sc, res, rnd, remine)
         counts = dict(fetcher.counts)
     signals = dict(rf.signals) | soft.stats() | {"declared_pairs": len(rf.declared), "declared_candidates": len(declared)}
     for r, why in sc.dropped:
@@ -207,21 +218,70 @@ async def validate_site(cands: SiteCandidates, policy: FetchPolicy, settings: Se
                           rf.links_over_cap)
 
 
-async def moved_onto_targets(base: SetCheck, rnd: Round) -> SetCheck:
-    """The set with its rules anchored on an alias host moved onto the alias' target
-    (core/validation/aliases.py ``onto_targets``: one rule per law, and one that fires on URLs
-    entered by either host), checked again as a whole; it stands when the check does not refute it
-    and keeps every host rule, else ``base`` stands."""
-    moved = onto_targets(base.rules)
-    if [(r.type, r.text) for r in moved] == [(r.type, r.text) for r in base.rules]:
+async def with_implied(base: SetCheck, rnd: Round, target: str | None, origins: Sequence[str]) -> SetCheck:
+    """The set with the rules its own rules imply put in place of the literals that say the same
+    law, checked again as a whole: one host rule per alias toward ``target``
+    (core/validation/implied.py ``one_rule_per_alias``), the rules anchored on an alias moved onto
+    its target (core/validation/aliases.py ``onto_targets``: they then fire on URLs entered by
+    either host), the query-to-path mappings also stated for the scopes the substring rules
+    rewrite theirs into (``through_substrings``, probed under ``origins``).  It stands when the
+    check does not refute it and keeps every host rule and every rule of ``base`` it holds (only an
+    implied rule may be dropped), else ``base`` stands."""
+    # a mapping the substring rules before it hide was dropped as subsumed: it is carried too
+    hidden = [r for r, why in base.dropped if why.startswith(SUBSUMED) and isinstance(r, QueryPathRule)]
+    hosts = one_rule_per_alias(canonization_order([*base.rules, *hidden]) if hidden else base.rules, target)
+    new = through_substrings(onto_targets(hosts), origins)
+    if hidden:
+        new = [r for r in new if not any(r is h for h in hidden)]
+    if [(r.type, r.text) for r in new] == [(r.type, r.text) for r in base.rules]:
         return base
-    sc = await check_rule_set(canonization_order(moved), rnd)
-    hosts = {r.text for r in base.rules if host_rule_hosts(r) is not None}
-    if sc.passed is False or not hosts <= {r.text for r in sc.rules}:
+    sc = await check_rule_set(canonization_order(new), rnd)
+    had = {r.text for r in base.rules} | {r.text for r in new if host_rule_hosts(r) is not None}
+    need = {r.text for r in new} & had
+    if sc.passed is False or not need <= {r.text for r in sc.rules}:
+        log.debug("the set with its implied rules was refuted or lost a rule: kept as it was")
         base.fetches += sc.fetches
         return base
     sc.dropped, sc.fetches = base.dropped + sc.dropped, base.fetches + sc.fetches
     return sc
+
+
+def _key(rule: object) -> tuple:
+    """What one candidate is, whether a pair or the rule it became."""
+    if isinstance(rule, (Pair, SubstringRule)):
+        return ("substring", rule.alpha, rule.beta)
+    return (getattr(rule, "type", ""), getattr(rule, "text", ""))
+
+
+async def canonical_round(base: SetCheck, res: ValidationResult, rnd: Round,
+                          remine: Callable[[Sequence[Rule]], SiteCandidates | None]) -> SetCheck:
+    """The candidates mined again from the URL list canonized by the set (``remine``;
+    core/canon/canonlist.py: what the log shows only once the valid rules have run), those not
+    decided before decided by Figure 4 on the canonical forms of the test URLs (the valid set
+    covering them as in one round), and the valid ones added to the set as extra candidates
+    (:func:`with_extras`: checked with the whole set on the round's test URLs, never at a rule's
+    expense).  Ours, beyond the papers; docs/validation.md "Mining again under the valid rules"."""
+    again = remine(base.rules)
+    if again is None:
+        return base
+    seen = ({_key(v.rule) for v in res.verdicts} | {_key(r) for r in res.covered}
+            | {_key(p) for p, _ in res.dropped_refinements} | {_key(r) for r in base.rules})
+    pairs = [p for p in again.pairs if _key(p) not in seen]
+    rules = [r for r in again.rules if _key(r) not in seen]
+    if not pairs and not rules:
+        return base
+    sub = dataclasses.replace(rnd, test_urls=list(again.test_urls), reach=None)
+    more = await validate(sub, pairs, rules, seed=50_000, valid_before=base.rules)
+    res.verdicts += more.verdicts
+    res.covered += more.covered
+    res.fetches = rnd.fetch.fetches
+    res.outcomes = dict(rnd.fetch.outcomes)
+    new = [r for r in more.valid if _key(r) not in seen]
+    log.info("mined again under %s valid rules: %s new candidates, %s valid", len(base.rules),
+             len(pairs) + len(rules), len(new))
+    if not new:
+        return base
+    return await with_extras(base, new, rnd)
 
 
 async def with_extras(base: SetCheck, extras: list[Rule], rnd: Round) -> SetCheck:
@@ -238,5 +298,5 @@ async def with_extras(base: SetCheck, extras: list[Rule], rnd: Round) -> SetChec
     return base
 
 
-__all__ = ["SiteValidation", "SoftErrorAware", "check_site_policies", "configured_policy", "moved_onto_targets",
-           "policy_of", "site_policy", "validate_site", "with_extras"]
+__all__ = ["SiteValidation", "SoftErrorAware", "check_site_policies", "configured_policy",
+           "policy_of", "site_policy", "canonical_round", "validate_site", "with_extras", "with_implied"]

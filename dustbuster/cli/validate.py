@@ -76,10 +76,19 @@ def run(a: argparse.Namespace) -> int:
     result = mine(ul, params)
     pairs, prules = result.kept, [*result.param_rules(), *result.general]
     extra = extra_candidates(a.candidates)
+
+    def remine(valid):  # the log as the valid rules see it, mined again (dustbuster.sitevalidation.canonical_round)
+        from dustbuster.core.canon.canonlist import canonized_list
+
+        forms = canonized_list(ul, valid, params.ma)
+        again = mine(forms, params)
+        return SiteCandidates(again.kept, [*again.param_rules(), *again.general], forms.test_urls(),
+                              logged_errors=list(forms.errors))
+
     bar = _VerdictBar(len(pairs) + len(prules) + len(extra), show)
     try:
         cands = SiteCandidates(pairs, prules, ul.test_urls(), extra=extra, logged_errors=list(ul.errors))
-        sv = asyncio.run(validate_site(cands, policy, settings, on_verdict=bar))
+        sv = asyncio.run(validate_site(cands, policy, settings, on_verdict=bar, remine=remine))
     finally:
         bar.close()
     if sv is None:
