@@ -274,10 +274,13 @@ def leftovers(truth: Path, rules: Path, n: int = 4, candidates: Path | None = No
     valid = [r for r in rules_from_document(json.loads(rules.read_text())) if r.status == "valid"]
     canon = Canonizer(valid)
     groups: dict = defaultdict(dict)  # cluster: canonical form -> its first URL
+    clusters: dict[str, int] = {}
     for line in open(truth, encoding="utf-8"):
         r = json.loads(line)
         if r.get("cluster") is not None:
             groups[r["cluster"]].setdefault(canon(r["url"]), r["url"])
+            clusters[r["url"]] = r["cluster"]
+    selects = SelectingParams({canon(u): c for u, c in clusters.items()})
     kinds: Counter = Counter()
     examples: dict = defaultdict(list)
     families: Counter = Counter()
@@ -305,7 +308,10 @@ def leftovers(truth: Path, rules: Path, n: int = 4, candidates: Path | None = No
         pairs = family_pairs[fam]
         row = {"family": fam, "pairs": count, "example": list(pairs[0][2:])}
         state = page_state(*pairs[0][2:])
-        if state:
+        picked = "" if state else selects.example(*pairs[0][2:])
+        if picked:
+            row["why"] = picked
+        elif state:
             row["why"] = (f"no rule should merge them: {state} names a state of the page (an old revision "
                           "equal to today's page, by chance)")
         elif candidates is not None:
@@ -316,6 +322,66 @@ def leftovers(truth: Path, rules: Path, n: int = 4, candidates: Path | None = No
         out.append(row)
     return {"contents": sum(kinds.values()), "by_difference": dict(kinds), "examples": dict(examples),
             "families": out}
+
+
+class SelectingParams:
+    """The parameters that select other contents in the truth: two URLs of the truth (their
+    canonical forms under the validated set) that differ only in its value (or in having it) show
+    different contents.  Two URLs of one content with one path that differ in such a parameter are
+    one page by chance (an old revision equal to today's page) where it selects other contents in
+    that path's folder too — no rule should merge them — and a rule that drops it everywhere merges
+    other pages where it does so in other folders only."""
+
+    def __init__(self, clusters: dict[str, int]) -> None:
+        self.clusters = clusters
+        self.memo: dict[str, dict[str, tuple[str, str]]] = {}
+
+    def example(self, a: str, b: str) -> str:
+        """Why ``a`` and ``b`` (one content) are left apart, when a parameter they differ in selects
+        other contents in the truth (module doc); "" otherwise, and for two paths."""
+        from urllib.parse import parse_qsl, urlsplit
+
+        ua, ub = urlsplit(a), urlsplit(b)
+        if ua.path != ub.path:
+            return ""
+        qa = dict(parse_qsl(ua.query, keep_blank_values=True))
+        qb = dict(parse_qsl(ub.query, keep_blank_values=True))
+        for k in sorted(set(qa) | set(qb)):
+            if qa.get(k) == qb.get(k):
+                continue
+            paths = self._selects(k)
+            folder = ua.path.rsplit("/", 1)[0] + "/"
+            if folder in paths:
+                x, y = paths[folder]
+                return f"no rule should merge them: {k}= selects other contents under {folder} ({x} and {y} differ)"
+            if paths:
+                x, y = next(iter(paths.values()))
+                return (f"a rule dropping {k}= merges other contents ({x} and {y} differ): only one narrower "
+                        "than the parameter could merge them")
+        return ""
+
+    def _selects(self, name: str) -> dict[str, tuple[str, str]]:
+        """Folder -> two URLs of the truth in it that differ only in ``name`` and show different contents."""
+        if name not in self.memo:
+            from collections import defaultdict
+            from urllib.parse import parse_qsl, urlsplit
+
+            seen: dict = defaultdict(dict)  # (host, path, the rest of the query) -> value -> (cluster, URL)
+            out: dict[str, tuple[str, str]] = {}
+            for url, cluster in self.clusters.items():
+                u = urlsplit(url)
+                q = parse_qsl(u.query, keep_blank_values=True)
+                value = next((v for k, v in q if k == name), None)
+                row = seen[(u.netloc, u.path, tuple(sorted((k, v) for k, v in q if k != name)))]
+                folder = u.path.rsplit("/", 1)[0] + "/"
+                if folder not in out:
+                    for other, (c, o) in row.items():
+                        if other != value and c != cluster:
+                            out[folder] = (o, url)
+                            break
+                row.setdefault(value, (cluster, url))
+            self.memo[name] = out
+        return self.memo[name]
 
 
 def page_state(a: str, b: str) -> str:
