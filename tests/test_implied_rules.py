@@ -123,3 +123,22 @@ def test_a_mapping_no_rule_rewrites_is_left_alone():
     assert through_substrings(rules, [T, W]) == rules
     glued = SubstringRule("/w/index.php?title=", "/wiki/", status="valid")  # not a query of one item: no scope
     assert through_substrings([glued, MAP], [T]) == [glued, MAP]
+
+
+def test_a_scoped_parameter_rule_is_also_stated_for_the_path_the_substring_rules_give_its_scope():
+    from dustbuster.core.model.scopedrules import QueryRule
+
+    html = SubstringRule(".html", "", status="valid")  # MultiViews: /search.html is /search
+    q = ParamRule("q", "remove", scope="/search.html", status="valid")
+    out = through_substrings([q, html], [T])
+    assert [r.text for r in out] == ["remove q=* under /search.html", "remove q=* under /search", html.text]
+    canon = Canonizer(canonization_order(out))
+    assert canon(T + "/search?q=x") == canon(T + "/search.html?q=x") == T + "/search"
+    assert canon(T + "/other?q=x") == T + "/other?q=x"  # nowhere else
+    # a rewrite that does not carry what lies below the scope carries no rule
+    only = SubstringRule.from_parts("/search.html", "/search", anchor_end=True, status="valid")
+    assert through_substrings([q, only], [T]) == [q, only]
+    # nor one that would make it every URL's (the front page's scope is the whole site's)
+    index = SubstringRule("/index.html", "/", status="valid")
+    front = QueryRule("/index.html", "drop", status="valid")
+    assert through_substrings([front, index], [T]) == [front, index]

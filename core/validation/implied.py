@@ -12,14 +12,17 @@ a whole, docs/validation.md "The set-level checks"):
   rules between aliases, those in the other direction and the literals that rewrite one of those
   origins into another under a single path (``"w.test:8080/w/" → "w.test/w/"``) go: the host rules
   imply them.  A crawler then sees one rule per host it may meet, in the direction the site points.
-* **Query-to-path mappings carried through the substring rules** (:func:`through_substrings`).
+* **Rules carried through the substring rules** (:func:`through_substrings`).
   Substring rules run before the mappings (docs/rules.md "Canonization order"), so where a valid
   substring rule rewrites a mapping's scope — ``"/w/index.php?title=" → "/w/?title="`` (Apache's
   DirectoryIndex shows one script under both paths) — the mapping ``/w/index.php?title=X →
   /wiki/X`` never sees the URLs it was valid on.  With both rules valid, ``/w/?title=X`` ≡
   ``/w/index.php?title=X`` ≡ ``/wiki/X``: the mapping of the rewritten scope is implied, and is added
   beside the original (which still maps the spellings the substring rule does not match, such as
-  ``/w/index.php?action=history&title=X``).
+  ``/w/index.php?action=history&title=X``).  A parameter or query rule under a path scope is
+  carried the same way: with ``".html" → ""`` valid, ``remove q=* under /search.html`` implies
+  ``remove q=* under /search`` (``/search?q=x`` ≡ ``/search.html?q=x`` ≡ ``/search.html`` ≡ ``/search``),
+  the URLs a client spells without the suffix.
 
 >>> from dustbuster.core.model.rules import SubstringRule
 >>> host = lambda a, b: SubstringRule.from_parts(a, b, anchor_start=True, status="valid")
@@ -40,10 +43,11 @@ from typing import Sequence
 from dustbuster.core.canon.canonize import canonical
 from dustbuster.core.errors import RuleError
 from dustbuster.core.mining.hostalias import alias_target
-from dustbuster.core.model.rules import Rule, SubstringRule
+from dustbuster.core.model.rules import ParamRule, Rule, SubstringRule
+from dustbuster.core.model.scopedrules import QueryRule
 from dustbuster.core.model.ruletypes.querypath import QueryPathRule
 from dustbuster.core.params import DEFAULT_MA
-from dustbuster.core.urls.scope import split_url
+from dustbuster.core.urls.scope import make_scope, parse_scope, split_url
 from dustbuster.core.urls.tokens import END, START
 
 log = logging.getLogger(__name__)
@@ -157,31 +161,50 @@ def _group_rules(members: set[str], group: list[Rule], target: str | None) -> li
 
 
 def through_substrings(rules: Sequence[Rule], origins: Sequence[str], ma: int = DEFAULT_MA) -> list[Rule]:
-    """The set with each query-to-path mapping also stated for the scope the set's other rules
-    rewrite its scope into (module docstring): ``scope?name=X`` under each of ``origins`` (the
-    site's) is canonized by the other rules; where that gives another path whose query is
-    ``name=X`` alone, the mapping of that path is implied and follows the original."""
+    """The set with each query-to-path mapping, and each parameter or query rule under a path
+    scope, also stated for the path the set's other rules rewrite its scope into (module
+    docstring), probed under each of ``origins`` (the site's): the moved rule follows the original."""
     out: list[Rule] = []
     have = {(r.type, r.text) for r in rules}
     for r in rules:
         out.append(r)
-        if not isinstance(r, QueryPathRule):
-            continue
         others = [q for q in rules if q is not r]
         for origin in dict.fromkeys(origins):
-            probe = f"{origin}{r.scope}?{r.name}={PROBE_VALUE}"
-            head, path, tail = split_url(canonical(probe, others, ma))
-            if not head or path == r.scope or tail != f"?{r.name}={PROBE_VALUE}":
-                continue
-            try:
-                moved = dataclasses.replace(r, scope=path, evidence=dict(r.evidence or {}) | {
-                    "moved_from": r.text, "probe": [probe, head + path + tail]})
-            except RuleError:  # the rewritten path cannot be a scope
-                continue
-            if (moved.type, moved.text) not in have:
+            moved = _moved(r, origin, others, ma)
+            if moved is not None and (moved.type, moved.text) not in have:
                 have.add((moved.type, moved.text))
                 out.append(moved)
     return out
+
+
+def _moved(rule: Rule, origin: str, others: Sequence[Rule], ma: int) -> Rule | None:
+    """``rule`` for the scope that ``others`` rewrite its scope into under ``origin``, or None."""
+    if isinstance(rule, QueryPathRule):
+        probe = f"{origin}{rule.scope}?{rule.name}={PROBE_VALUE}"
+        head, path, tail = split_url(canonical(probe, others, ma))
+        if not head or path == rule.scope or tail != f"?{rule.name}={PROBE_VALUE}":
+            return None
+        change: dict = {"scope": path}
+    elif isinstance(rule, (ParamRule, QueryRule)) and rule.scope:
+        path, fixed = parse_scope(rule.scope)
+        if not path:
+            return None
+        head, new_path, tail = split_url(canonical(origin + make_scope(path, fixed), others, ma))
+        items = [(n, v) for n, _, v in (it.partition("=") for it in tail[1:].split("&"))] if tail else []
+        new_path = new_path.rstrip("/")
+        # the scope is the path and what lies below it: below, the rewrite must move with it
+        below = canonical(f"{origin}{path}/{PROBE_VALUE}", others, ma)
+        if (not head or not new_path or new_path == path or not set(items) <= set(fixed)
+                or below != f"{head}{new_path}/{PROBE_VALUE}"):
+            return None
+        change = {"scope": make_scope(new_path, items)}
+    else:
+        return None
+    try:
+        moved = dataclasses.replace(rule, **change, evidence=dict(rule.evidence or {}) | {"moved_from": rule.text})
+    except RuleError:  # the rewritten path cannot be a scope
+        return None
+    return moved if moved.text != rule.text else None
 
 
 __all__ = ["one_rule_per_alias", "through_substrings"]
