@@ -51,7 +51,7 @@ PACKAGE_DIRS := core logs fetch state stream agents sim learned dustbuster dustc
 
 ## the linter and the type checker, then the test suite (what .ci/run runs; slow soak tests are excluded)
 test: $(STAMP) $(KAFKA_LIBS) browser lint typecheck
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" --durations=25
 
 ## ruff over the package (the codes its noqa comments name: pyproject.toml [tool.ruff])
 lint: $(STAMP)
