@@ -142,3 +142,18 @@ def test_a_scoped_parameter_rule_is_also_stated_for_the_path_the_substring_rules
     index = SubstringRule("/index.html", "/", status="valid")
     front = QueryRule("/index.html", "drop", status="valid")
     assert through_substrings([front, index], [T]) == [front, index]
+
+
+def test_a_carried_rule_stays_where_no_test_url_spells_its_scope_yet():
+    from dustbuster.core.canon.rulecheck import check_static
+
+    html = SubstringRule(".html", "", status="valid")
+    q = ParamRule("q", "remove", scope="/search.html", status="valid")
+    rules = canonization_order(through_substrings([q, html], [T]))
+    urls = [T + "/search.html?q=a", T + "/a.html"]  # the log spells the script with its suffix only
+    kept, dropped = check_static(rules, urls)
+    assert [r.text for r in kept] == [r.text for r in rules] and not dropped
+    # a rule that is not carried and changes no test URL is still dropped as subsumed
+    idle = ParamRule("sid", "remove", status="valid")
+    kept, dropped = check_static(canonization_order([*rules, idle]), urls)
+    assert [r.text for r, _ in dropped] == [idle.text]

@@ -17,7 +17,8 @@ at every iteration and are forms no crawler meets.  These checks close that gap:
   canon(canon(u)) = canon(u)); the rule that keeps a cycle going is dropped;
 * :func:`drop_url_breaking`: canonization by the whole set must keep absolute URLs absolute;
 * :func:`drop_unused`: a rule that never changes a test URL once the rules before it (in
-  canonization order) have run is subsumed, and a parameter *replace* rule goes when removing the
+  canonization order) have run is subsumed (except a rule :func:`carried` onto another spelling
+  of its scope), and a parameter *replace* rule goes when removing the
   same parameter is valid in a scope that covers it (``sid=* → sid=02ec4e`` next to ``remove sid=*``).
 
 :func:`check_static` runs them in that order; :mod:`dustbuster.core.validation.setcheck` adds the fetching check of the
@@ -205,6 +206,13 @@ def drop_non_converging(rules: Sequence[Rule], urls: Iterable[str], ma: int = DE
         del kept[i]
 
 
+def carried(rule: Rule) -> bool:
+    """``rule`` was carried through the set's substring rules onto the spelling they rewrite its
+    scope into (core/validation/implied.py): implied by valid rules, it is kept where no test URL
+    has that spelling yet — the log's URLs are not all the spellings clients use."""
+    return bool((getattr(rule, "evidence", None) or {}).get("carried"))
+
+
 def drop_unused(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_MA) -> tuple[list[Rule], Dropped]:
     """Drop replace rules of parameters whose removal is in the set with a scope that covers the
     replace rule's (dustbuster.core.urls.scope: ``""`` covers every scope, ``/a`` covers ``/a/b``), then,
@@ -224,7 +232,7 @@ def drop_unused(rules: Sequence[Rule], urls: Iterable[str], ma: int = DEFAULT_MA
     while kept:
         canon = Canonizer(kept, ma)
         uses = Counter(i for u in urls for i in set(canon.canonize(u).applied))
-        unused = [i for i in range(len(kept)) if not uses[i]]
+        unused = [i for i in range(len(kept)) if not uses[i] and not carried(kept[i])]
         if not unused:
             break
         for i in reversed(unused):

@@ -22,7 +22,9 @@ a whole, docs/validation.md "The set-level checks"):
   ``/w/index.php?action=history&title=X``).  A parameter or query rule under a path scope is
   carried the same way: with ``".html" → ""`` valid, ``remove q=* under /search.html`` implies
   ``remove q=* under /search`` (``/search?q=x`` ≡ ``/search.html?q=x`` ≡ ``/search.html`` ≡ ``/search``),
-  the URLs a client spells without the suffix.
+  the URLs a client spells without the suffix.  A carried rule stays in the set where no test URL
+  spells its scope yet (core/canon/rulecheck.py ``carried``): it is implied, and the log's URLs are
+  not all the spellings a crawler meets.
 
 >>> from dustbuster.core.model.rules import SubstringRule
 >>> host = lambda a, b: SubstringRule.from_parts(a, b, anchor_start=True, status="valid")
@@ -201,7 +203,8 @@ def _moved(rule: Rule, origin: str, others: Sequence[Rule], ma: int) -> Rule | N
     else:
         return None
     try:
-        moved = dataclasses.replace(rule, **change, evidence=dict(rule.evidence or {}) | {"moved_from": rule.text})
+        moved = dataclasses.replace(rule, **change, evidence=dict(rule.evidence or {}) | {"moved_from": rule.text,
+                                                                                         "carried": True})
     except RuleError:  # the rewritten path cannot be a scope
         return None
     return moved if moved.text != rule.text else None
