@@ -134,3 +134,30 @@ def test_small_n_and_epsilon_parameters():
     rule = SubstringRule("/story?id=", "/story_")
     v = run(validate_rule(rule, Round.of(TEST_URLS, RoundFetcher(make_fetch(forum_site, Counter())), DustParams(n=40, epsilon=0.1))))
     assert v.valid is True and v.positives == 36
+
+
+def test_a_page_that_changed_since_it_was_cached_is_fetched_again_with_its_pair():
+    """u's page in the round's cache is minutes old and the site has moved on (a clock, relative
+    times): the pair's difference is no negative until u and R(u) fetched back to back differ."""
+    epoch = {"now": 0}
+
+    def ticking(url: str) -> bytes | None:
+        body = forum_site(url)
+        return None if body is None else body + f"<p>{'updated ' * 200}{epoch['now']}</p>".encode()
+
+    def clocked(url: str) -> bytes | None:  # the page is its time: every fetch shows another one
+        body = forum_site(url)
+        return None if body is None else text(epoch["now"] * 7919 + len(url))
+
+    rule = SubstringRule(START + H + "/story?id=", START + H + "/story_")
+    for site, valid in ((ticking, True), (clocked, False)):
+        calls: Counter = Counter()
+        rf = RoundFetcher(make_fetch(site, calls))
+        urls = [f"{H}/story?id={i}" for i in range(40)]
+        for u in urls:  # the round fetched the u's for another rule, long ago
+            asyncio.run(rf(u))
+            rf.fetched_at[u] -= 600
+        epoch["now"] = 1
+        v = asyncio.run(validate_rule(rule, Round.of(urls, rf)))
+        assert v.valid is valid, (site.__name__, v.reason, v.positives, v.negatives)
+        assert rf.signals.get("negative_fetched_again", 0) > 0

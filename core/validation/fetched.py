@@ -4,6 +4,8 @@ with the page identity of :mod:`dustbuster.core.validation.identity`).  Split fr
 
 from __future__ import annotations
 
+import time
+
 from dataclasses import dataclass, replace
 from typing import Awaitable, Callable
 
@@ -25,6 +27,9 @@ Fetch = Callable[[str], Awaitable[Fetched]]
 
 #: distinct links of fetched pages a round keeps (:attr:`RoundFetcher.links`; beyond the papers)
 MAX_ROUND_LINKS = 20_000
+#: two cached pages fetched further apart than this are fetched again, back to back, before their
+#: difference counts as Figure 3's negative (RoundFetcher.apart; beyond the papers)
+APART_S = 5.0
 
 
 class RoundFetcher:
@@ -46,6 +51,7 @@ class RoundFetcher:
         self.logged_errors: tuple[str, ...] = ()  #: URLs logged only with status >= 400 (core/validation/narrow.py)
         self._links: dict[str, None] = {}
         self.links_over_cap = 0  #: distinct-per-page links not kept: the round already held MAX_ROUND_LINKS
+        self.fetched_at: dict[str, float] = {}  #: url → when its page in the cache was fetched (monotonic s)
 
     @property
     def links(self) -> tuple[str, ...]:
@@ -72,6 +78,7 @@ class RoundFetcher:
         if got is None:
             got = self.take_links(await self._fetch(url))
             self.cache[url] = got
+            self.fetched_at[url] = time.monotonic()
             self.fetches += 1
             key = "ok" if got.ok else (got.reason or "failed")
             self.outcomes[key] = self.outcomes.get(key, 0) + 1
@@ -79,6 +86,18 @@ class RoundFetcher:
             if c:
                 self.declared.setdefault(url, c)
         return got
+
+    def apart(self, u: str, v: str) -> bool:
+        """The cached pages of ``u`` and ``v`` were fetched more than :data:`APART_S` apart (or
+        one of them was never fetched here): a page that changes by the minute may differ from
+        itself between the two."""
+        a, b = self.fetched_at.get(u), self.fetched_at.get(v)
+        return a is None or b is None or abs(a - b) > APART_S
+
+    async def again(self, url: str) -> Fetched:
+        """``url`` fetched anew (the cache then holds the new page), counted as a fetch."""
+        self.cache.pop(url, None)
+        return await self(url)
 
     def count(self, signal: str) -> None:
         self.signals[signal] = self.signals.get(signal, 0) + 1
@@ -147,4 +166,4 @@ def signal(fetch: RoundFetcher, fu: Fetched, fv: Fetched, outcome: str, threshol
         fetch.count("v_soft_error")
 
 
-__all__ = ["MAX_ROUND_LINKS", "NO_EVIDENCE", "POSITIVE", "TRANSIENT", "transient", "Fetch", "Fetched", "RoundFetcher", "compare_pages", "signal"]
+__all__ = ["APART_S", "MAX_ROUND_LINKS", "NO_EVIDENCE", "POSITIVE", "TRANSIENT", "transient", "Fetch", "Fetched", "RoundFetcher", "compare_pages", "signal"]

@@ -189,6 +189,12 @@ async def validate_rewrite(rnd: Round, target: Rewrite, seed: int = 0, failures:
         fv = await fetch(rewrite(u)) if fu.ok else fu
         # u no page, v failing for a passing cause, v redirecting to u's page: no evidence either way
         outcome = compare_pages(fu, fv, rnd.threshold) if fu.ok and not transient(fv) else fv.reason
+        if fu.ok and fv.ok and outcome not in (*POSITIVE, *NO_EVIDENCE) and fetch.apart(u, rewrite(u)):
+            # two pages fetched minutes apart (the round's cache): a page that changes by the minute
+            # differs from itself; the negative counts only if it holds fetched back to back
+            fu, fv = await fetch.again(u), await fetch.again(rewrite(u))
+            outcome = compare_pages(fu, fv, rnd.threshold) if fu.ok and not transient(fv) else fv.reason
+            fetch.count("negative_fetched_again")
         if transient(fv) or not fu.ok or outcome in NO_EVIDENCE:
             if _skip(v_, strata, fetch, u, outcome, max_neg):
                 break  # the site is down or hostile: decide nothing
