@@ -9,13 +9,19 @@ without one parameter (:func:`~dustbuster.core.urls.query.remove_param`) and Lik
 (WWW 2007 §4, :meth:`URLList.similar`).  :class:`URLIndex` computes each of them once per URL,
 name or pair and returns exactly what those functions return; the miners share one index.
 
-The index is a snapshot: it is built for one URL list and one :class:`DustParams` and must not
-outlive a change of either (``mine_table`` builds one per call).  Pure: no I/O.
+The index is built for one URL list and one :class:`DustParams`.  A change of the list is allowed
+in one way only, the way a streaming window's list changes (state/partitions.py, beyond the
+papers): URLs appended and the records of some URLs replaced; :meth:`URLIndex.refresh` then brings
+the index up to date: the new URLs parsed, what depends on the URLs' texts kept, the LikelySimilar
+outcomes that read a changed record dropped.  The refreshed index answers as a new one of the list
+would (tests/test_window_reuse.py), so a window parses only its new URLs.  Pure: no I/O.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import islice
+from typing import Iterable
 
 from dustbuster.core.params import DustParams
 from dustbuster.core.urls.scope import scopes_of, split_url
@@ -28,7 +34,8 @@ Entry = tuple[str, "tuple[Item, ...] | None", "tuple[str, ...] | None"]
 #: a parameter's first ``name=value`` item in one URL: (url, value, where the value starts and
 #: ends in the URL, number of query items)
 Occurrence = tuple[str, str, int, int, int]
-_UNSEEN = object()
+#: LikelySimilar outcomes and removal answers kept per URL, at most, across :meth:`URLIndex.refresh`
+KEPT_OUTCOMES = 8
 
 
 class URLIndex:
@@ -49,7 +56,8 @@ class URLIndex:
         self._paths: dict[str, tuple[str, tuple[str, ...]]] | None = None
         self._url_scopes: dict[str, tuple[str, ...]] | None = None
         self._similar: dict[tuple[str, str], bool] = {}
-        self._removed: dict[tuple[str, str], bool | None] = {}
+        #: (url, name) -> (hash of the URL without the name, :meth:`removal`'s answer)
+        self._removed: dict[tuple[str, str], tuple[int, bool | None]] = {}
         #: what the miners derive from the above once per index (e.g. paramrules.replace_groups)
         self.cache: dict = {}
 
@@ -84,6 +92,48 @@ class URLIndex:
             offset += len(part) + 1
         self.entries[url] = (url[:q], tuple(items), tuple(parts))
         self._shapes.add((url[:q], n))
+
+    def refresh(self, changed: Iterable[str] = ()) -> None:
+        """Bring the index up to date with its list, to which URLs were appended since it was built
+        or last refreshed, and where the records of ``changed`` (URLs listed before) were replaced;
+        nothing else of the list may have changed (module docstring).  The appended URLs are
+        parsed (their rows go after the others': list order); the paths and scopes, which depend
+        on the texts only, are extended; a LikelySimilar outcome or removal evidence that reads a
+        changed or appended URL's record is dropped; ``cache`` (the miners' derivations) is
+        emptied.  Memory stays bounded: the outcomes are dropped altogether once they are more
+        than :data:`KEPT_OUTCOMES` per URL (outcomes of comparisons no miner makes any more)."""
+        known = len(self.entries)
+        fresh = list(islice(self.urllist.infos, known, None))
+        occ = self._occurrences
+        self._occurrences = defaultdict(list, occ)
+        for url in fresh:
+            self._parse(url)
+        self._occurrences = dict(self._occurrences)
+        if self._paths is not None:
+            by_path = {path: scopes for path, scopes in self._paths.values()}
+            for url in fresh:
+                base = self.entries[url][0]
+                if base not in self._paths:
+                    path = split_url(base)[1]
+                    scopes = by_path.get(path)
+                    if scopes is None:
+                        scopes = by_path[path] = tuple(scopes_of(path))
+                    self._paths[base] = (path, scopes)
+            if self._url_scopes is not None:
+                for url in fresh:
+                    self._url_scopes[url] = self._paths[self.entries[url][0]][1]
+        else:
+            self._url_scopes = None
+        gone = set(changed)
+        if len(self._similar) + len(self._removed) > KEPT_OUTCOMES * max(1, len(self.entries)):
+            self._similar, self._removed = {}, {}
+        if gone:
+            self._similar = {k: v for k, v in self._similar.items() if k[0] not in gone and k[1] not in gone}
+        gone.update(fresh)
+        if gone:  # a URL's evidence reads the URL without the name: listed now, or its record changed
+            hashes = {hash(u) for u in gone}
+            self._removed = {k: v for k, v in self._removed.items() if v[0] not in hashes and k[0] not in gone}
+        self.cache = {}
 
     @classmethod
     def of(cls, urllist: URLList, params: DustParams, index: "URLIndex | None" = None) -> "URLIndex":
@@ -139,14 +189,15 @@ class URLIndex:
         the URL as it is or gives a URL not in the list, else whether the two are LikelySimilar.
         No URL is built where no listed URL has the base and one item less."""
         key = (url, name)
-        out = self._removed.get(key, _UNSEEN)
-        if out is not _UNSEEN:
-            return out  # type: ignore[return-value]
+        got = self._removed.get(key)
+        if got is not None:
+            return got[1]
         base, items, _ = self.entries[url]
         if items and (base, len(items) - 1) not in self._shapes and key not in self._repeated:
             return None  # at most one item goes: no listed URL is left
         v = self.without(url, name)
-        out = self._removed[key] = self.similar(url, v) if v != url and v in self.entries else None
+        out = self.similar(url, v) if v != url and v in self.entries else None
+        self._removed[key] = (hash(v), out)
         return out
 
     def occurrences(self) -> dict[str, list[Occurrence]]:
