@@ -397,7 +397,8 @@ def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str],
     it holds): K = the scope's meaningful parameters; evidence = URLs of one path with the same K
     items and other queries (compared with the shortest of them); kept when the scope holds and at
     least two other names are involved.  Each scope reads only its own paths (an index by scope);
-    a path's comparisons for one K are made once, whichever of its scopes asks."""
+    a path's comparisons for one K are made once, whichever of its scopes asks, and kept in the
+    index while no URL of the path changes (a streaming window's next one reuses them)."""
     params, paths = ix.params, ix.paths()
     meaningful = _meaningful(ix, params) if failed else {}
     bases: dict[str, list[str]] = defaultdict(list)
@@ -405,7 +406,7 @@ def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str],
         for s in paths[base][1]:
             bases[s].append(base)
     out: list[QueryRule] = []
-    memo: dict[tuple[str, frozenset], tuple[int, int, set[str]]] = {}
+    memo: dict[tuple[str, str, frozenset], tuple[int, int, set[str]]] = ix.by_base  # a window keeps them (URLIndex.refresh)
     for scope in failed:
         keep = meaningful.get(scope)
         if not keep or len(keep) > MAX_KEEP or any(_within(scope, r.scope) for r in out):
@@ -413,9 +414,9 @@ def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str],
         ev = _Evidence()
         frozen = frozenset(keep)
         for base in bases.get(scope, ()):
-            done = memo.get((base, frozen))
+            done = memo.get((base, "keep", frozen))
             if done is None:
-                done = memo[(base, frozen)] = _keep_evidence(ix, by_path[base], keep)
+                done = memo[(base, "keep", frozen)] = _keep_evidence(ix, by_path[base], keep)
             sup, dis, names = done
             if sup + dis:
                 ev.count_many(scope, sup, dis, paths[base][1])

@@ -60,6 +60,14 @@ class URLIndex:
         self._removed: dict[tuple[str, str], tuple[int, bool | None]] = {}
         #: what the miners derive from the above once per index (e.g. paramrules.replace_groups)
         self.cache: dict = {}
+        #: what the miners derive from the URLs' texts alone, under keys of their own: kept by
+        #: :meth:`refresh` (a URL's text never changes; a derivation over every URL keeps how many
+        #: it read, the URLs being in list order, and reads the appended ones)
+        self.texts: dict = {}
+        #: what the miners derive from the URLs of one base (the URL before ``?``) with their
+        #: records, under tuple keys that start with the base: :meth:`refresh` drops those of the
+        #: bases of the appended and the changed URLs
+        self.by_base: dict = {}
 
     def _parse(self, url: str) -> None:
         """``query.split(url)`` as tuples, with the raw items (``"&".join(raw)`` is the query),
@@ -99,8 +107,8 @@ class URLIndex:
         nothing else of the list may have changed (module docstring).  The appended URLs are
         parsed (their rows go after the others': list order); the paths and scopes, which depend
         on the texts only, are extended; a LikelySimilar outcome or removal evidence that reads a
-        changed or appended URL's record is dropped; ``cache`` (the miners' derivations) is
-        emptied.  Memory stays bounded: the outcomes are dropped altogether once they are more
+        changed or appended URL's record is dropped, and so are the miners' derivations of their
+        bases (``by_base``); ``cache`` (the miners' other derivations) is emptied, ``texts`` kept.  Memory stays bounded: the outcomes are dropped altogether once they are more
         than :data:`KEPT_OUTCOMES` per URL (outcomes of comparisons no miner makes any more)."""
         known = len(self.entries)
         fresh = list(islice(self.urllist.infos, known, None))
@@ -127,6 +135,11 @@ class URLIndex:
         gone = set(changed)
         if len(self._similar) + len(self._removed) > KEPT_OUTCOMES * max(1, len(self.entries)):
             self._similar, self._removed = {}, {}
+        if len(self.by_base) > KEPT_OUTCOMES * max(1, len(self.entries)):
+            self.by_base = {}
+        bases = {self.entries[u][0] for u in (*fresh, *gone)}
+        if bases and self.by_base:
+            self.by_base = {k: v for k, v in self.by_base.items() if k[0] not in bases}
         if gone:
             self._similar = {k: v for k, v in self._similar.items() if k[0] not in gone and k[1] not in gone}
         gone.update(fresh)
