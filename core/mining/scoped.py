@@ -62,6 +62,7 @@ MAX_DROPPED = 32
 #: compared: quadratic in the items; no real page has that many parameters, a hostile log may)
 MAX_ITEMS = 64
 _NAME = itemgetter(0)  #: a query item's name
+_NO_EVIDENCE: tuple[int, int, set[str]] = (0, 0, set())  #: a path's "drop but K" evidence without comparisons (never changed)
 
 #: characters no parameter name a query rule lists may hold (core/model/scopedrules.py)
 _UNLISTABLE = frozenset("&=?#")
@@ -367,7 +368,7 @@ def _meaningful(ix: URLIndex, params: DustParams) -> dict[str, set[str]]:
     not likely similar, more than the similar ones): what a "drop but …" rule must keep."""
     per_path: dict[tuple[int, str], list] = {}  # (path's scopes, name) -> [scopes, sup, dis]
     url_scopes = ix.url_scopes()
-    for url, (_, items, _) in ix.entries.items():
+    for url, (_, items) in ix.entries.items():
         if not items or len(items) > MAX_ITEMS:
             continue
         path_scopes = url_scopes[url]
@@ -416,7 +417,8 @@ def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str],
         for base in bases.get(scope, ()):
             done = memo.get((base, "keep", frozen))
             if done is None:
-                done = memo[(base, "keep", frozen)] = _keep_evidence(ix, by_path[base], keep)
+                done = _keep_evidence(ix, by_path[base], keep)
+                memo[(base, "keep", frozen)] = done if done[0] + done[1] else _NO_EVIDENCE  # most paths: one URL
             sup, dis, names = done
             if sup + dis:
                 ev.count_many(scope, sup, dis, paths[base][1])

@@ -19,6 +19,7 @@ would (tests/test_window_reuse.py), so a window parses only its new URLs.  Pure:
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from itertools import islice
 from typing import Iterable
@@ -28,14 +29,16 @@ from dustbuster.core.urls.scope import scopes_of, split_url
 from dustbuster.core.urls.urllist import URLList, likely_similar
 
 Item = tuple[str, "str | None"]
-#: (base, query items, raw query items): both None without "?", empty after a bare "?".  Tuples,
-#: not lists: the garbage collector need not walk them
-Entry = tuple[str, "tuple[Item, ...] | None", "tuple[str, ...] | None"]
+#: (base, query items): the items None without "?", empty after a bare "?".  Tuples, not lists: the
+#: garbage collector need not walk them.  Parameter names are interned (a few names, many URLs:
+#: an index kept between windows holds one copy of each), the raw items not kept (split again)
+Entry = tuple[str, "tuple[Item, ...] | None"]
 #: a parameter's first ``name=value`` item in one URL: (url, value, where the value starts and
 #: ends in the URL, number of query items)
 Occurrence = tuple[str, str, int, int, int]
 #: LikelySimilar outcomes and removal answers kept per URL, at most, across :meth:`URLIndex.refresh`
 KEPT_OUTCOMES = 8
+_ANSWERS = (None, False, True)  #: a removal answer by its packed code (URLIndex._removed)
 
 
 class URLIndex:
@@ -57,7 +60,7 @@ class URLIndex:
         self._url_scopes: dict[str, tuple[str, ...]] | None = None
         self._similar: dict[tuple[str, str], bool] = {}
         #: (url, name) -> (hash of the URL without the name, :meth:`removal`'s answer)
-        self._removed: dict[tuple[str, str], tuple[int, bool | None]] = {}
+        self._removed: dict[tuple[str, str], int] = {}  #: packed: hash << 2 | 0 (None), 1 (False), 2 (True)
         #: what the miners derive from the above once per index (e.g. paramrules.replace_groups)
         self.cache: dict = {}
         #: what the miners derive from the URLs' texts alone, under keys of their own: kept by
@@ -70,13 +73,12 @@ class URLIndex:
         self.by_base: dict = {}
 
     def _parse(self, url: str) -> None:
-        """``query.split(url)`` as tuples, with the raw items (``"&".join(raw)`` is the query),
-        and the URL's parameter occurrences."""
+        """``query.split(url)`` as tuples and the URL's parameter occurrences."""
         q = url.find("?")
         rest = url[q + 1:] if q >= 0 else ""
         if not rest:
-            base = url if q < 0 else url[:q]
-            self.entries[url] = (base, None, None) if q < 0 else (base, (), ())
+            base = url if q < 0 else sys.intern(url[:q])
+            self.entries[url] = (base, None) if q < 0 else (base, ())
             self._shapes.add((base, 0))
             if q >= 0:
                 self._shapes.add((base, 1))  # "b?x=1&" less x=1 is "b?": one (empty) item, none parsed
@@ -85,8 +87,10 @@ class URLIndex:
         items: list[Item] = []
         seen: set[str] = set()
         offset, n = q + 1, len(parts)  # where the item starts in the URL, number of items
+        intern = sys.intern
         for part in parts:
             name, eq, value = part.partition("=")
+            name = intern(name)
             if eq:
                 items.append((name, value))
                 if name in seen:
@@ -98,27 +102,30 @@ class URLIndex:
             else:
                 items.append((part, None))
             offset += len(part) + 1
-        self.entries[url] = (url[:q], tuple(items), tuple(parts))
-        self._shapes.add((url[:q], n))
+        base = sys.intern(url[:q])
+        self.entries[url] = (base, tuple(items))
+        self._shapes.add((base, n))
 
     def refresh(self, changed: Iterable[str] = ()) -> None:
         """Bring the index up to date with its list, to which URLs were appended since it was built
         or last refreshed, and where the records of ``changed`` (URLs listed before) were replaced;
         nothing else of the list may have changed (module docstring).  The appended URLs are
         parsed (their rows go after the others': list order); the paths and scopes, which depend
-        on the texts only, are extended; a LikelySimilar outcome or removal evidence that reads a
-        changed or appended URL's record is dropped, and so are the miners' derivations of their
-        bases (``by_base``); ``cache`` (the miners' other derivations) is emptied, ``texts`` kept.  Memory stays bounded: the outcomes are dropped altogether once they are more
-        than :data:`KEPT_OUTCOMES` per URL (outcomes of comparisons no miner makes any more)."""
+        on the texts only, are extended, and the miners' derivations of the texts (``texts``)
+        kept; the LikelySimilar outcomes are dropped (cheap to make again, and many); the
+        removal answers that read a changed or appended URL's record are dropped, and so are the
+        miners' derivations of their bases (``by_base``); ``cache`` (the miners' other
+        derivations) is emptied.  Memory stays bounded: the answers and derivations are dropped
+        altogether once they are more than :data:`KEPT_OUTCOMES` per URL (what no miner asks for
+        any more)."""
         known = len(self.entries)
         fresh = list(islice(self.urllist.infos, known, None))
-        occ = self._occurrences
-        self._occurrences = defaultdict(list, occ)
+        self._occurrences = defaultdict(list, self._occurrences)
         for url in fresh:
             self._parse(url)
         self._occurrences = dict(self._occurrences)
         if self._paths is not None:
-            by_path = {path: scopes for path, scopes in self._paths.values()}
+            by_path = {path: scopes for path, scopes in self._paths.values()}  # one tuple per path
             for url in fresh:
                 base = self.entries[url][0]
                 if base not in self._paths:
@@ -133,19 +140,19 @@ class URLIndex:
         else:
             self._url_scopes = None
         gone = set(changed)
-        if len(self._similar) + len(self._removed) > KEPT_OUTCOMES * max(1, len(self.entries)):
-            self._similar, self._removed = {}, {}
-        if len(self.by_base) > KEPT_OUTCOMES * max(1, len(self.entries)):
+        self._similar = {}
+        bound = KEPT_OUTCOMES * max(1, len(self.entries))
+        if len(self._removed) > bound:
+            self._removed = {}
+        if len(self.by_base) > bound:
             self.by_base = {}
         bases = {self.entries[u][0] for u in (*fresh, *gone)}
         if bases and self.by_base:
             self.by_base = {k: v for k, v in self.by_base.items() if k[0] not in bases}
-        if gone:
-            self._similar = {k: v for k, v in self._similar.items() if k[0] not in gone and k[1] not in gone}
         gone.update(fresh)
-        if gone:  # a URL's evidence reads the URL without the name: listed now, or its record changed
+        if gone and self._removed:  # a URL's answer reads the URL without the name: listed now, or changed
             hashes = {hash(u) for u in gone}
-            self._removed = {k: v for k, v in self._removed.items() if v[0] not in hashes and k[0] not in gone}
+            self._removed = {k: v for k, v in self._removed.items() if v >> 2 not in hashes and k[0] not in gone}
         self.cache = {}
 
     @classmethod
@@ -161,7 +168,7 @@ class URLIndex:
         if self._paths is None:
             by_path: dict[str, tuple[str, ...]] = {}
             out: dict[str, tuple[str, tuple[str, ...]]] = {}
-            for base, _, _ in self.entries.values():
+            for base, _ in self.entries.values():
                 if base not in out:
                     path = split_url(base)[1]
                     scopes = by_path.get(path)
@@ -189,9 +196,10 @@ class URLIndex:
 
     def without(self, url: str, name: str) -> str:
         """``query.remove_param(url, name)`` from the parsed items (no new split)."""
-        base, items, parts = self.entries[url]
+        base, items = self.entries[url]
         if not items:
             return url
+        parts = url[len(base) + 1:].split("&")  # the raw items (the base holds no "?")
         kept = [p for p, (n, v) in zip(parts, items) if not (n == name and v is not None)]  # type: ignore[arg-type]
         if len(kept) == len(items):
             return url
@@ -204,13 +212,13 @@ class URLIndex:
         key = (url, name)
         got = self._removed.get(key)
         if got is not None:
-            return got[1]
-        base, items, _ = self.entries[url]
+            return _ANSWERS[got & 3]
+        base, items = self.entries[url]
         if items and (base, len(items) - 1) not in self._shapes and key not in self._repeated:
             return None  # at most one item goes: no listed URL is left
         v = self.without(url, name)
         out = self.similar(url, v) if v != url and v in self.entries else None
-        self._removed[key] = (hash(v), out)
+        self._removed[key] = hash(v) << 2 | (0 if out is None else 1 + out)
         return out
 
     def occurrences(self) -> dict[str, list[Occurrence]]:
