@@ -200,7 +200,7 @@ class URLIndex:
         if not items:
             return url
         parts = url[len(base) + 1:].split("&")  # the raw items (the base holds no "?")
-        kept = [p for p, (n, v) in zip(parts, items) if not (n == name and v is not None)]  # type: ignore[arg-type]
+        kept = [p for p, (n, v) in zip(parts, items) if not (n == name and v is not None)]
         if len(kept) == len(items):
             return url
         return base + "?" + "&".join(kept) if kept else base
