@@ -403,9 +403,10 @@ def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str],
     params, paths = ix.params, ix.paths()
     meaningful = _meaningful(ix, params) if failed else {}
     bases: dict[str, list[str]] = defaultdict(list)
-    for base in by_path:
-        for s in paths[base][1]:
-            bases[s].append(base)
+    for base, urls in by_path.items():
+        if len(urls) >= 2:  # one URL makes no comparison
+            for s in paths[base][1]:
+                bases[s].append(base)
     out: list[QueryRule] = []
     memo: dict[tuple[str, str, frozenset], tuple[int, int, set[str]]] = ix.by_base  # a window keeps them (URLIndex.refresh)
     for scope in failed:
