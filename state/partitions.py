@@ -39,7 +39,7 @@ from dustbuster.core.mining.incremental import SiteSupports
 from dustbuster.core.mining.mine import MineResult, mine, unsafe_flags
 from dustbuster.core.params import DustParams
 from dustbuster.core.urls.urlindex import URLIndex
-from dustbuster.core.urls.urllist import URLInfo
+from dustbuster.core.urls.urllist import URLInfo, URLList
 from dustbuster.core.urls.urlrecord import info_from_json
 
 from .registry import PartitionStores, partition_dir
@@ -302,7 +302,11 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
             result = dataclasses.replace(last[1], stats=dict(last[1].stats))
             result.stats["reused"] = True
         else:
-            result = mine(ul, self.params, index=self._site_index(site, sup, ul))
+            t1 = time.perf_counter()
+            index = self._site_index(site, sup, ul)
+            t_index = time.perf_counter() - t1
+            result = mine(ul, self.params, index=index)
+            result.stats["index_seconds"] = round(t_index, 3)
             t1 = time.perf_counter()
             result.unsafe = unsafe_flags(result, ul.test_urls())  # as ``dustbuster mine`` flags them
             result.stats["unsafe_seconds"] = round(time.perf_counter() - t1, 3)
@@ -316,7 +320,7 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
         result.stats["listed_urls"], result.stats["error_urls"] = len(ul.listed), len(ul.errors)  # as `mine --urls`
         return result
 
-    def _site_index(self, site: str, sup: SiteSupports, ul) -> URLIndex:
+    def _site_index(self, site: str, sup: SiteSupports, ul: URLList) -> URLIndex:
         """The parse of the site's URL list: the last window's, refreshed with the URLs appended
         and the records changed since (URLIndex.refresh), or, for a list read anew, a new one."""
         ix = self._index.get(site)

@@ -12,8 +12,8 @@ name or pair and returns exactly what those functions return; the miners share o
 The index is built for one URL list and one :class:`DustParams`.  A change of the list is allowed
 in one way only, the way a streaming window's list changes (state/partitions.py, beyond the
 papers): URLs appended and the records of some URLs replaced; :meth:`URLIndex.refresh` then brings
-the index up to date: the new URLs parsed, what depends on the URLs' texts kept, the LikelySimilar
-outcomes that read a changed record dropped.  The refreshed index answers as a new one of the list
+the index up to date: the new URLs parsed, what depends on the URLs' texts kept, what read a
+changed or appended URL's record dropped.  The refreshed index answers as a new one of the list
 would (tests/test_window_reuse.py), so a window parses only its new URLs.  Pure: no I/O.
 """
 
@@ -36,7 +36,7 @@ Entry = tuple[str, "tuple[Item, ...] | None"]
 #: a parameter's first ``name=value`` item in one URL: (url, value, where the value starts and
 #: ends in the URL, number of query items)
 Occurrence = tuple[str, str, int, int, int]
-#: LikelySimilar outcomes and removal answers kept per URL, at most, across :meth:`URLIndex.refresh`
+#: removal answers, and derivations per base, kept per URL at most across :meth:`URLIndex.refresh`
 KEPT_OUTCOMES = 8
 _ANSWERS = (None, False, True)  #: a removal answer by its packed code (URLIndex._removed)
 
@@ -59,13 +59,13 @@ class URLIndex:
         self._paths: dict[str, tuple[str, tuple[str, ...]]] | None = None
         self._url_scopes: dict[str, tuple[str, ...]] | None = None
         self._similar: dict[tuple[str, str], bool] = {}
-        #: (url, name) -> (hash of the URL without the name, :meth:`removal`'s answer)
-        self._removed: dict[tuple[str, str], int] = {}  #: packed: hash << 2 | 0 (None), 1 (False), 2 (True)
+        #: (url, name) -> :meth:`removal`'s answer, packed with the hash h of the URL without the
+        #: name (what :meth:`refresh` checks): h << 2 | 0 (None), 1 (False) or 2 (True)
+        self._removed: dict[tuple[str, str], int] = {}
         #: what the miners derive from the above once per index (e.g. paramrules.replace_groups)
         self.cache: dict = {}
-        #: what the miners derive from the URLs' texts alone, under keys of their own: kept by
-        #: :meth:`refresh` (a URL's text never changes; a derivation over every URL keeps how many
-        #: it read, the URLs being in list order, and reads the appended ones)
+        #: what the miners derive from the URLs' texts alone, under keys of their own (e.g. per URL
+        #: and parameter): kept by :meth:`refresh` (a URL's text never changes)
         self.texts: dict = {}
         #: what the miners derive from the URLs of one base (the URL before ``?``) with their
         #: records, under tuple keys that start with the base: :meth:`refresh` drops those of the
