@@ -38,7 +38,8 @@ import orjson
 from dustbuster.core.mining.incremental import SiteSupports
 from dustbuster.core.mining.mine import MineResult, mine, unsafe_flags
 from dustbuster.core.params import DustParams
-from dustbuster.core.urls.urllist import URLInfo
+from dustbuster.core.urls.urlindex import URLIndex
+from dustbuster.core.urls.urllist import URLInfo, URLList
 from dustbuster.core.urls.urlrecord import info_from_json
 
 from .registry import PartitionStores, partition_dir
@@ -110,6 +111,9 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
         #: the last window's result per site, with the generation it was mined from (the site
         #: objects are replaced only by a rebuild, which empties this too)
         self._mined: dict[str, tuple[int, MineResult]] = {}
+        #: the parse of each kept URL list (core/urls/urlindex.py), refreshed at each window: a
+        #: window parses only the URLs new since the last (dropped with the list)
+        self._index: dict[str, URLIndex] = {}
         self._records: dict = {}  #: decoded URL records, shared by the sites (SiteSupports)
         self._staged: Staged | None = None  #: the group staged and not committed yet
 
@@ -232,6 +236,7 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
         self._sites.clear()
         self._kept.clear()
         self._mined.clear()
+        self._index.clear()
         self._records.clear()
         self._staged = None
 
@@ -280,6 +285,7 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
                 break
             total -= self._sites[old].kept_urls
             self._sites[old].forget_list()
+            self._index.pop(old, None)
             del self._kept[old]
 
     def window(self, site: str) -> MineResult:
@@ -296,7 +302,11 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
             result = dataclasses.replace(last[1], stats=dict(last[1].stats))
             result.stats["reused"] = True
         else:
-            result = mine(ul, self.params)
+            t1 = time.perf_counter()
+            index = self._site_index(site, sup, ul)
+            t_index = time.perf_counter() - t1
+            result = mine(ul, self.params, index=index)
+            result.stats["index_seconds"] = round(t_index, 3)
             t1 = time.perf_counter()
             result.unsafe = unsafe_flags(result, ul.test_urls())  # as ``dustbuster mine`` flags them
             result.stats["unsafe_seconds"] = round(time.perf_counter() - t1, 3)
@@ -309,6 +319,17 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
         result.test_urls, result.error_urls = window_test_urls(ul)
         result.stats["listed_urls"], result.stats["error_urls"] = len(ul.listed), len(ul.errors)  # as `mine --urls`
         return result
+
+    def _site_index(self, site: str, sup: SiteSupports, ul: URLList) -> URLIndex:
+        """The parse of the site's URL list: the last window's, refreshed with the URLs appended
+        and the records changed since (URLIndex.refresh), or, for a list read anew, a new one."""
+        ix = self._index.get(site)
+        if ix is None or ix.urllist is not ul or ix.params != self.params:
+            ix = self._index[site] = URLIndex(ul, self.params)
+        else:
+            ix.refresh(sup.replaced)
+        sup.replaced = set()
+        return ix
 
     def clear_dirty(self, site: str, token: bytes, sent: bytes | None = None) -> None:
         """Clear the mark unless the site changed again meanwhile (a newer token); ``sent``: the

@@ -56,7 +56,7 @@ def test_index_answers_as_the_plain_helpers(rows):
     ul = _urllist(rows)
     ix = URLIndex(ul, P)
     for url in ul:
-        base, items, parts = ix.entries[url]
+        base, items = ix.entries[url]
         want_base, want_items = split(url)
         assert (base, None if items is None else list(items)) == (want_base, want_items)
         assert ix.url_scopes()[url] == tuple(scopes_of(split_url(url)[1]))

@@ -49,7 +49,7 @@ def case_groups(urllist: URLList, index: URLIndex | None = None) -> list[list[st
     else:
         paths = index.paths()
         first: dict[tuple[str, str, str], str] = {}  # a set only for a key seen twice (few)
-        for url, (base, _, _) in index.entries.items():
+        for url, (base, _) in index.entries.items():
             path = paths[base][0]
             if path and len(base) > len(path):  # split_url's head: the base before its path
                 key = (base[:len(base) - len(path)], path.lower(), url[len(base):])

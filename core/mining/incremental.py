@@ -97,6 +97,10 @@ class SiteSupports:
         self._list: URLList | None = None
         self._backlog: dict[bytes, bytes] = {}
         self._handed: dict[bytes, bytes] = {}  #: the URL records handed over, not committed yet
+        #: URLs of the kept list whose evidence :meth:`current_urllist` changed (their record
+        #: replaced by one LikelySimilar reads differently) since the caller last emptied it: what a
+        #: window's kept parse of the list must forget (core/urls/urlindex.py URLIndex.refresh)
+        self.replaced: set[str] = set()
 
     # ------------------------------------------------------------------ records
     def _record(self, key: bytes) -> tuple[int, URLInfo] | None:
@@ -260,6 +264,7 @@ class SiteSupports:
         list is the caller's to read, not to change."""
         if self._list is None:
             self._list, self._backlog = self.urllist(), {}
+            self.replaced = set()
             return self._list
         if self._backlog:
             infos, n = self._list.infos, len(self._u)
@@ -267,7 +272,10 @@ class SiteSupports:
             for k, v in self._backlog.items():
                 uid, info = dec_info(v)
                 url = k[n:].decode("utf-8", "surrogatepass")
-                if url in infos:
+                old = infos.get(url)
+                if old is not None:
+                    if _similarity_evidence(old) != _similarity_evidence(info):
+                        self.replaced.add(url)
                     infos[url] = info
                 else:
                     fresh.append((uid, url, info))
@@ -285,6 +293,12 @@ class SiteSupports:
         """Drop the kept list (the partition's memory budget, state/partitions.py): the next
         :meth:`current_urllist` reads the store again."""
         self._list, self._backlog = None, {}
+        self.replaced = set()
+
+
+def _similarity_evidence(info: URLInfo) -> tuple:
+    """All that LikelySimilar (WWW 2007 §4, core/urls/urllist.py) reads of a record."""
+    return info.lo, info.hi, info.digests, info.sketches
 
 
 def _place(ul: URLList, uid: int, url: str, info: URLInfo) -> None:

@@ -124,19 +124,23 @@ def unsafe_flags(result: MineResult, urls: Iterable[str], sample: int = UNSAFE_S
     return unsafe_candidates(rules, ordered)  # one scan of the sample for all candidates (core/canon/urlreach.py)
 
 
-def mine(urllist: URLList, params: DustParams | None = None, stage: str = "eliminate", progress: Progress | None = None) -> MineResult:
+def mine(urllist: URLList, params: DustParams | None = None, stage: str = "eliminate", progress: Progress | None = None,
+         index: URLIndex | None = None) -> MineResult:
+    """Phases 1 to 3 on ``urllist``.  ``index``: the list's URLs already parsed (a streaming window
+    keeps it between windows, core/urls/urlindex.py :meth:`~URLIndex.refresh`); the same result."""
     params = params or DustParams()
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}")
-    return mine_table(count_supports(urllist, params, progress), urllist, params, stage)
+    return mine_table(count_supports(urllist, params, progress), urllist, params, stage, index)
 
 
-def mine_table(table: SupportTable, urllist: URLList, params: DustParams, stage: str = "eliminate") -> MineResult:
+def mine_table(table: SupportTable, urllist: URLList, params: DustParams, stage: str = "eliminate",
+               index: URLIndex | None = None) -> MineResult:
     """Phases 1 (ranking) to 3 from already counted supports (the streaming miner's state)."""
     detected, kept, eliminated_by, stats = rank_pairs(table, urllist, params, stage)
     del table
     t0 = time.perf_counter()
-    index = URLIndex(urllist, params)  # every URL parsed once for phase 3 and the general miners
+    index = URLIndex.of(urllist, params, index)  # every URL parsed once for phase 3 and the general miners
     pkept, pcands = detect_param_rules(urllist, params, index)
     stats["param_candidates"] = len(pcands)
     stats["param_rules"] = len(pkept)

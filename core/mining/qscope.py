@@ -46,6 +46,7 @@ MAX_KEYS = 8  #: keys tried per parameter
 _UNFIT = re.compile("[\x00-\x1f?#]")  #: a character no scope's name or value holds
 MAX_KEY_VALUES = 16  #: a parameter with more distinct values among the URLs of p is no selector
 Key = tuple[str, str]
+_NO_KEYS: list[Key] = []  #: the keys of a URL without any (shared by them; never changed)
 
 
 def _keys_of(items, name: str) -> list[Key]:
@@ -95,8 +96,14 @@ def query_scoped_removes(ix: URLIndex, name: str, rows: list[Occurrence], path_s
     the replace groups' remove evidence (url, similar)."""
     url_scopes = ix.url_scopes()
     own = ((row[0], ix.removal(row[0], name)) for row in rows)
-    keyed = [(url, similar, _keys_of(ix.entries[url][1], name)) for url, similar in (*own, *derived)
-             if similar is not None]
+    memo: dict[str, list[Key]] = ix.texts.setdefault(("qscope_keys", name), {})  # of the texts: kept
+    keyed = []
+    for url, similar in (*own, *derived):
+        if similar is not None:
+            keys = memo.get(url)
+            if keys is None:
+                keys = memo[url] = _keys_of(ix.entries[url][1], name) or _NO_KEYS
+            keyed.append((url, similar, keys))
     shared = _shared_keys(keyed, path_scopes, url_scopes)
     evidence = [(url, similar, keys) for url, similar, keys in keyed if keys
                 and all(shared.get(p) for p in path_scopes if _covers(p, url_scopes[url]))]

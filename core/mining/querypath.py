@@ -62,7 +62,7 @@ def mine_query_paths(urllist: URLList, params: DustParams | None = None,
     ix = URLIndex.of(urllist, params, index)
     plain: dict[tuple[str, str], str] = {}  # (head, path) -> the query-less URL
     by_leaf: dict[tuple[str, str], list[str]] = defaultdict(list)  # (head, last token) -> paths
-    for url, (base, items, _) in ix.entries.items():
+    for url, (base, items) in ix.entries.items():
         if items is None:
             head, path, _tail = split_url(base)
             if head and path:

@@ -62,6 +62,7 @@ MAX_DROPPED = 32
 #: compared: quadratic in the items; no real page has that many parameters, a hostile log may)
 MAX_ITEMS = 64
 _NAME = itemgetter(0)  #: a query item's name
+_NO_EVIDENCE: tuple[int, int, set[str]] = (0, 0, set())  #: a path's "drop but K" evidence without comparisons (never changed)
 
 #: characters no parameter name a query rule lists may hold (core/model/scopedrules.py)
 _UNLISTABLE = frozenset("&=?#")
@@ -367,7 +368,7 @@ def _meaningful(ix: URLIndex, params: DustParams) -> dict[str, set[str]]:
     not likely similar, more than the similar ones): what a "drop but …" rule must keep."""
     per_path: dict[tuple[int, str], list] = {}  # (path's scopes, name) -> [scopes, sup, dis]
     url_scopes = ix.url_scopes()
-    for url, (_, items, _) in ix.entries.items():
+    for url, (_, items) in ix.entries.items():
         if not items or len(items) > MAX_ITEMS:
             continue
         path_scopes = url_scopes[url]
@@ -397,15 +398,17 @@ def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str],
     it holds): K = the scope's meaningful parameters; evidence = URLs of one path with the same K
     items and other queries (compared with the shortest of them); kept when the scope holds and at
     least two other names are involved.  Each scope reads only its own paths (an index by scope);
-    a path's comparisons for one K are made once, whichever of its scopes asks."""
+    a path's comparisons for one K are made once, whichever of its scopes asks, and kept in the
+    index while no URL of the path changes (a streaming window's next one reuses them)."""
     params, paths = ix.params, ix.paths()
     meaningful = _meaningful(ix, params) if failed else {}
     bases: dict[str, list[str]] = defaultdict(list)
-    for base in by_path:
-        for s in paths[base][1]:
-            bases[s].append(base)
+    for base, urls in by_path.items():
+        if len(urls) >= 2:  # one URL makes no comparison
+            for s in paths[base][1]:
+                bases[s].append(base)
     out: list[QueryRule] = []
-    memo: dict[tuple[str, frozenset], tuple[int, int, set[str]]] = {}
+    memo: dict[tuple[str, str, frozenset], tuple[int, int, set[str]]] = ix.by_base  # a window keeps them (URLIndex.refresh)
     for scope in failed:
         keep = meaningful.get(scope)
         if not keep or len(keep) > MAX_KEEP or any(_within(scope, r.scope) for r in out):
@@ -413,9 +416,10 @@ def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str],
         ev = _Evidence()
         frozen = frozenset(keep)
         for base in bases.get(scope, ()):
-            done = memo.get((base, frozen))
+            done = memo.get((base, "keep", frozen))
             if done is None:
-                done = memo[(base, frozen)] = _keep_evidence(ix, by_path[base], keep)
+                done = _keep_evidence(ix, by_path[base], keep)
+                memo[(base, "keep", frozen)] = done if done[0] + done[1] else _NO_EVIDENCE  # most paths: one URL
             sup, dis, names = done
             if sup + dis:
                 ev.count_many(scope, sup, dis, paths[base][1])
