@@ -141,3 +141,51 @@ def test_one_rule_for_a_family_spread_over_several_parents():
 def test_mine_reports_its_family_rules():
     result = mine(doku(refuting=2))
     assert result.stats["family_rules"] == 0  # one parent only: the sibling rule says it
+
+
+def test_an_empty_parameter_name_makes_no_drop_but_rule_and_no_crash():
+    """A log with ``?=2&=1`` and stray ``&`` (what a hostile or broken client sends) is mined
+    without an error: the query rule that would have to keep the empty name is not proposed."""
+    from dustbuster.core.mining.mine import mine
+    from dustbuster.core.urls.urllist import URLList
+
+    ul = URLList()
+    for u, size in (("http://h/a?&", 100), ("http://h/b?=2&=1", 200), ("http://h/a/x?=2&=2", 300), ("http://h/b", 100),
+                    ("http://h/a", 300), ("http://h/a/x?a&a=1&=2&", 200), ("http://h/b?b&b&=2&", 200),
+                    ("http://h/b?c&b=2", 100), ("http://h/a?b=&a=1&b&", 200)):
+        ul.add(u, 200, size)
+    result = mine(ul, DustParams(ms=1))
+    assert all("''" not in r.text for r in result.general)
+
+
+HOSTILE_NAMES = ("", "a", "b", "?", "a#", "%3D", "a b")
+
+
+def _hostile_url(draw) -> str:
+    from hypothesis import strategies as st
+
+    items = []
+    for _ in range(draw(st.integers(0, 3))):
+        n = draw(st.sampled_from(HOSTILE_NAMES))
+        items.append(n if draw(st.booleans()) and not draw(st.booleans()) else n + "=" + draw(st.sampled_from(("1", "2", "", "?", "/x"))))
+    q = "&".join(items) + draw(st.sampled_from(("", "&")))
+    return "http://h/" + draw(st.sampled_from(("a", "b", "a/x", "a%2F"))) + ("?" + q if q else "")
+
+
+def test_hostile_query_names_never_crash_the_miner():
+    """Empty names, a name "?" (``??=1``), names with ``#`` or a space, as the log reader passes
+    them on (fragments stripped): every miner skips what no rule can name (Hypothesis)."""
+    from hypothesis import given, settings, strategies as st
+
+    from dustbuster.core.mining.mine import mine
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(st.tuples(st.composite(lambda draw: _hostile_url(draw))(), st.sampled_from((100, 200, 300))),
+                    min_size=2, max_size=12))
+    def check(rows):
+        ul = URLList()
+        for u, size in rows:
+            ul.add(u, 200, size)
+        mine(ul, DustParams(ms=1))
+
+    check()

@@ -197,6 +197,15 @@ def _replace_evidence(ix: URLIndex, name: str, rows: list[Occurrence]) -> tuple[
     return ev, default
 
 
+def nameable(name: str) -> bool:
+    """A parameter rule can name ``name`` (dustbuster.core.model.rules.ParamRule's own check)."""
+    try:
+        ParamRule(name, "remove")
+    except RuleError:
+        return False
+    return True
+
+
 def mine_scoped_param_rules(urllist: URLList, params: DustParams, index: URLIndex | None = None,
                             refuted: dict | None = None) -> list[ParamRule]:
     """Scoped parameter rules (remove, replace) at their widest holding scopes; a rule whose
@@ -207,6 +216,8 @@ def mine_scoped_param_rules(urllist: URLList, params: DustParams, index: URLInde
     out: list[ParamRule] = []
     occ = param_occurrences(urllist, MAX_ITEMS, ix)
     for name, rows in sorted((n, r) for n, r in occ.items() if len(r) >= params.param_min_urls):
+        if not nameable(name):  # a name no rule can hold ("?" of "??=1", "a#"): hostile or broken URLs
+            continue
         ev = _remove_evidence(ix, name, rows)
         removed = holding_scopes(ev.tally, params)
         for s in removed:
@@ -411,7 +422,9 @@ def _keep_rules(ix: URLIndex, by_path: dict[str, list[str]], failed: list[str],
     memo: dict[tuple[str, str, frozenset], tuple[int, int, set[str]]] = ix.by_base  # a window keeps them (URLIndex.refresh)
     for scope in failed:
         keep = meaningful.get(scope)
-        if not keep or len(keep) > MAX_KEEP or any(_within(scope, r.scope) for r in out):
+        # a name a query rule cannot keep (empty: "?=1"; with "&=?#") makes no "drop but K" rule there
+        if (not keep or len(keep) > MAX_KEEP or any(not n or _UNLISTABLE & set(n) for n in keep)
+                or any(_within(scope, r.scope) for r in out)):
             continue
         ev = _Evidence()
         frozen = frozenset(keep)
