@@ -94,6 +94,27 @@ class RoundFetcher:
         a, b = self.fetched_at.get(u), self.fetched_at.get(v)
         return a is None or b is None or abs(a - b) > APART_S
 
+    async def confirmed(self, u: str, v: str, fu: Fetched, fv: Fetched, threshold: float) -> tuple[Fetched, Fetched, str]:
+        """Figure 3's negative between u's page ``fu`` and v's ``fv``, two pages of the round's
+        cache fetched more than :data:`APART_S` apart, checked again (beyond the papers): u and v
+        are fetched anew, back to back, and that pair decides (a page that changes by the minute
+        is not a negative).  Where it still differs and u's page differed from its cached self,
+        u once more: a page that is another one at every fetch (a random page, a clock) is
+        :data:`UNSTABLE`, no evidence either way.  Returns the pages compared last and the outcome."""
+        fu2 = await self.again(u)
+        if not fu2.ok:
+            return fu, fv, compare_pages(fu, fv, threshold)
+        fv2 = await self.again(v)
+        if transient(fv2):
+            return fu2, fv2, fv2.reason
+        outcome = compare_pages(fu2, fv2, threshold)
+        if outcome in POSITIVE or outcome in NO_EVIDENCE or _same_page(fu, fu2, threshold) in POSITIVE:
+            return fu2, fv2, outcome
+        fu3 = await self.again(u)
+        if fu3.ok and _same_page(fu2, fu3, threshold) not in POSITIVE:
+            return fu3, fv2, UNSTABLE
+        return fu2, fv2, outcome
+
     async def again(self, url: str) -> Fetched:
         """``url`` fetched anew (the cache then holds the new page), counted as a fetch."""
         self.cache.pop(url, None)
@@ -143,6 +164,8 @@ def _same_page(fu: Fetched, fv: Fetched, threshold: float) -> str:
 POSITIVE = ("similar", "same_target")
 #: outcomes that are no evidence either way: the pair is skipped (counted), as when u is no page
 NO_EVIDENCE = ("v_redirects_same_page",)
+#: u's page is another one at each fetch (RoundFetcher.confirmed): the pair is skipped too
+UNSTABLE = "unstable_page"
 #: why a fetch failed for a passing cause: a v page failing so is no evidence (the pair is skipped),
 #: while a v that is a 4xx or a soft error where u is a page is Figure 3's negative
 TRANSIENT = ("timeout", "connection_failed", "site_down", "http_error", "status_429")
@@ -166,4 +189,4 @@ def signal(fetch: RoundFetcher, fu: Fetched, fv: Fetched, outcome: str, threshol
         fetch.count("v_soft_error")
 
 
-__all__ = ["APART_S", "MAX_ROUND_LINKS", "NO_EVIDENCE", "POSITIVE", "TRANSIENT", "transient", "Fetch", "Fetched", "RoundFetcher", "compare_pages", "signal"]
+__all__ = ["APART_S", "MAX_ROUND_LINKS", "NO_EVIDENCE", "UNSTABLE", "POSITIVE", "TRANSIENT", "transient", "Fetch", "Fetched", "RoundFetcher", "compare_pages", "signal"]

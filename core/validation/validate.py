@@ -46,7 +46,7 @@ from dustbuster.core.model.rules import ParamRule, Rule, SubstringRule, canoniza
 from dustbuster.core.canon.rulecheck import self_feeding, unobserved_output
 from dustbuster.core.validation.sketch import Sketch
 from dustbuster.core.model.evidence import min_distinct_pages, ttl_factor
-from dustbuster.core.validation.fetched import NO_EVIDENCE, POSITIVE, Fetch, Fetched, RoundFetcher, compare_pages, signal as _signal, transient
+from dustbuster.core.validation.fetched import NO_EVIDENCE, POSITIVE, UNSTABLE, Fetch, Fetched, RoundFetcher, compare_pages, signal as _signal, transient
 from dustbuster.core.validation.paramstrata import evidence_strata
 from dustbuster.core.validation.narrow import (NARROWINGS, applicable, keep_names, kept_after_refutation, narrow_verdict, narrowed, refuted_by,
                      stale_keep)
@@ -190,12 +190,12 @@ async def validate_rewrite(rnd: Round, target: Rewrite, seed: int = 0, failures:
         # u no page, v failing for a passing cause, v redirecting to u's page: no evidence either way
         outcome = compare_pages(fu, fv, rnd.threshold) if fu.ok and not transient(fv) else fv.reason
         if fu.ok and fv.ok and outcome not in (*POSITIVE, *NO_EVIDENCE) and fetch.apart(u, rewrite(u)):
-            # two pages fetched minutes apart (the round's cache): a page that changes by the minute
-            # differs from itself; the negative counts only if it holds fetched back to back
-            fu, fv = await fetch.again(u), await fetch.again(rewrite(u))
-            outcome = compare_pages(fu, fv, rnd.threshold) if fu.ok and not transient(fv) else fv.reason
-            fetch.count("negative_fetched_again")
-        if transient(fv) or not fu.ok or outcome in NO_EVIDENCE:
+            # two pages fetched minutes apart (the round's cache): the negative counts if it holds
+            # fetched back to back, on a page that is its own from one fetch to the next
+            fu, fv, outcome = await fetch.confirmed(u, rewrite(u), fu, fv, rnd.threshold)
+            fetch.count("negative_fetched_again:" + ("unstable" if outcome == UNSTABLE else
+                                                     "positive" if outcome in POSITIVE else "held"))
+        if transient(fv) or not fu.ok or outcome in NO_EVIDENCE or outcome == UNSTABLE:
             if _skip(v_, strata, fetch, u, outcome, max_neg):
                 break  # the site is down or hostile: decide nothing
             continue
