@@ -33,6 +33,7 @@ several different pages, and a value-mapping rule's verdict expires after TTL/4.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from dataclasses import dataclass, field
 from typing import Callable, Sequence, cast
 
@@ -43,6 +44,7 @@ from dustbuster.core.model.pair import Pair
 from dustbuster.core.params import DustParams
 from dustbuster.core.mining.refine import pair_refines
 from dustbuster.core.model.rules import ParamRule, Rule, SubstringRule, canonization_order
+from dustbuster.core.model.scopedrules import QueryRule
 from dustbuster.core.canon.rulecheck import self_feeding, unobserved_output
 from dustbuster.core.validation.sketch import Sketch
 from dustbuster.core.model.evidence import min_distinct_pages, ttl_factor
@@ -57,6 +59,8 @@ from dustbuster.core.validation.draw import sample_order
 from dustbuster.core.validation.madesamples import MadeSamples
 from dustbuster.core.validation.round import Rewrite, Round, VerdictCache
 from dustbuster.core.validation.verdict import Verdict, cached_verdict as _cached_verdict, count_outcome as _count, decide as _decide
+
+log = logging.getLogger(__name__)
 
 
 async def validate_rule(rule: Rule, rnd: Round, seed: int = 0, canon: Callable[[str], str] | None = None) -> Verdict:
@@ -189,9 +193,9 @@ async def validate_rewrite(rnd: Round, target: Rewrite, seed: int = 0, failures:
         fv = await fetch(rewrite(u)) if fu.ok else fu
         # u no page, v failing for a passing cause, v redirecting to u's page: no evidence either way
         outcome = compare_pages(fu, fv, rnd.threshold) if fu.ok and not transient(fv) else fv.reason
-        if fu.ok and fv.ok and outcome not in (*POSITIVE, *NO_EVIDENCE) and fetch.apart(u, rewrite(u)):
-            # two pages fetched minutes apart (the round's cache): the negative counts if it holds
-            # fetched back to back, on a page that is its own from one fetch to the next
+        if fu.ok and fv.ok and outcome not in (*POSITIVE, *NO_EVIDENCE):
+            # a negative counts if u's page is its own from one fetch to the next, and holds
+            # between pages fetched back to back (not minutes apart, in the round's cache)
             fu, fv, outcome = await fetch.confirmed(u, rewrite(u), fu, fv, rnd.threshold)
             fetch.count("negative_fetched_again:" + ("unstable" if outcome == UNSTABLE else
                                                      "positive" if outcome in POSITIVE else "held"))
@@ -206,8 +210,14 @@ async def validate_rewrite(rnd: Round, target: Rewrite, seed: int = 0, failures:
     v_.fetches = fetch.fetches - start
     _conclude(v_, p, strata, len(pages), bool(cands), rnd.min_samples, target.min_distinct, one_page)
     made.conclude(v_, p.epsilon)  # made samples never outvote the logged ones
-    narrow_verdict(v_, appl, rewrite, strata.par, min(need_pos, rnd.min_samples), fetch.logged_errors)
+    narrow_verdict(v_, appl, rewrite, strata.par, min(need_pos, rnd.min_samples), fetch.logged_errors,
+                   rnd.test_urls)
     v_.refuted_by, v_.negative_urls = refuted_by(v_, negs, rewrite, strata.par.tested), negs
+    if log.isEnabledFor(logging.DEBUG):  # -vv: each decision, with the pairs that refuted it
+        log.debug("%s: %s (%s), %d positives on %d pages, %d negatives, %d skipped, %d fetches%s",
+                  getattr(target.rule, "text", target.rule), v_.valid, v_.reason, v_.positives,
+                  v_.distinct_pages, v_.negatives, v_.skipped, v_.fetches,
+                  "".join(f"\n    negative: {u} -> {rewrite(u)}" for u in negs[:3]))
     return v_
 
 
@@ -262,6 +272,11 @@ class ValidationResult:
     covered: list[Rule] = field(default_factory=list)  #: dropped unfetched: the valid rules cover them
 
 
+def _open_drop(rule: Rule) -> bool:
+    """A "drop the query [but K]" rule that is no closed list (core/validation/narrow.py ``closed``)."""
+    return isinstance(rule, QueryRule) and rule.action == "drop" and not rule.only
+
+
 @dataclass
 class _Decider:
     """Decides one rule of a validation round: from the cache, without a fetch (a rule that feeds
@@ -278,6 +293,8 @@ class _Decider:
         if hit is not None and ("distinct_pages" not in hit or hit.get("valid") and (
                 "families" not in hit or "identities" not in hit or "untested" not in hit or stale_keep(hit["untested"]))):
             hit = None  # decided before the verdicts kept pages, families, identities, untested parameters or their spellings
+        if hit is not None and hit.get("valid") and _open_drop(rule) and "dropped_only" not in hit:
+            hit = None  # a "drop the query" rule decided before it was published as its evidence's closed list
         if hit is not None and hit.get("valid") is None and canon is not None:
             hit = None  # undecided, and now asked with the canonical forms of the rules valid since: decide again
         if hit is not None:
