@@ -106,18 +106,23 @@ def _verdict(rule, positives: int) -> Verdict:
 
 def test_narrowing_keeps_untested_names_and_the_evidence():
     rule = QueryRule("/w", "drop")
-    appl = ["http://h/w/a?utm=1", "http://h/w/b?utm=2", "http://h/w/l?target=x&utm=3", "http://h/w/l?target=y"]
-    tested = Counter({"utm": 2})
+    appl = ["http://h/w/a?utm=1", "http://h/w/b?utm=2", "http://h/w/c?utm=4", "http://h/w/l?target=x&utm=3",
+            "http://h/w/l?target=y"]
+    tested = Counter({"utm": 3})
     assert untested(appl, rule.rewrite, tested) == {"target": 2}
-    v = _verdict(rule, 2)
-    narrow_verdict(v, appl, rule.rewrite, _par(tested, appl[:2]), 2)
-    assert v.valid and v.rule.keep == ("target",) and v.positives == 2 and v.reason == "confirmed"
-    assert v.rule.text == "drop the query but target under /w"
+    v = _verdict(rule, 3)
+    narrow_verdict(v, appl, rule.rewrite, _par(tested, appl[:3]), 3)
+    assert v.valid and v.rule.keep == ("target",) and v.positives == 3 and v.reason == "confirmed"
+    # published as the closed list of what its positives dropped
+    assert v.rule.only == ("utm",) and v.dropped_only == ["utm"]
+    assert v.rule.text == "drop utm from the query under /w"
     assert v.untested == [{"parameter": "target", "urls": 2, "kept": True, "keep": ["target"]}]
     # each positive's rewrite is the same under the narrowed rule
-    assert all(v.rule.rewrite(u) == rule.rewrite(u) for u in appl[:2])
-    # a cached verdict (the original rule text as key) gives the narrowed rule back
-    again = restored(Verdict(rule, True, untested=v.untested))
+    assert all(v.rule.rewrite(u) == rule.rewrite(u) for u in appl[:3])
+    # a name no test URL carried is kept
+    assert v.rule.rewrite("http://h/w/a?utm=1&diff=3") == "http://h/w/a?diff=3"
+    # a cached verdict (the original rule text as key) gives the narrowed, closed rule back
+    again = restored(Verdict(rule, True, untested=v.untested, dropped_only=v.dropped_only))
     assert again.rule == v.rule
 
 
@@ -128,8 +133,12 @@ def test_a_positive_carrying_a_kept_name_is_recounted():
     narrow_verdict(v, appl, rule.rewrite, _par(Counter({"utm": 2}), appl), 2)
     assert v.valid is None and v.reason == "untested_parameter" and v.positives == 1
     v = _verdict(rule, 2)
+    narrow_verdict(v, appl, rule.rewrite, _par(Counter({"utm": 3}), appl), 1)
+    assert v.valid and v.rule.keep == ("target",) and v.rule.only == ("utm",) and v.positives == 1
+    # a name dropped on fewer than PARAM_MIN_POSITIVES positives is not listed; none left: undecided
+    v = _verdict(rule, 2)
     narrow_verdict(v, appl, rule.rewrite, _par(Counter({"utm": 2}), appl), 1)
-    assert v.valid and v.rule.keep == ("target",) and v.positives == 1
+    assert v.valid is None and v.reason == "untested_value"
 
 
 def test_a_rule_that_cannot_keep_a_parameter_is_undecided():
@@ -147,7 +156,9 @@ def test_nothing_changes_when_every_parameter_was_tested():
     appl = ["http://h/w/a?title=A&utm=1"]
     v = _verdict(rule, 3)
     narrow_verdict(v, appl, rule.rewrite, _par(Counter({"utm": 3}), appl), 3)
-    assert v.valid and v.rule is rule and v.untested == []
+    # nothing narrowed; published as what its positives dropped
+    assert v.valid and v.rule.keep == rule.keep and v.untested == [] and v.rule.only == ("utm",)
+    assert v.rule.rewrite(appl[0]) == rule.rewrite(appl[0])
 
 
 def test_urls_logged_with_an_error_status_count_too():
@@ -169,3 +180,22 @@ def test_the_log_reader_keeps_the_urls_logged_with_an_error_status(tmp_path):
         ul, stats = read_urllist([log], site="h.test", bulk=bulk)
         assert list(ul.errors) == ["http://h.test/wiki/L?target=x"], bulk
         assert "http://h.test/wiki/L?target=x" not in ul.test_urls() and stats.dropped_status == 2
+
+
+def test_a_closed_list_leaves_out_a_name_whose_values_the_positives_did_not_cover():
+    """Positives on ``action=view`` under /wiki say nothing of ``action=info`` (held by test URLs of
+    the script, which a query-to-path mapping moves under /wiki): ``action`` is not listed; names
+    never seen stay, too.  A positive that dropped it no longer counts."""
+    rule = QueryRule("/wiki", "drop")
+    pos = [f"http://h/wiki/P{k}?ref=x{k}" for k in range(6)] + ["http://h/wiki/A?action=view&ref=y"]
+    tests = pos + ["http://h/w/index.php?title=A&action=info", "http://h/w/index.php?title=B&action=info",
+                   "http://h/w/index.php?title=C&action=view"]
+    v = _verdict(rule, len(pos))
+    narrow_verdict(v, pos, rule.rewrite, _par(Counter({"ref": 7, "action": 1}), pos), 5, test_urls=tests)
+    assert v.valid and v.rule.only == ("ref",) and v.positives == 6
+    assert v.rule.rewrite("http://h/wiki/A?action=info&ref=z") == "http://h/wiki/A?action=info"
+    assert v.rule.rewrite("http://h/wiki/A?diff=2&oldid=1&ref=z") == "http://h/wiki/A?diff=2&oldid=1"
+    # too few positives left: undecided, never the open rule
+    v = _verdict(rule, len(pos))
+    narrow_verdict(v, pos, rule.rewrite, _par(Counter({"ref": 7, "action": 1}), pos), 7, test_urls=tests)
+    assert v.valid is None and v.reason == "untested_value"

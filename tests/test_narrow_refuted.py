@@ -125,7 +125,11 @@ def test_a_query_rule_refuted_on_untested_parameters_is_narrowed_and_published()
     # /wiki/?utm_source=feed → /wiki/ (a redirect to the page u shows): skipped, neither way
     assert signals.get("pairs_skipped:v_redirects_same_page", 0) >= 1
     # a cached verdict of the candidate gives the narrowed rule back
-    assert restored(Verdict(QueryRule("/wiki", "drop"), True, untested=v.untested)).rule == v.rule
+    assert restored(Verdict(QueryRule("/wiki", "drop"), True, untested=v.untested,
+                            dropped_only=v.dropped_only)).rule == v.rule
+    # published as the closed list its positives dropped: a name never seen is kept
+    assert v.rule.only and not set(v.rule.only) & {"username", "groups%5B%5D"}
+    assert rule.rewrite("http://h/wiki/Page_3?utm_source=x&diff=2") == "http://h/wiki/Page_3?diff=2"
 
 
 def test_a_login_scope_of_two_spellings_is_one_page_once_they_are_one_form():

@@ -24,6 +24,20 @@ parameter with no positive is *untested*, and a published rule must not change i
 * any other rule (one that maps values, a substring or pattern rule, a sort) cannot be narrowed by a
   keep list: it is undecided, reason ``untested_parameter`` — never valid.
 
+**Published as a closed list** (:func:`closed`).  A valid "drop the query [but K]" rule is
+published as the list of the parameters its positives dropped (``only``: "drop fbclid, ref,
+uselang from the query under /wiki"), so a name first seen later — one no test URL of its scope
+carried, such as ``diff`` and ``oldid`` once a query-to-path mapping moves
+``/w/index.php?title=X&diff=…`` under ``/wiki`` — is kept, never dropped unseen (the evidence
+covers the names it compared, and no more).  A name is listed when :data:`PARAM_MIN_POSITIVES`
+positives or more dropped it (one login link with ``warning=prefsnologintext2`` says nothing of
+the other warnings that page can show).  A name whose values in the site's test URLs are an
+enumeration is listed only when its positives showed each value (:func:`covered`): positives on
+``action=view`` under ``/wiki`` say nothing of ``action=info``, which the mapping brings there.
+A positive that dropped a name left out no longer counts for the listed rule, and Figure 3's
+``(1 − ε)N`` (or ``min_samples``) is required of the rest, else the rule is undecided
+(``untested_value``).
+
 A parameter rule changes one parameter: its positives are that parameter's, so it is never
 narrowed.  The verdict records ``untested``: for each untested name the changed URLs carrying it
 and whether it was kept; a cached verdict restores the narrowed rule from it (:func:`restored`).
@@ -46,12 +60,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import Counter
-from urllib.parse import unquote_plus
+from urllib.parse import parse_qsl, unquote_plus
 from typing import Any, Callable, Sequence, cast
 
-from dustbuster.core.validation.paramstrata import changed_params
+from dustbuster.core.validation.paramstrata import PARAM_MIN_POSITIVES, changed_params, value_strata
 from dustbuster.core.urls import query
 from dustbuster.core.model.scopedrules import QueryRule
+from dustbuster.core.urls.scope import scope_names
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +124,7 @@ def narrowed(rule: Any, names: Sequence[str]) -> Any | None:
 
 
 def narrow_verdict(v_: Any, appl: Sequence[str], rewrite: Callable[[str], str], par: Any, need: float,
-                   logged_errors: Sequence[str] = ()) -> None:
+                   logged_errors: Sequence[str] = (), test_urls: Sequence[str] = ()) -> None:
     """A valid verdict whose rule changes an untested parameter: its rule narrowed, or undecided
     (module docstring).  ``par``: the :class:`~dustbuster.core.validation.paramstrata.ParamStrata` (``tested``:
     positives by parameter name, ``positive_urls``: the u of each positive); ``need``: the positives a
@@ -119,8 +134,63 @@ def narrow_verdict(v_: Any, appl: Sequence[str], rewrite: Callable[[str], str], 
     seen = set(appl)
     appl = [*appl, *(u for u in dict.fromkeys(logged_errors) if u not in seen and rewrite(u) != u)]
     names, positive_urls = untested(appl, rewrite, par.tested), par.positive_urls
-    if not names:
-        return
+    if names:
+        _narrow(v_, appl, rewrite, names, positive_urls, need)
+    if v_.valid:
+        tested = covered([n for n, k in par.tested.items() if k >= PARAM_MIN_POSITIVES], positive_urls, test_urls)
+        forms = raw_forms(positive_urls, tested)
+        rule = closed(v_.rule, [f for n in tested for f in forms[n]])
+        if rule is None:
+            if isinstance(v_.rule, QueryRule) and v_.rule.action == "drop" and not v_.rule.only:
+                log.info("rule %s: no parameter tested enough to list, undecided", v_.rule.text)
+                v_.valid, v_.reason = None, "untested_value"  # never the open rule
+            return
+        lost = sum(1 for u in positive_urls if rule.rewrite(u) != v_.rule.rewrite(u))
+        if lost and v_.positives - lost < need:  # too few positives rewrite as the listed rule does
+            log.info("rule %s: values no positive showed, undecided", v_.rule.text)
+            v_.valid, v_.reason, v_.positives = None, "untested_value", v_.positives - lost
+            return
+        v_.rule, v_.dropped_only, v_.positives = rule, list(rule.only), v_.positives - lost
+
+
+def _values(url: str, name: str) -> list[str]:
+    return [v for k, v in parse_qsl(url.partition("#")[0].partition("?")[2], keep_blank_values=True) if k == name]
+
+
+def covered(tested: Sequence[str], positive_urls: Sequence[str], test_urls: Sequence[str]) -> list[str]:
+    """The names of ``tested`` whose values the positives covered: a name the site's test URLs
+    give an enumeration of values (``action=view|edit|info``: paramstrata.value_strata) only where
+    each of those values held by two URLs or more had a positive; any other name (one value, or a
+    session id's many) as it is.
+
+    >>> covered(["action", "ref"], ["http://h/wiki/A?action=view&ref=x"],
+    ...         ["http://h/w/index.php?title=A&action=info", "http://h/w/index.php?title=B&action=info",
+    ...          "http://h/wiki/A?action=view&ref=x", "http://h/wiki/B?action=view"])
+    ['ref']
+    """
+    out = []
+    for name in tested:
+        holding = [u for u in test_urls if "?" in u and _values(u, name)]
+        values = {v for v, us in value_strata(holding, name).items() if len(us) >= 2}  # one URL: no member
+        if values and not values <= {vs[0] for u in positive_urls if (vs := _values(u, name))}:
+            continue  # a value no positive showed may select another view: the name stays
+        out.append(name)
+    return out
+
+
+def closed(rule: Any, names: Sequence[str]) -> Any | None:
+    """A "drop the query [but K]" rule as the closed list of the parameters its evidence dropped
+    (``names``, as written in the URLs): a name first seen later is kept, never dropped unseen.
+    None for any other rule, a rule that is a closed list already, or when no name is left."""
+    if not isinstance(rule, QueryRule) or rule.action != "drop" or rule.only:
+        return None
+    keep = set(rule.keep) | scope_names(rule.scope)
+    only = tuple(sorted({n for n in names if n and n not in keep and not set(n) & set("&=?#")}))
+    return dataclasses.replace(rule, only=only) if only else None
+
+
+def _narrow(v_: Any, appl: Sequence[str], rewrite: Callable[[str], str], names: dict[str, int],
+            positive_urls: Sequence[str], need: float) -> None:
     forms = raw_forms(appl, list(names))
     rule = narrowed(v_.rule, [f for n in names for f in forms[n]])
     v_.untested = [{"parameter": n, "urls": k, "kept": rule is not None, "keep": forms[n]} for n, k in names.items()]
@@ -175,15 +245,20 @@ def keep_names(entries: Sequence[dict]) -> list[str]:
 
 
 def restored(v_: Any) -> Any:
-    """A cached verdict with the narrowed rule its evidence names (``untested`` kept names)."""
+    """A cached verdict with the narrowed rule its evidence names (``untested`` kept names), as
+    the closed list it was published as (``dropped_only``)."""
     kept = keep_names(v_.untested)
     if kept and v_.valid:
         rule = narrowed(v_.rule, kept)
         if rule is not None:
             v_.rule = rule
+    if v_.valid and v_.dropped_only:
+        rule = closed(v_.rule, v_.dropped_only)
+        if rule is not None:
+            v_.rule = rule
     return v_
 
 
-__all__ = ["applicable", "changed_names", "NARROWINGS", "kept_after_refutation", "keep_names", "narrow_verdict", "narrowed", "raw_forms", "refuted_by",
+__all__ = ["applicable", "changed_names", "closed", "covered", "NARROWINGS", "kept_after_refutation", "keep_names", "narrow_verdict", "narrowed", "raw_forms", "refuted_by",
            "restored", "stale_keep",
            "untested"]

@@ -38,6 +38,8 @@ class Verdict:
     narrowing: dict = field(default_factory=dict)  #: the narrowed rule tried after a refutation, and its verdict
     negative_urls: list[str] = field(default_factory=list)  #: the u of each negative (not kept in the evidence)
     redirected_outputs: int = 0  #: pairs skipped because v redirected to u's page (``v_redirects_same_page``)
+    #: a valid "drop the query" rule's closed list: the parameters its positives dropped (core/validation/narrow.py)
+    dropped_only: list[str] = field(default_factory=list)
 
     def evidence(self) -> dict:
         return {"positives": self.positives, "negatives": self.negatives, "skipped": self.skipped,
@@ -45,7 +47,8 @@ class Verdict:
                 "distinct_pages": self.distinct_pages, "families": self.families,
                 "samples": [list(s) for s in self.samples[:5]], "identities": self.identities,
                 "parameters": self.parameters, "untested": self.untested, **self.made, **({"one_page": self.one_page} if self.one_page else {}),
-                **({"narrowing": self.narrowing} if self.narrowing else {})}
+                **({"narrowing": self.narrowing} if self.narrowing else {}),
+                **({"dropped_only": self.dropped_only} if self.dropped_only else {})}
 
 
 def count_outcome(v_: Verdict, sample: tuple[str, str, str], fu: Fetched, pages: list[Sketch], threshold: float,
@@ -90,7 +93,7 @@ def cached_verdict(rule: Rule, hit: dict) -> Verdict:
             rule = dataclasses.replace(rule, scope=scope)
         except RuleError:
             pass
-    return restored(Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
+    v_ = Verdict(rule, hit["valid"], hit.get("positives", 0), hit.get("negatives", 0),
                    hit.get("skipped", 0), 0, hit.get("applicable", 0), "cached",
                    [tuple(x) for x in hit.get("samples") or [] if isinstance(x, (list, tuple)) and len(x) == 3],
                    hit.get("distinct_pages", 0), [f for f in hit.get("families") or [] if isinstance(f, dict)],
@@ -98,7 +101,10 @@ def cached_verdict(rule: Rule, hit: dict) -> Verdict:
                    [x for x in hit.get("parameters") or [] if isinstance(x, dict)],
                    hit["one_page"] if isinstance(hit.get("one_page"), dict) else {},
                    [x for x in hit.get("untested") or [] if isinstance(x, dict)],
-                   {k: hit[k] for k in ("made_samples", "made_skipped") if isinstance(hit.get(k), int)}))
+                   {k: hit[k] for k in ("made_samples", "made_skipped") if isinstance(hit.get(k), int)})
+    only = hit.get("dropped_only")
+    v_.dropped_only = [x for x in only if isinstance(x, str)] if isinstance(only, list) else []
+    return restored(v_)
 
 
 __all__ = ["Verdict", "cached_verdict", "count_outcome", "decide"]
