@@ -52,6 +52,7 @@ class RoundFetcher:
         self._links: dict[str, None] = {}
         self.links_over_cap = 0  #: distinct-per-page links not kept: the round already held MAX_ROUND_LINKS
         self.fetched_at: dict[str, float] = {}  #: url → when its page in the cache was fetched (monotonic s)
+        self.unstable: set[str] = set()  #: URLs found to be another page at every fetch (:meth:`confirmed`)
 
     @property
     def links(self) -> tuple[str, ...]:
@@ -95,25 +96,40 @@ class RoundFetcher:
         return a is None or b is None or abs(a - b) > APART_S
 
     async def confirmed(self, u: str, v: str, fu: Fetched, fv: Fetched, threshold: float) -> tuple[Fetched, Fetched, str]:
-        """Figure 3's negative between u's page ``fu`` and v's ``fv``, two pages of the round's
-        cache fetched more than :data:`APART_S` apart, checked again (beyond the papers): u and v
-        are fetched anew, back to back, and that pair decides (a page that changes by the minute
-        is not a negative).  Where it still differs and u's page differed from its cached self,
-        u once more: a page that is another one at every fetch (a random page, a clock) is
-        :data:`UNSTABLE`, no evidence either way.  Returns the pages compared last and the outcome."""
+        """Figure 3's negative between u's page ``fu`` and v's ``fv``, checked again (beyond the
+        papers), so that it stands only where u's page is itself from one fetch to the next:
+
+        * u is fetched anew; where the two pages were fetched more than :data:`APART_S` apart
+          (the round's cache), or u's new page is another, v is fetched anew right after it and
+          that pair decides (a page that changes by the minute is not a negative between pages
+          fetched minutes apart);
+        * u is fetched once more: where it is another page than the last, u is another page at
+          (nearly) every fetch — a random page, a clock — and the pair is :data:`UNSTABLE`, no
+          evidence either way; so is every later pair with u or v such a URL (:attr:`unstable`).
+          A random page that shows one page twice by chance (a small wiki's ``Special:Random``
+          draws some articles often) is so caught at most fetches, and once caught stays so.
+
+        Whether a negative counts so never depends on when its pages were fetched: the same log,
+        seed and site give the same decisions.  Returns the pages compared last and the outcome."""
+        if u in self.unstable or v in self.unstable:
+            return fu, fv, UNSTABLE
+        apart = self.apart(u, v)
         fu2 = await self.again(u)
         if not fu2.ok:
             return fu, fv, compare_pages(fu, fv, threshold)
-        fv2 = await self.again(v)
-        if transient(fv2):
-            return fu2, fv2, fv2.reason
-        outcome = compare_pages(fu2, fv2, threshold)
-        if outcome in POSITIVE or outcome in NO_EVIDENCE or _same_page(fu, fu2, threshold) in POSITIVE:
-            return fu2, fv2, outcome
+        outcome = compare_pages(fu2, fv, threshold)
+        if apart or _same_page(fu, fu2, threshold) not in POSITIVE:
+            fv = await self.again(v)
+            if transient(fv):
+                return fu2, fv, fv.reason
+            outcome = compare_pages(fu2, fv, threshold)
+            if outcome in POSITIVE or outcome in NO_EVIDENCE:
+                return fu2, fv, outcome
         fu3 = await self.again(u)
         if fu3.ok and _same_page(fu2, fu3, threshold) not in POSITIVE:
-            return fu3, fv2, UNSTABLE
-        return fu2, fv2, outcome
+            self.unstable.add(u)
+            return fu3, fv, UNSTABLE
+        return fu2, fv, outcome
 
     async def again(self, url: str) -> Fetched:
         """``url`` fetched anew (the cache then holds the new page), counted as a fetch."""
