@@ -181,6 +181,7 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
     ``index``: the URLs parsed once (core/urls/urlindex.py), shared with phase 3."""
     from dustbuster.core.mining.casemine import mine_case_rules
     from dustbuster.core.mining.generalize import generalize_pairs
+    from dustbuster.core.mining.originfree import origin_free
     from dustbuster.core.mining.overliterals import general_over_literals
     from dustbuster.core.mining.querypath import mine_query_paths
     from dustbuster.core.mining.scoped import mine_query_rules, mine_scoped_param_rules
@@ -198,7 +199,7 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
     patterns = generalize_pairs(result.kept, p)
     over = general_over_literals(result.kept, p, patterns)
     result.general = [*(r for r in parents if r.type == "query"), *queries, *mine_query_paths(urllist, p, ix),
-                      *mine_case_rules(urllist, p, ix), *patterns, *over]
+                      *mine_case_rules(urllist, p, ix), *patterns, *over, *origin_free(result.kept, p)]
     result.general += [r for cls in REGISTRY.values() if cls.miner is not None for r in cls.miner(urllist, p, ix)]
     counts = {"thesis_param_rules": result.stats["param_rules"], "param_rules": len(result.scoped_params),
               "scoped_param_rules": sum(1 for r in result.scoped_params if r.scope),
