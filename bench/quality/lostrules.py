@@ -30,6 +30,14 @@ URL pairs of a log, Sec. 6; here the unit is a content a crawler can or cannot r
 * **Not reached within the budget**: the contents the plain crawl reached and this crawl did not
   (*missed*), less those lost by the rules.
 
+*Versions* (:func:`versions`): the contents one page of the deployment showed to different
+crawls — at one URL, or at URLs that differ only in the origin the harness serves the app under
+(``www.`` and the second port, run.py ``port_aliases``: one app, by construction) — are one page
+that changed between the crawls (Trac's relative times: "5 minutes ago" became "7 minutes ago"),
+so a URL showing one version never takes its key from another.  Without it the hand
+canonicalizer, which merges no different pages, "lost" 29 of Trac's old wiki versions.  Only the
+page a fetch ended at counts (a redirect's first URL, ``Special:Random``, shows many pages).
+
 A non-200 response (a 404) has no content in the truth and reaches nothing, but it takes its key
 from every content its URL never showed (a crawler that fetches it first sees no page): its
 "content" is its status.  Only the first and last URL of a redirect chain are recorded by
@@ -41,6 +49,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 Key = Callable[[str], bytes]
 
@@ -85,18 +94,60 @@ def shown(seen: list[tuple[str, str, int]]) -> dict[str, set[int]]:
     return out
 
 
+def deployment_url(url: str) -> str:
+    """``url`` under the deployment's main origin: ``www.`` dropped, a second port mapped to the
+    main one (run.py ``port_aliases``); path and query as they are."""
+    from handcanon import port_aliases  # bench/quality/handcanon.py
+
+    u = urlsplit(url)
+    host = u.netloc[4:] if u.netloc.startswith("www.") else u.netloc
+    name, sep, port = host.rpartition(":")
+    if sep and port in (aliases := port_aliases()):
+        host = f"{name}:{aliases[port]}"
+    return urlunsplit((u.scheme, host, u.path, u.query, ""))
+
+
+def versions(seen: list[tuple[str, str, int]]) -> dict[int, int]:
+    """Each content → the least content of its page's versions (module docstring): the contents
+    shown at one final URL under the deployment's main origin are one page."""
+    parent: dict[int, int] = {}
+
+    def find(c: int) -> int:
+        while parent.setdefault(c, c) != c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+
+    first_of: dict[str, int] = {}
+    for _, final, c in seen:
+        if c < 0:
+            continue  # an error's "content" is its status
+        page = deployment_url(final)
+        if page in first_of:
+            a, b = find(first_of[page]), find(c)
+            parent[max(a, b)] = min(a, b)
+        else:
+            first_of[page] = c
+    return {c: find(c) for c in parent}
+
+
 def at_risk(seen: list[tuple[str, str, int]], reached: set[int], key: Key) -> set[int]:
     """The contents of ``reached`` (the plain crawl's) that no fetch of ``seen`` reaches safely
-    under ``key`` (see the module's docstring)."""
-    urls = shown(seen)
+    under ``key`` (see the module's docstring), a page's versions taken as one."""
+    ver = versions(seen)
+
+    def v(c: int) -> int:
+        return ver.get(c, c)
+
+    urls = {u: {v(c) for c in cs} for u, cs in shown(seen).items()}
     keys = {u: key(u) for u in urls}
     by_key: dict[bytes, list[set[int]]] = defaultdict(list)
     for u, contents in urls.items():
         by_key[keys[u]].append(contents)
 
     def free(k: bytes, c: int) -> bool:
-        return all(c in contents for contents in by_key[k])
+        return all(v(c) in contents for contents in by_key[k])
 
-    safe = {c for first, final, c in seen
+    safe = {v(c) for first, final, c in seen
             if free(keys[first], c) and (keys[final] == keys[first] or free(keys[final], c))}
-    return reached - safe
+    return {c for c in reached if v(c) not in safe}

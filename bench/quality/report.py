@@ -242,7 +242,9 @@ in two (bench/quality/lostrules.py): **lost by the rules** = those that no URL s
 crawls reaches under the crawl's request key — every URL showing them (first URL and redirect
 target) is merged with a URL that showed another content or an error (404), so the crawler may
 fetch that one instead, and the crawl did not reach them; one URL merged wrongly and another safe
-is not lost; the same for the hand canonicalizer
+is not lost; the contents one page of the deployment showed to different crawls (at one URL, or
+under another of the origins the harness serves the app at: relative times that moved on) are
+versions of one page, never "another content" of each other; the same for the hand canonicalizer
 with its function as the key (0 expected: the ceiling merges no different pages); **not reached
 within the budget** = the rest: the crawl spent its budget on other pages (a crawl that skips
 duplicates reaches further, so another set), or the page changed between the crawls (recent
