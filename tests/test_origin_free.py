@@ -60,3 +60,10 @@ def test_mine_proposes_it_beside_the_literals():
     mine_general(res, urls)
     texts = [r.text for r in res.general]
     assert '"/w/index.php/Page_" → "/wiki/Page_"' in texts, texts
+
+
+def test_a_single_origin_literal_is_no_family():
+    """A log of one host: ``"^http://h/blog/" → "^http://h/"`` stays a rule of that origin's paths."""
+    pairs = [Pair(START + "http://h/blog/", START + "http://h/", 7, 7),
+             Pair(START + "http://h/blog/tags/", START + "http://h/tags/", 5, 5)]
+    assert origin_free(pairs, P) == []
