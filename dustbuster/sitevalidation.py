@@ -286,10 +286,13 @@ async def canonical_round(base: SetCheck, res: ValidationResult, rnd: Round,
 
 async def with_extras(base: SetCheck, extras: list[Rule], rnd: Round) -> SetCheck:
     """The set-level checks again with the valid extra candidates added to what passed them without
-    any: the result stands only when it keeps every rule of ``base`` and is not refuted, else
-    ``base`` stands and the extras are dropped — an extra candidate never costs the set a rule."""
+    any: the result stands only when it is not refuted and keeps every rule of ``base`` — or
+    drops it as subsumed, the extras doing its work (a one-page "drop utm_medium, … from the
+    query" once ``remove utm_medium=*`` joins); else ``base`` stands and the extras are dropped: an
+    extra candidate never costs the set a rule's reach."""
     sc = await check_rule_set(canonization_order(base.rules + extras), rnd)
     keys = {(r.type, r.text) for r in sc.rules}
+    keys |= {(r.type, r.text) for r, why in sc.dropped if why.startswith(SUBSUMED)}
     if sc.passed is not False and all((r.type, r.text) in keys for r in base.rules):
         sc.dropped, sc.fetches = base.dropped + sc.dropped, base.fetches + sc.fetches
         return sc

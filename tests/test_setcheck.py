@@ -135,6 +135,26 @@ def test_an_extra_candidate_never_costs_the_set_a_rule():
     assert got.rules == [GOOD] and got.passed is True
 
 
+def test_an_extra_candidate_that_does_a_base_rule_s_work_replaces_it():
+    """``remove sid=*`` mined again joins the set; the base set's narrower rule for one story's sid
+    then changes no test URL after it (subsumed): the set keeps its reach, with the general rule."""
+    from dustbuster.core.model.scopedrules import QueryRule
+    from dustbuster.sitevalidation import with_extras
+
+    def site(url: str):
+        return forum_site(re.sub(r"[?&]sid=\w+$", "", url))
+
+    urls = TEST_URLS + [f"http://f.co.il/story_{i}?sid={i}a" for i in range(40)]
+    narrow = QueryRule("/story_7", "drop", only=("sid",), status="valid")
+    rf = RoundFetcher(make_fetch(site, Counter()))
+    base = asyncio.run(check_rule_set([GOOD, narrow], Round.of(urls, rf)))
+    assert base.rules == [GOOD, narrow], base.dropped
+    general = ParamRule("sid", "remove", status="valid")
+    got = asyncio.run(with_extras(base, [general], Round.of(urls, rf, DustParams(), threshold=1.0)))
+    assert general in got.rules and narrow not in got.rules and GOOD in got.rules
+    assert any(r == narrow and why.startswith("subsumed") for r, why in got.dropped)
+
+
 def test_an_extra_candidate_decided_as_a_mined_one_is_not_tried_again():
     from dustbuster.core.validation.validate import validate
 
