@@ -166,10 +166,8 @@ def test_a_page_that_changed_since_it_was_cached_is_fetched_again_with_its_pair(
         assert sum(n for k, n in rf.signals.items() if k.startswith("negative_fetched_again")) > 0
 
 
-def test_a_page_that_is_another_at_every_fetch_is_no_evidence():
-    """A random page (every fetch shows another article) differs from the page a rule gives it,
-    and from itself: once its cached u is fetched again and differs from itself twice, the pair is
-    skipped (``unstable_page``), not Figure 3's negative; a rule that holds elsewhere stays valid."""
+def random_forum():
+    """forum_site with campaign parameters ignored and a /random page that is another at every fetch."""
     draws = Counter()
 
     def random_page(url: str) -> bytes | None:
@@ -177,6 +175,15 @@ def test_a_page_that_is_another_at_every_fetch_is_no_evidence():
             draws["n"] += 1
             return text(90_000 + draws["n"])
         return forum_site(url.split("?utm_source=", 1)[0])
+
+    return random_page
+
+
+def test_a_page_that_is_another_at_every_fetch_is_no_evidence():
+    """A random page (every fetch shows another article) differs from the page a rule gives it,
+    and from itself: once its cached u is fetched again and differs from itself twice, the pair is
+    skipped (``unstable_page``), not Figure 3's negative; a rule that holds elsewhere stays valid."""
+    random_page = random_forum()
 
     rule = ParamRule("utm_source", "remove")
     urls = [f"{H}/story_{i}?utm_source=feed" for i in range(40)] + [f"{H}/story_{i}" for i in range(40)]
@@ -195,13 +202,7 @@ def test_a_random_page_fetched_back_to_back_is_no_evidence_either():
     """The same random page, its u and v fetched one after the other in this rule's own draw (no
     page of the round's cache): u is fetched once more, differs from itself, and the pair is skipped
     as ``unstable_page`` — whether a negative counts never depends on when its pages were fetched."""
-    draws = Counter()
-
-    def random_page(url: str) -> bytes | None:
-        if "/random" in url:
-            draws["n"] += 1
-            return text(90_000 + draws["n"])
-        return forum_site(url.split("?utm_source=", 1)[0])
+    random_page = random_forum()
 
     rule = ParamRule("utm_source", "remove")
     urls = [f"{H}/random?utm_source=feed"]
