@@ -58,7 +58,7 @@ def timed(cmd: list[str], stdout=subprocess.DEVNULL, env: dict | None = None, tr
         sampler.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     out = {"exit": proc.returncode, "wall_s": round(wall, 2), "cpu_s": round(ru.ru_utime + ru.ru_stime, 2),
-           "peak_mb": round(ru.ru_maxrss / 1024), "stderr": err[-2000:]}
+           "peak_mb": round(ru.ru_maxrss / 1024), "stderr": err[-8000:]}
     if tree:
         out["tree_mb"] = round(peak[0])
     return out
@@ -119,12 +119,12 @@ def count_lines(path: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
 
 
-def run_one(name: str, path: Path, site: str, jobs: int = 1, extra: list[str] | None = None) -> dict:
+def run_one(name: str, path: Path, site: str, jobs: str = "1", extra: list[str] | None = None) -> dict:
     lines = count_lines(path)
     tag = f"{name} j{jobs}" + ("".join(extra) if extra else "")
     out = WORK / f"{tag}.json"
     with open(out, "wb") as fh:
-        mine = timed([sys.executable, "-m", "dustbuster", "mine", str(path), "--site", site, "--json", "-q",
+        mine = timed([sys.executable, "-m", "dustbuster", "mine", str(path), "--site", site, "--json", "-q", "-v",
                       "--jobs", str(jobs), *(extra or [])], stdout=fh, tree=True,
                      env={**os.environ, "PYTHONPATH": str(ROOT)})
     field = target_field(path)
@@ -138,7 +138,8 @@ def run_one(name: str, path: Path, site: str, jobs: int = 1, extra: list[str] | 
     row = {"log": name, "jobs": jobs, "lines": lines, "mb": round(path.stat().st_size / 1e6, 1), "mine": mine,
            "floor": floor, "lines_per_s": round(lines / mine["wall_s"]) if mine["exit"] == 0 and mine["wall_s"] else None,
            "floor_ratio": round(mine["wall_s"] / max(floor["wall_s"], 1e-3), 1), "rules": len(rules),
-           "sampled": bool(sample.get("sampled")), "sample": sample}
+           "sampled": bool(sample.get("sampled")), "sample": sample,
+           "plan": next((ln.split(" URLs: ", 1)[1] for ln in mine.get("stderr", "").splitlines() if " URLs: " in ln), None)}
     row["_rules"] = rules
     return row
 
@@ -149,11 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--small", action="store_true", help="20,000 and 40,000 lines, no real logs: CI's run")
     ap.add_argument("--no-real", action="store_true", help="leave out the real logs")
-    ap.add_argument("--jobs", default="1,2", help="mine --jobs values, each run on every log (default 1,2)")
+    ap.add_argument("--jobs", default="1,2,auto", help="mine --jobs values, each run on every log (default 1,2,auto: "
+                    "what mine chose for auto is the row's plan)")
     ap.add_argument("--out", type=Path, default=OUT / "bench_bigmine.json")
     a = ap.parse_args(argv)
     sizes = [20_000, 40_000] if a.small else [int(s) for s in a.sizes.split(",") if s.strip()]
-    jobs = [int(j) for j in a.jobs.split(",") if j.strip()]
+    jobs = [j.strip() for j in a.jobs.split(",") if j.strip()]
     rows = [run_one(f"generated {n:,}", generated(n, a.seed), SITE, j) for n in sizes for j in jobs]
     if not (a.small or a.no_real):
         rows += [run_one("real logs concatenated", real_log()[0], "www.example.com", j) for j in jobs]
@@ -170,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         m = r["mine"]
         status = "" if m["exit"] == 0 else f" (exit {m['exit']}: {m['stderr'].strip().splitlines()[-1:] or ''})"
-        print(f"| {r['log']}{status} | {r['jobs']} | {r['lines']:,} | {r['mb']} | {m['wall_s']} | {m['cpu_s']} | "
+        jobs = r["jobs"] if r["jobs"] != "auto" else f"auto: {r['plan']}"
+        print(f"| {r['log']}{status} | {jobs} | {r['lines']:,} | {r['mb']} | {m['wall_s']} | {m['cpu_s']} | "
               f"{m['peak_mb']:,} | {m.get('tree_mb', 0):,} | {r['lines_per_s'] or '-'} | {r['floor']['wall_s']} | "
               f"{r['floor_ratio']} | {r['rules']} | {r['same_rules_as_jobs_1']} | {'yes' if r['sampled'] else 'no'} | "
               f"{r.get('rules_kept_from_smaller', '-')} |")

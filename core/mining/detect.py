@@ -193,11 +193,12 @@ def _envelope_ids(tok: Tokens) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     nurl = len(tok.n)
     counts = tok.n + 1
     base = tok.base + np.arange(nurl, dtype=np.int64)
-    url_of = np.repeat(np.arange(nurl, dtype=np.int64), counts)
+    small = np.int32 if nurl < 2**31 else np.int64  # URL numbers and envelope ids: half the bytes where they fit
+    url_of = np.repeat(np.arange(nurl, dtype=small), counts)
     at = np.arange(int(counts.sum()), dtype=np.int64) - base[url_of]  # the boundary's index in its URL
     start = tok.base[url_of]
-    P = dense(seq_keys(tok.levels, start, at))
-    Q = dense(seq_keys(tok.levels, start + at, tok.n[url_of] - at))
+    P = dense(seq_keys(tok.levels, start, at), narrow=True)
+    Q = dense(seq_keys(tok.levels, start + at, tok.n[url_of] - at), narrow=True)
     return base, url_of, P, Q
 
 
@@ -234,7 +235,7 @@ def _tuples(lens: np.ndarray, base: np.ndarray, P: np.ndarray, Q: np.ndarray, pa
         bi, bj = bis[at:end], bjs[at:end]
         np.add(b, ii[col], out=bi)
         np.add(b, jj[col], out=bj)
-        np.multiply(P[bi], nq, out=key[at:end])
+        np.multiply(P[bi], nq, out=key[at:end], dtype=np.int64)  # P may be int32: the product is not
         key[at:end] += Q[bj]
         del row, col, b, bi, bj
     return key, bis, bjs, total

@@ -196,11 +196,14 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
     roots = family_roots([*scoped, *queries, *parents], refuted)
     parents = [*roots, *(r for r in parents if r not in roots)]
     result.scoped_params = [*(r for r in parents if isinstance(r, ParamRule)), *scoped]  # parents first
+    # the miners of the URL list before those of the likely pairs, which mine --jobs 2 waits for
+    # (core/mining/parallel.py): the other process counts Figure 1 meanwhile
+    query_paths, cases = mine_query_paths(urllist, p, ix), mine_case_rules(urllist, p, ix)
+    registered = [r for cls in REGISTRY.values() if cls.miner is not None for r in cls.miner(urllist, p, ix)]
     patterns = generalize_pairs(result.kept, p)
     over = general_over_literals(result.kept, p, patterns)
-    result.general = [*(r for r in parents if r.type == "query"), *queries, *mine_query_paths(urllist, p, ix),
-                      *mine_case_rules(urllist, p, ix), *patterns, *over, *origin_free(result.kept, p)]
-    result.general += [r for cls in REGISTRY.values() if cls.miner is not None for r in cls.miner(urllist, p, ix)]
+    result.general = [*(r for r in parents if r.type == "query"), *queries, *query_paths,
+                      *cases, *patterns, *over, *origin_free(result.kept, p), *registered]
     counts = {"thesis_param_rules": result.stats["param_rules"], "param_rules": len(result.scoped_params),
               "scoped_param_rules": sum(1 for r in result.scoped_params if r.scope),
               "general_rules": len(result.general),

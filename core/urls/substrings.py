@@ -62,14 +62,19 @@ class Tokens:
         head = np.concatenate(head_l) if head_l else np.zeros(0, dtype=np.int64)
         del starts_l, key_l, head_l
         self.cum = np.r_[starts, len(self.joined)].astype(np.int64)
-        self.tid = _token_ids(self.joined, starts, np.diff(self.cum), key)
+        tid = _token_ids(self.joined, starts, np.diff(self.cum), key)
         del key
         self.base = np.flatnonzero(head == ord(START))  # ^ occurs only at a URL's start
         del head
         self.n = np.diff(np.r_[self.base, len(starts)]).astype(np.int64)
         T = len(starts)
         del starts
-        self.levels = _windows(self.tid, np.repeat(self.base + self.n, self.n), int(self.n.max()) if T else 0)
+        self.levels = _windows(tid, np.repeat(self.base + self.n, self.n), int(self.n.max()) if T else 0)
+
+    @property
+    def tid(self) -> np.ndarray:
+        """The token ids (the windows of one token: not kept twice)."""
+        return self.levels[0]
 
     def text(self, start: np.ndarray, length: np.ndarray) -> list[str]:
         """The texts of the flat token ranges [start, start + length)."""
@@ -170,27 +175,28 @@ def pack(cols: list[np.ndarray]) -> np.ndarray:
     return acc
 
 
-def dense(key: np.ndarray) -> np.ndarray:
+def dense(key: np.ndarray, narrow: bool = False) -> np.ndarray:
     """Dense ids 0..m-1 of non-negative int64 keys in sorted key order: equal ids ⇔ equal keys.
+    ``narrow``: int32 ids where they fit (half the bytes), else int64.
 
     One value sort of key and index packed in an int64; a key too wide for that is first narrowed
     (its high bits replaced by their own dense ids, which keeps order and equality)."""
     n = len(key)
     if not n:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int32 if narrow else np.int64)
     kbits = max(1, int(key.max()).bit_length())
     tbits = max(1, int(n - 1).bit_length())
     if kbits + tbits > 63:
         low = 63 - 2 * tbits
         if low < 1:
-            return np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
+            return np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int32 if narrow and n < 2**31 else np.int64)
         key = (dense(key >> low) << low) | (key & ((1 << low) - 1))
     packed = (key << tbits) | np.arange(n, dtype=np.int64)
     packed.sort()
     ks = packed >> tbits
     firsts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
-    out = np.empty(n, dtype=np.int64)
-    out[packed & ((1 << tbits) - 1)] = np.repeat(np.arange(len(firsts), dtype=np.int64), np.diff(np.r_[firsts, n]))
+    out = np.empty(n, dtype=np.int32 if narrow and n < 2**31 else np.int64)
+    out[packed & ((1 << tbits) - 1)] = np.repeat(np.arange(len(firsts), dtype=out.dtype), np.diff(np.r_[firsts, n]))
     return out
 
 

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import gc
 import json
+import logging
 import os
 import sys
 import time
@@ -18,6 +19,9 @@ from dustbuster.logs.sitecap import DEFAULT_MAX_URLS_PER_SITE, SiteCap
 
 from . import progress as prog
 from .common import add_params, add_url_lists, nothing_read_hint, params, read_url_lists
+from .jobs import AUTO, DEFAULT_MAX_MEMORY_MB, jobs_arg, mine_processes, read_processes
+
+log = logging.getLogger(__name__)
 
 EPILOG = """\
 examples:
@@ -51,10 +55,14 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
                    help="mine at most the first N distinct URLs of each site (host) in log order, as the "
                    "streaming worker does (DUST_MAX_URLS_PER_SITE); a site that reaches it is mined on that "
                    "sample, said on stderr and in the JSON's stats.sample (default %(default)s; 0 = no cap)")
-    m.add_argument("--jobs", type=int, default=1, metavar="N",
+    m.add_argument("--jobs", type=jobs_arg, default=AUTO, metavar="N",
                    help="processes: N read a large log's ranges, and with 2 or more Figure 1's supports are "
                    "counted in a second process while this one runs phase 3 and the other miners (the same "
-                   "rules; more memory at once: docs/performance.md); default %(default)s")
+                   "rules, sooner, more memory at once); auto (default): every usable CPU reads, and two "
+                   "processes mine where the CPUs, the list's size and --max-memory allow (docs/performance.md)")
+    m.add_argument("--max-memory", type=int, default=DEFAULT_MAX_MEMORY_MB, metavar="MB",
+                   help="the memory --jobs auto plans for: two processes mine only where their estimated "
+                   "peak together fits (default %(default)s)")
     add_url_lists(m)
     add_params(m)
     return m
@@ -67,16 +75,18 @@ def run(a: argparse.Namespace) -> int:
     show = prog.enabled(a.quiet)
     if a.max_urls_per_site < 0:
         raise DustError("--max-urls-per-site must be >= 0 (0 = no cap)")
-    if a.jobs < 1:
-        raise DustError("--jobs must be >= 1")
+    if a.max_memory < 1:
+        raise DustError("--max-memory must be >= 1 (MB)")
     cap = SiteCap(a.max_urls_per_site)
     ul, stats, read_s = _read(a, show, cap)
     for line in cap.warnings():  # said even with -q: the rules are a sample's
         sys.stderr.write(line + "\n")
+    plan = mine_processes(a.jobs, len(ul), sum(map(len, ul.infos)), a.max_memory)
+    log.info("mining %s URLs: %s", len(ul), plan.why)
     with _quiet_collector():
         bar = prog.StageBar(show)
         try:
-            result = (mine_two if a.jobs > 1 else mine)(ul, params(a), a.stage, progress=bar)
+            result = (mine_two if plan.processes > 1 else mine)(ul, params(a), a.stage, progress=bar)
         finally:
             bar.close()
         result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats,
@@ -94,6 +104,7 @@ def run(a: argparse.Namespace) -> int:
             out.close()
     if not a.quiet:
         _print_summary(result.stats)
+        sys.stderr.write(f"processes: {plan.why}\n")
     return 0
 
 
@@ -128,7 +139,7 @@ def _read(a: argparse.Namespace, show: bool, cap: SiteCap | None = None):
         ul, stats = read_urllist(
             a.logs, a.format, a.site, a.scheme,
             limits=Limits(a.max_url_length, a.max_tokens), stats=stats,
-            rejects=RejectSink(rej_fh), on_bytes=on_bytes, cap=cap, jobs=a.jobs,
+            rejects=RejectSink(rej_fh), on_bytes=on_bytes, cap=cap, jobs=read_processes(a.jobs),
         )
         read_url_lists(ul, a.urls, a.site, a.scheme, stats)
     finally:
