@@ -33,9 +33,10 @@ AUTO_MIN_URLS = 20_000
 #: on the 1M-line forum log (docs/performance.md), with a margin
 FIGURE1_BYTES_PER_CHAR = 60
 #: phase 3's URL index and the miners' derivations, per URL, with what the second process copies
-#: of the list as it reads it: the sum of both processes' peaks was 1,398 MB on the 1M-line forum
-#: log (338,007 URLs), which these constants estimate at ~1,420 MB
-INDEX_BYTES_PER_URL = 1_200
+#: of the list as it reads it.  Both processes' peaks summed (PSS, bench/bench_bigmine.py) were
+#: 1,393-1,476 MB on the 1M-line forum log (338,007 URLs, 15.4M characters, ~240 MB held after the
+#: read); these constants estimate ~1,480 MB
+INDEX_BYTES_PER_URL = 1_400
 #: ``--max-memory``'s default, in MB: the bound of docs/performance.md
 DEFAULT_MAX_MEMORY_MB = 1536
 _MB = 1 << 20
