@@ -1,7 +1,9 @@
 """What this process may use of its machine: the CPUs it may run on (its affinity, fewer under a
 cgroup v2 quota: a container's ``--cpus``) and the memory it holds now (its resident set).  Read
-by the commands that choose how many processes to run (``mine --jobs auto``, the worker's parser
-processes); Linux files, with portable fallbacks."""
+by the commands that choose how many processes to run (``mine --jobs auto``); Linux files, with
+portable fallbacks.  The worker reads the same quota for its parser processes in
+stream/settings.py (``auto_parse_processes``): the stream layer may import only the core, so it
+keeps its own few lines (tests/test_layout.py)."""
 
 from __future__ import annotations
 

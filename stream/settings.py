@@ -54,7 +54,6 @@ from dustbuster.core.errors import MAX_LINE_CHARS, ConfigError
 from dustbuster.core.params import DustParams
 from dustbuster.core.model.signing import load_private_key, parse_key_list
 from dustbuster.core.validation.siteconfig import SiteConfig, parse_sites
-from dustbuster.machine import usable_cpus
 
 from .keyfile import read_key_file
 from .topics import topic_spec
@@ -228,9 +227,25 @@ class Settings:
 def auto_parse_processes() -> int:
     """DUST_PARSE_PROCESSES's default: one parser process when this process may run on two CPUs or
     more (the parse of a group then overlaps the state work of the one before it), else none.  The
-    CPUs are those it may run on, fewer when a cgroup's quota says so (a container's ``--cpus``:
-    dustbuster/machine.py)."""
-    return 1 if usable_cpus() >= 2 else 0
+    CPUs are those it may run on, fewer when a cgroup's quota says so (a container's ``--cpus``)."""
+    try:
+        cpus: float = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    quota = cgroup_cpu_quota()
+    if quota is not None:
+        cpus = min(cpus, quota)
+    return 1 if cpus >= 2 else 0
+
+
+def cgroup_cpu_quota(path: Path = Path("/sys/fs/cgroup/cpu.max")) -> float | None:
+    """The CPUs a cgroup v2 quota allows this process (``cpu.max``: "quota period", "max" for none),
+    None without one."""
+    try:
+        quota, period = path.read_text().split()[:2]
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        return None
 
 
 def read_sites(path: Path) -> dict[str, SiteConfig]:

@@ -9,7 +9,7 @@ import asyncio
 import random
 
 from dustbuster.core.validation.round import Round
-from dustbuster.core import ParamRule
+from dustbuster.core import DustParams, ParamRule
 from dustbuster.core.validation.identity import page_identity
 from dustbuster.core.validation.onepage import ONE_PAGE_MIN_VALUES, OnePage, one_page_of, same_page_evidence
 from dustbuster.core.validation.sketch import sketch
@@ -52,8 +52,8 @@ def login_urls(n: int = 30) -> list[str]:
     return [W + "Special:UserLogin"] + [f"{W}Special:UserLogin&returnto=Page_{i}" for i in range(n)]
 
 
-def verdict(rule, urls, fetch=None):
-    return asyncio.run(validate_rule(rule, Round.of(urls, fetch or make_fetch()), seed=1))
+def verdict(rule, urls, fetch=None, params=None):
+    return asyncio.run(validate_rule(rule, Round.of(urls, fetch or make_fetch(), params), seed=1))
 
 
 def test_a_no_op_parameter_on_one_page_is_published():
@@ -72,6 +72,13 @@ def test_a_global_rule_whose_evidence_is_one_page_is_decided_as_that_pages_rule(
     v = verdict(ParamRule("returnto", "remove"), login_urls())
     assert v.valid is True and v.reason == "confirmed_on_one_page", (v.valid, v.reason)
     assert v.rule.scope == "/index.php?title=Special:UserLogin" and v.one_page["from_scope"] == ""
+
+
+def test_the_papers_language_is_never_narrowed_to_a_page():
+    """With ``--language paper`` the same global rule stays global and undecided: the papers'
+    language has no scopes, so a paper-language set never holds a scoped rule."""
+    v = verdict(ParamRule("returnto", "remove"), login_urls(), params=DustParams(language="paper"))
+    assert v.rule.scope == "" and v.valid is None and v.reason == "uninformative", (v.valid, v.reason, v.rule.text)
 
 
 def test_a_parameter_that_changes_the_one_page_is_refuted():

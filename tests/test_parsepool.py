@@ -100,7 +100,7 @@ def test_a_dead_parser_process_is_replaced_on_the_next_try():
 def test_a_cgroup_quota_bounds_the_cpus_auto_counts(tmp_path):
     """DUST_PARSE_PROCESSES=auto reads a cgroup v2 quota (cpu.max) as well as the CPU affinity:
     a container given one CPU gets no parser process."""
-    from dustbuster.machine import cgroup_cpu_quota
+    from dustbuster.stream.settings import cgroup_cpu_quota
 
     for text, want in [("max 100000\n", None), ("150000 100000\n", 1.5), ("50000 100000", 0.5), ("junk", None)]:
         (tmp_path / "cpu.max").write_text(text)

@@ -72,9 +72,11 @@ async def validate_rule(rule: Rule, rnd: Round, seed: int = 0, canon: Callable[[
     valid, by which that page is named (:func:`_one_page_again`).  A refutation pinned on
     parameters no positive tested is tried again on the narrowed rule (core/validation/narrow.py).
     A remove rule left ``uninformative`` whose every changed test URL has one path is tried again
-    under that path (:func:`evidence_scope`: the evidence reaches that page and no further)."""
+    under that path (:func:`evidence_scope`: the evidence reaches that page and no further), in the
+    extended language only: the papers' language has no scopes (a ``--language paper`` set holds
+    substring and global parameter rules, thesis §5.3)."""
     v = await _validate_rule(rule, rnd, seed, canon)
-    if v.valid is not None or v.reason != "uninformative":
+    if v.valid is not None or v.reason != "uninformative" or rnd.params.language != "extended":
         return v
     scope = evidence_scope(v.rule, rnd)
     if scope is None:
