@@ -35,7 +35,7 @@ def test_auto_needs_two_cpus_and_a_large_list():
     one_cpu = J.mine_processes("auto", cpus=1, **big)
     assert one_cpu.processes == 1 and "1 usable CPU" in one_cpu.why
     small = J.mine_processes("auto", urls=J.AUTO_MIN_URLS - 1, chars=10**6, held=100 * MB, cpus=2)
-    assert small.processes == 1 and str(J.AUTO_MIN_URLS) in small.why
+    assert small.processes == 1 and f"{J.AUTO_MIN_URLS:,}" in small.why
     assert J.mine_processes("auto", cpus=2, **big).processes == 2
     assert J.mine_processes("auto", cpus=1.5, **big).processes == 1  # a cgroup quota of 1.5 CPUs
 
@@ -55,7 +55,7 @@ def test_auto_keeps_both_processes_within_the_memory_budget():
 def test_the_command_says_its_plan_and_refuses_a_bad_budget(capsys, logs_dir):
     log = str(logs_dir / "semicomplete-apache" / "apache_logs")
     assert main(["mine", log, "--site", "www.example.com", "-o", "/dev/null"]) == 0
-    assert "processes: one process: " in capsys.readouterr().err  # 1,4xx URLs: below the two-process size
+    assert "mined by one process (1,428 URLs; two from 20,000)" in capsys.readouterr().err  # below the two-process size
     assert main(["mine", log, "--site", "www.example.com", "--max-memory", "0", "-q"]) != 0
     assert "--max-memory" in capsys.readouterr().err
     with pytest.raises(SystemExit):

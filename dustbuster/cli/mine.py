@@ -104,7 +104,7 @@ def run(a: argparse.Namespace) -> int:
             out.close()
     if not a.quiet:
         _print_summary(result.stats)
-        sys.stderr.write(f"processes: {plan.why}\n")
+        sys.stderr.write(f"mined by {plan.why}\n")
     return 0
 
 
