@@ -182,21 +182,22 @@ def dense(key: np.ndarray, narrow: bool = False) -> np.ndarray:
     One value sort of key and index packed in an int64; a key too wide for that is first narrowed
     (its high bits replaced by their own dense ids, which keeps order and equality)."""
     n = len(key)
+    dtype = np.int32 if narrow and n < 2**31 else np.int64
     if not n:
-        return np.zeros(0, dtype=np.int32 if narrow else np.int64)
+        return np.zeros(0, dtype=dtype)
     kbits = max(1, int(key.max()).bit_length())
     tbits = max(1, int(n - 1).bit_length())
     if kbits + tbits > 63:
         low = 63 - 2 * tbits
         if low < 1:
-            return np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int32 if narrow and n < 2**31 else np.int64)
+            return np.unique(key, return_inverse=True)[1].reshape(-1).astype(dtype)
         key = (dense(key >> low) << low) | (key & ((1 << low) - 1))
     packed = (key << tbits) | np.arange(n, dtype=np.int64)
     packed.sort()
     ks = packed >> tbits
     firsts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
-    out = np.empty(n, dtype=np.int32 if narrow and n < 2**31 else np.int64)
-    out[packed & ((1 << tbits) - 1)] = np.repeat(np.arange(len(firsts), dtype=out.dtype), np.diff(np.r_[firsts, n]))
+    out = np.empty(n, dtype=dtype)
+    out[packed & ((1 << tbits) - 1)] = np.repeat(np.arange(len(firsts), dtype=dtype), np.diff(np.r_[firsts, n]))
     return out
 
 
