@@ -66,7 +66,8 @@ def build_context(app: faust.App, settings: Settings, topics: Topics | None = No
     """The context of a worker running ``app``: topics, stores, metrics, health and rule book made
     from ``settings`` (``topics`` and ``stores`` may be given)."""
     if stores is None:
-        stores = Stores(settings.data_dir / "state", settings.params, settings.max_urls_per_site)
+        stores = Stores(settings.data_dir / "state", settings.params, settings.max_urls_per_site,
+                        settings.window_processes)
     metrics = Metrics()
     health = Health(on_crash=lambda name: metrics.agent_crashes.labels(name).inc())
     health.membership = lambda: consumer_problem(app)

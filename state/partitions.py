@@ -35,8 +35,11 @@ from typing import Callable, Iterable, TypeVar, cast
 
 import orjson
 
+from dustbuster.core.mining.collector import quiet_collector
 from dustbuster.core.mining.incremental import SiteSupports
 from dustbuster.core.mining.mine import MineResult, mine, unsafe_flags
+from dustbuster.core.mining.parallel import mine_two
+from dustbuster.core.mining.processes import two_processes
 from dustbuster.core.params import DustParams
 from dustbuster.core.urls.urlindex import URLIndex
 from dustbuster.core.urls.urllist import URLInfo, URLList
@@ -100,10 +103,14 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
     """One raw partition's state: the URL records of its sites and their metadata, under the
     store contract of state/store.py (applied offset, commit with offset, rebuild)."""
 
-    def __init__(self, root: Path, partition: int, params: DustParams, max_urls_per_site: int = 0) -> None:
+    def __init__(self, root: Path, partition: int, params: DustParams, max_urls_per_site: int = 0,
+                 window_processes: int = 1) -> None:
         self.partition = partition
         self.params = params
         self.max_urls_per_site = max_urls_per_site
+        #: processes a window may mine in: with 2, a list of MIN_URLS URLs or more has Figure 1
+        #: counted in a forked process beside phase 3 (core/mining/parallel.py; the same result)
+        self.window_processes = window_processes
         self.kv = _open_current(Path(root) / partition_dir(partition), partition)
         self._sites: dict[str, SiteSupports] = {}
         self._kept: dict[str, None] = {}  #: sites whose URL list is kept, windowed longest ago first
@@ -290,8 +297,10 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
 
     def window(self, site: str) -> MineResult:
         """Phases 1 to 3 on the site's current URL list and the candidates' unsafe flags: the code
-        of ``dustbuster mine``.  When no URL was added and no evidence changed since the last window
-        (only hits), the last result is reused (``stats["reused"]``): mining would give it again."""
+        of ``dustbuster mine`` (in two processes as ``mine --jobs 2`` does, where
+        ``window_processes`` allows and the list is long enough: core/mining/processes.py).  When
+        no URL was added and no evidence changed since the last window (only hits), the last
+        result is reused (``stats["reused"]``): mining would give it again."""
         sup = self.site(site)
         t0 = time.perf_counter()
         ul = sup.current_urllist()
@@ -305,11 +314,14 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
             t1 = time.perf_counter()
             index = self._site_index(site, sup, ul)
             t_index = time.perf_counter() - t1
-            result = mine(ul, self.params, index=index)
-            result.stats["index_seconds"] = round(t_index, 3)
-            t1 = time.perf_counter()
-            result.unsafe = unsafe_flags(result, ul.test_urls())  # as ``dustbuster mine`` flags them
-            result.stats["unsafe_seconds"] = round(time.perf_counter() - t1, 3)
+            two = two_processes(self.window_processes, len(ul))
+            with quiet_collector():  # the list and the state live on: never walked (core/mining/collector.py)
+                result = (mine_two if two else mine)(ul, self.params, index=index)
+                result.stats["index_seconds"] = round(t_index, 3)
+                result.stats["window_processes"] = 2 if two else 1
+                t1 = time.perf_counter()
+                result.unsafe = unsafe_flags(result, ul.test_urls())  # as ``dustbuster mine`` flags them
+                result.stats["unsafe_seconds"] = round(time.perf_counter() - t1, 3)
             self._mined[site] = (sup.generation, result)
             result = dataclasses.replace(result, stats=dict(result.stats))
             result.stats["reused"] = False
@@ -393,16 +405,17 @@ class Stores(PartitionStores[PartitionState]):
     """The open partition states of one worker process (opened on first use), and the one thread
     that works on them (:meth:`run`)."""
 
-    def __init__(self, root: Path, params: DustParams, max_urls_per_site: int = 0) -> None:
+    def __init__(self, root: Path, params: DustParams, max_urls_per_site: int = 0, window_processes: int = 1) -> None:
         super().__init__(self._open_state)
         self.root = Path(root)
         self.params = params
         self.max_urls_per_site = max_urls_per_site  #: 0 = no cap (set before the first get)
+        self.window_processes = window_processes  #: PartitionState.window_processes
         self._executor: ThreadPoolExecutor | None = None
         self.busy_s = 0.0  #: seconds the state thread has spent running calls (the window pacer reads it)
 
     def _open_state(self, partition: int) -> PartitionState:
-        st = PartitionState(self.root, partition, self.params, self.max_urls_per_site)
+        st = PartitionState(self.root, partition, self.params, self.max_urls_per_site, self.window_processes)
         log.info("opened state of partition %s at %s", partition, st.kv.path)
         return st
 

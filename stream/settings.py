@@ -28,6 +28,7 @@ other commands never read it).  It is read once: edits need a restart.
 | DUST_API_MAX_BATCH | 10000 | most URLs in one POST /canonicalize (more: 413) |
 | DUST_INGEST_GROUP | 50 | raw messages the ingest agent applies together at most (one state write, one changelog acknowledgement; agents/ingest.py) |
 | DUST_PARSE_PROCESSES | auto: 1 with two or more usable CPUs, else 0 | processes of the worker that decode and parse raw messages for the ingest agent, each group's while the group before it is applied, so one worker uses more cores (agents/parsepool.py, agents/ingest.py; 2.9× the known-URL lines on two cores, docs/performance.md); 0: parsed on the agent's own thread |
+| DUST_WINDOW_PROCESSES | auto: 2 with two or more usable CPUs, else 1 | processes a window mines a site in: with 2, a site of 20,000 URLs or more has Figure 1's supports counted in a forked process while the state thread runs phase 3 and the other miners (core/mining/parallel.py, as `mine --jobs 2`; the same candidates, ~40 % less time at the 100,000-URL cap, docs/performance.md); 1: one process |
 | DUST_MAX_MESSAGE_BYTES | 1000000 | the most bytes of one record the worker produces (the producer's `max_request_size`; the broker's default `message.max.bytes` is 1,048,588): a candidate set over it is trimmed to fit (stream/fit.py), a send that still fails is a counted, logged skip (`dust_send_failures_total`) |
 | DUST_MAX_RECORD_BYTES | 4000000 | the largest record value a rules or candidates reader parses (after decompression); a bigger one is skipped unparsed (`oversized`), and a compressed batch that would unpack to more than twice it is skipped without being unpacked (`batch_too_large`; stream/boundedcodec.py) |
 | DUST_BROKER_GRACE_S | 15 | `/healthz` answers 503 once the broker has not answered a metadata request (every 2 s) for this many seconds (stream/brokerprobe.py) |
@@ -102,6 +103,7 @@ class Settings:
     max_record_bytes: int = 4_000_000
     ingest_group: int = 50
     parse_processes: int = field(default_factory=lambda: auto_parse_processes())
+    window_processes: int = field(default_factory=lambda: auto_window_processes())
     sign_key_file: Path | None = None
     trusted_keys: str = ""
     #: a file of trusted keys, read again when it changes: keys added and revoked without a restart
@@ -193,7 +195,7 @@ class Settings:
             raw = env.get(PREFIX + f.name.upper())
             if raw is None and f.name == "kafka_bootstrap":
                 raw = env.get("DUST_KAFKA_BOOTSTRAP")
-            if raw is not None and not (f.name == "parse_processes" and raw.strip().lower() == "auto"):
+            if raw is not None and not (f.name in AUTO_FIELDS and raw.strip().lower() == "auto"):
                 values[f.name] = _convert(f.name, raw, getattr(base, f.name))
         pvals: dict[str, object] = {}
         for name in ("S", "t_low", "t_high", "ms", "mrd", "mad", "mw", "ma", "max_envelopes", "sketch_threshold",
@@ -210,6 +212,8 @@ class Settings:
             raise ConfigError("DUST_INGEST_GROUP must be >= 1")
         if not 0 <= s.parse_processes <= 256:
             raise ConfigError("DUST_PARSE_PROCESSES must be between 0 (parse inline) and 256")
+        if s.window_processes not in (1, 2):
+            raise ConfigError("DUST_WINDOW_PROCESSES must be 1, 2 or auto")
         if s.api_max_connections < 1 or s.api_idle_timeout_s <= 0:
             raise ConfigError("DUST_API_MAX_CONNECTIONS must be >= 1 and DUST_API_IDLE_TIMEOUT_S > 0")
         if s.max_message_bytes < 64 * 1024:
@@ -224,6 +228,10 @@ class Settings:
         return s
 
 
+#: the fields whose variable may say "auto": their default, computed for this machine
+AUTO_FIELDS = ("parse_processes", "window_processes")
+
+
 def auto_parse_processes() -> int:
     """DUST_PARSE_PROCESSES's default: one parser process when this process may run on two CPUs or
     more (the parse of a group then overlaps the state work of the one before it), else none.  The
@@ -236,6 +244,12 @@ def auto_parse_processes() -> int:
     if quota is not None:
         cpus = min(cpus, quota)
     return 1 if cpus >= 2 else 0
+
+
+def auto_window_processes() -> int:
+    """DUST_WINDOW_PROCESSES's default: two where this process may run on two CPUs or more (as
+    :func:`auto_parse_processes` counts them), else one."""
+    return 2 if auto_parse_processes() else 1
 
 
 def cgroup_cpu_quota(path: Path = Path("/sys/fs/cgroup/cpu.max")) -> float | None:

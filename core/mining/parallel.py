@@ -22,24 +22,21 @@ from dustbuster.core.errors import DustError
 from dustbuster.core.mining.detect import Progress, count_supports
 from dustbuster.core.mining.mine import STAGES, MineResult, mine, mine_general, rank_pairs
 from dustbuster.core.mining.paramrules import detect_param_rules
+from dustbuster.core.mining.processes import can_fork
 from dustbuster.core.params import DustParams
 from dustbuster.core.urls.urlindex import URLIndex
 from dustbuster.core.urls.urllist import URLList
 
 
-def can_fork() -> bool:
-    return "fork" in mp.get_all_start_methods()
-
-
 def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "eliminate",
-             progress: Progress | None = None) -> MineResult:
+             progress: Progress | None = None, index: URLIndex | None = None) -> MineResult:
     """:func:`~dustbuster.core.mining.mine.mine`, its two halves in two processes (one where
-    ``fork`` is not available)."""
+    ``fork`` is not available).  ``index``: the list's URLs already parsed, as for ``mine``."""
     params = params or DustParams()
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}")
     if not can_fork():
-        return mine(urllist, params, stage, progress)
+        return mine(urllist, params, stage, progress, index)
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_pairs_child, args=(send, urllist, params, stage), daemon=True)
@@ -63,7 +60,7 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
 
     try:
         t0 = time.perf_counter()
-        index = URLIndex(urllist, params)  # as mine_table: every URL parsed once
+        index = URLIndex.of(urllist, params, index)  # as mine_table: every URL parsed once
         pkept, pcands = detect_param_rules(urllist, params, index)
         pstats = {"param_candidates": len(pcands), "param_rules": len(pkept),
                   "param_seconds": round(time.perf_counter() - t0, 3)}

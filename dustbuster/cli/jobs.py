@@ -7,9 +7,8 @@ miners (core/mining/parallel.py).  ``--jobs auto``, the default, reads with ever
 process may use (dustbuster/machine.py) and mines in two processes where all of these hold:
 
 * it may use two CPUs or more;
-* the list holds at least :data:`AUTO_MIN_URLS` URLs (with fewer the overlap saves a fraction of
-  a second — 1.37 s → 1.0 s for 8,925 URLs in bench_bigmine's small run — for a second process
-  and its memory: a choice of ours, not a measured break-even);
+* the list holds at least :data:`AUTO_MIN_URLS` URLs (:data:`dustbuster.core.mining.processes.MIN_URLS`:
+  with fewer the overlap saves a fraction of a second for a second process and its memory);
 * the peak of both processes together, estimated, fits ``--max-memory``: what this process holds
   once the log is read, plus Figure 1's arrays (:data:`FIGURE1_BYTES_PER_CHAR` per character of
   the wrapped URLs), plus phase 3's URL index (:data:`INDEX_BYTES_PER_URL` per URL).  One process
@@ -25,11 +24,12 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from dustbuster.core.mining.processes import MIN_URLS
 from dustbuster.machine import resident_bytes, usable_cpus
 
 AUTO = "auto"
-#: the fewest URLs ``--jobs auto`` mines in two processes
-AUTO_MIN_URLS = 20_000
+#: the fewest URLs ``--jobs auto`` mines in two processes (a streaming window's too)
+AUTO_MIN_URLS = MIN_URLS
 #: Figure 1's peak above the URL list, per character of the wrapped URLs (``^url$``): 56 measured
 #: on the 1M-line forum log (docs/performance.md), with a margin
 FIGURE1_BYTES_PER_CHAR = 60

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import json
 import logging
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
 
 from dustbuster.core.errors import DustError
+from dustbuster.core.mining.collector import quiet_collector
 from dustbuster.logs.formats import format_help
 from dustbuster.logs.sitecap import DEFAULT_MAX_URLS_PER_SITE, SiteCap
 
@@ -83,7 +81,7 @@ def run(a: argparse.Namespace) -> int:
         sys.stderr.write(line + "\n")
     plan = mine_processes(a.jobs, len(ul), sum(map(len, ul.infos)), a.max_memory)
     log.info("mining %s URLs: %s", len(ul), plan.why)
-    with _quiet_collector():
+    with quiet_collector():
         bar = prog.StageBar(show)
         try:
             result = (mine_two if plan.processes > 1 else mine)(ul, params(a), a.stage, progress=bar)
@@ -106,23 +104,6 @@ def run(a: argparse.Namespace) -> int:
         _print_summary(result.stats)
         sys.stderr.write(f"mined by {plan.why}\n")
     return 0
-
-
-@contextlib.contextmanager
-def _quiet_collector() -> Iterator[None]:
-    """The cyclic garbage collector made rare for the mining: the URL list, read, lives to the
-    end (frozen: never walked again), and the phases make millions of tuples and records, none in
-    a cycle that matters, each collection of which walked every live object (~12 % of the time
-    on the forum logs, the same peak memory).  Reference counting frees them as before.  Restored
-    on exit (``mine`` may run inside another program: the tests)."""
-    was = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(was[0], 100_000), 50, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*was)
-        gc.unfreeze()
 
 
 def _read(a: argparse.Namespace, show: bool, cap: SiteCap | None = None):
