@@ -54,6 +54,11 @@ class RuleSetRejected(RuleError):
         self.detail = detail
 
 
+class MiningProcessLost(DustError):
+    """The second process of a two-process mining (core/mining/parallel.py) ended without sending
+    its result: killed (out of memory?) or exited.  One process can mine the same list instead."""
+
+
 class StateError(DustError):
     """Persistent state is unreadable or inconsistent."""
 

@@ -35,6 +35,7 @@ from typing import Callable, Iterable, TypeVar, cast
 
 import orjson
 
+from dustbuster.core.errors import MiningProcessLost
 from dustbuster.core.mining.collector import quiet_collector
 from dustbuster.core.mining.incremental import SiteSupports
 from dustbuster.core.mining.mine import MineResult, mine, unsafe_flags
@@ -316,7 +317,7 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
             t_index = time.perf_counter() - t1
             two = two_processes(self.window_processes, len(ul))
             with quiet_collector():  # the list and the state live on: never walked (core/mining/collector.py)
-                result = (mine_two if two else mine)(ul, self.params, index=index)
+                result, two = self._mine(site, ul, index, two)
                 result.stats["index_seconds"] = round(t_index, 3)
                 result.stats["window_processes"] = 2 if two else 1
                 t1 = time.perf_counter()
@@ -331,6 +332,17 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
         result.test_urls, result.error_urls = window_test_urls(ul)
         result.stats["listed_urls"], result.stats["error_urls"] = len(ul.listed), len(ul.errors)  # as `mine --urls`
         return result
+
+    def _mine(self, site: str, ul: URLList, index: URLIndex, two: bool) -> tuple[MineResult, bool]:
+        """``mine`` of the list, in two processes when ``two``; when the second process is lost
+        (killed: out of memory?), the same list mined again in this one (the same result), said
+        in a warning.  Returns the result and whether two processes mined it."""
+        if two:
+            try:
+                return mine_two(ul, self.params, index=index), True
+            except MiningProcessLost as exc:
+                log.warning("%s: window mined in one process: %s", site, exc)
+        return mine(ul, self.params, index=index), False
 
     def _site_index(self, site: str, sup: SiteSupports, ul: URLList) -> URLIndex:
         """The parse of the site's URL list: the last window's, refreshed with the URLs appended

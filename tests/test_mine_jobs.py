@@ -60,3 +60,26 @@ def test_the_command_says_its_plan_and_refuses_a_bad_budget(capsys, logs_dir):
     assert "--max-memory" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["mine", log, "--jobs", "0"])
+
+
+def test_a_lost_second_process_leaves_the_list_to_this_one(capsys, caplog, monkeypatch, logs_dir):
+    """``--jobs 2`` with the forked process killed before it sends (out of memory, say): the
+    command mines the list in this process alone, says so, and writes the one-process document."""
+    import json
+    import os
+
+    import dustbuster.core.mining.parallel as parallel
+
+    log = str(logs_dir / "semicomplete-apache" / "apache_logs")
+    args = ["mine", log, "--site", "www.example.com", "--json"]
+    assert main([*args, "--jobs", "1", "-q"]) == 0
+    want = json.loads(capsys.readouterr().out)
+    monkeypatch.setattr(parallel, "_pairs_child", lambda *a: os._exit(9))
+    assert main([*args, "--jobs", "2"]) == 0
+    out, err = capsys.readouterr()
+    said = " ".join(r.getMessage() for r in caplog.records if r.levelname == "WARNING")
+    assert "ended without a result (exit code 9" in said and "mined again in this process alone" in said
+    assert "mined by one process (the second was lost)" in err
+    got = json.loads(out)
+    strip = lambda d: {k: v for k, v in d["stats"].items() if not k.endswith("seconds")}  # noqa: E731
+    assert strip(got) == strip(want) and got["rules"] == want["rules"]

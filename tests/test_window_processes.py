@@ -76,3 +76,26 @@ def test_the_setting():
     for bad in ("0", "3"):
         with pytest.raises(ConfigError, match="DUST_WINDOW_PROCESSES"):
             Settings.from_env({"DUST_WINDOW_PROCESSES": bad})
+
+
+def test_a_lost_second_process_leaves_the_window_to_this_one(tmp_path, monkeypatch, caplog):
+    """The forked process killed (out of memory, say): the window mines the list in this process,
+    with the same candidates, and says so in a warning."""
+    import os
+
+    import dustbuster.core.mining.parallel as parallel
+
+    monkeypatch.setattr(processes, "MIN_URLS", 1)
+    monkeypatch.setattr(parallel, "_pairs_child", lambda *a: os._exit(9))  # the child dies before it sends
+    state = PartitionState(tmp_path, 0, DustParams(), window_processes=2)
+    feed(state, list(generate(1500, seed=5)), 0)
+    with caplog.at_level("WARNING", logger="dustbuster.state.partitions"):
+        got = state.window(SITE)
+    assert got.stats["window_processes"] == 1
+    assert any("window mined in one process" in r.getMessage() and "exit code 9" in r.getMessage()
+               for r in caplog.records)
+    ul = state.site(SITE).urllist()
+    want = mine(ul, state.params)
+    want.unsafe = unsafe_flags(want, ul)
+    assert candidates(got) == candidates(want)
+    state.close()

@@ -18,7 +18,7 @@ import time
 import traceback
 from typing import Any, Callable
 
-from dustbuster.core.errors import DustError
+from dustbuster.core.errors import DustError, MiningProcessLost
 from dustbuster.core.mining.detect import Progress, count_supports
 from dustbuster.core.mining.mine import STAGES, MineResult, mine, mine_general, rank_pairs
 from dustbuster.core.mining.paramrules import detect_param_rules
@@ -50,7 +50,7 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
                 status, payload = recv.recv()
             except EOFError:
                 child.join()
-                raise DustError(f"the process counting Figure 1's supports ended without a result "
+                raise MiningProcessLost(f"the process counting Figure 1's supports ended without a result "
                                 f"(exit code {child.exitcode}; out of memory?)") from None
             child.join()
             if status != "ok":

@@ -10,14 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-from dustbuster.core.errors import DustError
+from dustbuster.core.errors import DustError, MiningProcessLost
 from dustbuster.core.mining.collector import quiet_collector
 from dustbuster.logs.formats import format_help
 from dustbuster.logs.sitecap import DEFAULT_MAX_URLS_PER_SITE, SiteCap
 
 from . import progress as prog
 from .common import add_params, add_url_lists, nothing_read_hint, params, read_url_lists
-from .jobs import AUTO, DEFAULT_MAX_MEMORY_MB, jobs_arg, mine_processes, read_processes
+from .jobs import AUTO, DEFAULT_MAX_MEMORY_MB, MinePlan, jobs_arg, mine_processes, read_processes
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,12 @@ def run(a: argparse.Namespace) -> int:
     with quiet_collector():
         bar = prog.StageBar(show)
         try:
-            result = (mine_two if plan.processes > 1 else mine)(ul, params(a), a.stage, progress=bar)
+            try:
+                result = (mine_two if plan.processes > 1 else mine)(ul, params(a), a.stage, progress=bar)
+            except MiningProcessLost as exc:  # killed (out of memory?): this process alone mines the list
+                log.warning("%s; the list is mined again in this process alone", exc)
+                plan = MinePlan(1, "one process (the second was lost)")
+                result = mine(ul, params(a), a.stage, progress=bar)
         finally:
             bar.close()
         result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats,
