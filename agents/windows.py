@@ -212,8 +212,9 @@ async def emit(ctx: WorkerContext, part: PartitionState, site: str, token: bytes
     ctx.metrics.candidates.inc(len(doc["rules"]))
     by_type = Counter(str(r.get("type", "substring")) for r in doc["rules"])
     log.log(logging.INFO if verbose else logging.DEBUG,
-            "%s: window %s emitted %s candidate rules (%s; %s lines, %s unique URLs so far; mined in %s s, %s)",
+            "%s: window %s emitted %s candidate rules (%s; %s lines, %s unique URLs so far; %s s, %s)",
             site, wid, len(doc["rules"]), ", ".join(f"{n} {t}" for t, n in sorted(by_type.items())) or "none",
             doc["stats"].get("lines"), doc["stats"].get("urls"), doc["stats"].get("window_seconds"),
+            "reused" if doc["stats"].get("reused") else
             "two processes" if doc["stats"].get("window_processes") == 2 else "one process")
     return "sent"

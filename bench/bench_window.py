@@ -6,8 +6,9 @@ A partition state (dustbuster.state.partitions.PartitionState, RocksDB in a temp
 filled with the synthetic forum's lines (dustbuster.sim.forum, seeded) through the ingest's own
 path (parse_lines, stage_group, commit) until the site holds ``--urls`` minus ``--windows`` times
 ``--new`` URLs; a first window runs (the cold one: every bucket counted); then ``--windows`` times:
-lines of another seed are staged until ``--new`` new URLs came in, and a window runs once for each
-of ``--processes`` (DUST_WINDOW_PROCESSES; 1,2 by default: both on the same list, in turns).
+lines of another seed are staged until ``--new`` new URLs came in, and a window runs.  All of it
+once for each of ``--processes`` (DUST_WINDOW_PROCESSES; 1,2 by default), each on a state of its
+own filled with the same lines (the same lists; no run reuses another's caches).
 Reported per window: the processes asked for and those it mined in (one under 20,000 URLs), its
 seconds (the state thread's work: ``PartitionState.window``), the URLs, the candidates,
 and with ``--check`` whether its candidates equal ``dustbuster.core.mining.mine.mine`` on the same URL list
@@ -79,17 +80,6 @@ def window(state: PartitionState, check: bool) -> dict:
     return row
 
 
-def windows(state: PartitionState, processes: list[int], k: int, check: bool) -> list[dict]:
-    """One window of the same list per number of processes (their order turned each time, so
-    neither always runs first); each one mines anew (the last result is not reused)."""
-    rows = []
-    for p in processes if k % 2 == 0 else processes[::-1]:
-        state.window_processes = p
-        state._mined.pop(SITE, None)  # mine again: the bench times the mining, not the reuse
-        rows.append({"asked": p, **window(state, check)})
-    return sorted(rows, key=lambda r: r["asked"])
-
-
 def _comparable(result) -> dict:
     """The candidates of a result (its JSON less the stats, which a window adds counters to)."""
     doc = result.to_json()
@@ -104,7 +94,7 @@ def main() -> int:
     ap.add_argument("--windows", type=int, default=3, help="windows after the cold one (default 3)")
     ap.add_argument("--check", action="store_true", help="compare each window's candidates with mine's (untimed)")
     ap.add_argument("--processes", default="1,2", help="processes a window may mine in "
-                    "(DUST_WINDOW_PROCESSES), each timed on the same lists, comma-separated (default 1,2)")
+                    "(DUST_WINDOW_PROCESSES), each run on the same lists, comma-separated (default 1,2)")
     ap.add_argument("--small", action="store_true", help="3,000 URLs, 200 new, one window, checked: CI's check that it runs")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "bench_window.json", help="the JSON results")
     a = ap.parse_args()
@@ -113,21 +103,21 @@ def main() -> int:
         processes.MIN_URLS = 1  # the small list mined in two processes too: CI runs that path
     procs = sorted({int(p) for p in a.processes.split(",")})
     out: dict = {"urls": a.urls, "new": a.new, "processes": procs, "when": time.strftime("%Y-%m-%d %H:%M"),
-                 "windows": []}
-    with tempfile.TemporaryDirectory(prefix="dust-window-") as tmp:
-        state = PartitionState(Path(tmp), 0, DustParams(), max_urls_per_site=a.urls, window_processes=procs[0])
-        t0 = time.perf_counter()
-        held = Feeder(state, 1, a.urls * 4).until(a.urls - a.windows * a.new)
-        out["fill_seconds"] = round(time.perf_counter() - t0, 1)
-        out["cold"] = window(state, a.check)
-        print(json.dumps({"filled": held, "cold": out["cold"]}), file=sys.stderr)
-        more = Feeder(state, 2, a.urls * 4)
-        for k in range(a.windows):
-            more.until(held + (k + 1) * a.new)
-            out["windows"].extend(windows(state, procs, k, a.check))
-            for row in out["windows"][-len(procs):]:
-                print(json.dumps(row), file=sys.stderr)
-        state.close()
+                 "windows": [], "cold": [], "fill_seconds": []}
+    for p in procs:  # each on a state of its own, filled alike: no run reuses another's work
+        with tempfile.TemporaryDirectory(prefix="dust-window-") as tmp:
+            state = PartitionState(Path(tmp), 0, DustParams(), max_urls_per_site=a.urls, window_processes=p)
+            t0 = time.perf_counter()
+            held = Feeder(state, 1, a.urls * 4).until(a.urls - a.windows * a.new)
+            out["fill_seconds"].append(round(time.perf_counter() - t0, 1))
+            out["cold"].append({"asked": p, **window(state, a.check)})
+            print(json.dumps({"filled": held, "cold": out["cold"][-1]}), file=sys.stderr)
+            more = Feeder(state, 2, a.urls * 4)
+            for k in range(a.windows):
+                more.until(held + (k + 1) * a.new)
+                out["windows"].append({"asked": p, **window(state, a.check)})
+                print(json.dumps(out["windows"][-1]), file=sys.stderr)
+            state.close()
     out["median_seconds"] = {str(p): statistics.median(r["seconds"] for r in out["windows"] if r["asked"] == p)
                              for p in procs}
     emit(out, a.out)

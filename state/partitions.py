@@ -112,6 +112,7 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
         #: processes a window may mine in: with 2, a list of MIN_URLS URLs or more has Figure 1
         #: counted in a forked process beside phase 3 (core/mining/parallel.py; the same result)
         self.window_processes = window_processes
+        self._one_process: set[str] = set()  #: sites whose second process was lost once (:meth:`_mine`)
         self.kv = _open_current(Path(root) / partition_dir(partition), partition)
         self._sites: dict[str, SiteSupports] = {}
         self._kept: dict[str, None] = {}  #: sites whose URL list is kept, windowed longest ago first
@@ -315,9 +316,9 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
             t1 = time.perf_counter()
             index = self._site_index(site, sup, ul)
             t_index = time.perf_counter() - t1
-            two = two_processes(self.window_processes, len(ul))
+            want_two = two_processes(self.window_processes, len(ul))
             with quiet_collector():  # the list and the state live on: never walked (core/mining/collector.py)
-                result, two = self._mine(site, ul, index, two)
+                result, two = self._mine(site, ul, index, want_two)
                 result.stats["index_seconds"] = round(t_index, 3)
                 result.stats["window_processes"] = 2 if two else 1
                 t1 = time.perf_counter()
@@ -333,15 +334,19 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
         result.stats["listed_urls"], result.stats["error_urls"] = len(ul.listed), len(ul.errors)  # as `mine --urls`
         return result
 
-    def _mine(self, site: str, ul: URLList, index: URLIndex, two: bool) -> tuple[MineResult, bool]:
-        """``mine`` of the list, in two processes when ``two``; when the second process is lost
-        (killed: out of memory?), the same list mined again in this one (the same result), said
-        in a warning.  Returns the result and whether two processes mined it."""
-        if two:
+    def _mine(self, site: str, ul: URLList, index: URLIndex, want_two: bool) -> tuple[MineResult, bool]:
+        """``mine`` of the list, in two processes when ``want_two`` and the site never lost its
+        second process; when it is lost (killed or out of memory), the same list is mined again in
+        this one (the same result) and the site's windows stay in one process from then on (a
+        limit that killed it once would again, and each loss costs a second mining), said in a
+        warning.  Returns the result and whether two processes mined it."""
+        if want_two and site not in self._one_process:
             try:
                 return mine_two(ul, self.params, index=index), True
             except MiningProcessLost as exc:
-                log.warning("%s: window mined in one process: %s", site, exc)
+                self._one_process.add(site)
+                log.warning("%s: the window's second process was lost; this window and the site's next ones "
+                            "mine in one process (until the worker restarts): %s", site, exc)
         return mine(ul, self.params, index=index), False
 
     def _site_index(self, site: str, sup: SiteSupports, ul: URLList) -> URLIndex:

@@ -92,10 +92,75 @@ def test_a_lost_second_process_leaves_the_window_to_this_one(tmp_path, monkeypat
     with caplog.at_level("WARNING", logger="dustbuster.state.partitions"):
         got = state.window(SITE)
     assert got.stats["window_processes"] == 1
-    assert any("window mined in one process" in r.getMessage() and "exit code 9" in r.getMessage()
+    assert any("second process was lost" in r.getMessage() and "exit code 9" in r.getMessage()
                for r in caplog.records)
     ul = state.site(SITE).urllist()
     want = mine(ul, state.params)
     want.unsafe = unsafe_flags(want, ul)
     assert candidates(got) == candidates(want)
+    feed(state, list(generate(600, seed=6)), 1)
+    assert state.window(SITE).stats["window_processes"] == 1  # the site stays in one process from then on
+    state.close()
+
+
+def test_two_process_windows_parse_only_the_new_urls(tmp_path, monkeypatch):
+    """The state thread's half reads the window's kept URL index (URLIndex.refresh), as one
+    process does: no window after the first builds an index anew."""
+    from dustbuster.core.urls.urlindex import URLIndex
+
+    monkeypatch.setattr(processes, "MIN_URLS", 1)
+    built = []
+    init = URLIndex.__init__
+    monkeypatch.setattr(URLIndex, "__init__", lambda self, *a, **k: built.append(1) or init(self, *a, **k))
+    lines = list(generate(3000, seed=5))
+    state = PartitionState(tmp_path, 0, DustParams(), window_processes=2)
+    for k in range(3):
+        feed(state, lines[k * 1000:(k + 1) * 1000], k)
+        assert state.window(SITE).stats["window_processes"] == 2
+    assert len(built) == 1  # the first window's; the next two refreshed it
+    state.close()
+
+
+def test_the_child_never_signals_the_workers_event_loop(tmp_path, monkeypatch):
+    """A worker's event loop handles SIGTERM (faust's mode does, through the loop's wakeup
+    socket, which a forked child inherits).  When this process's half fails while the child
+    still counts, the child is stopped; nothing of that reaches the loop's handler (a SIGTERM
+    the child passed on would stop the worker), and the failure is the window's own."""
+    import asyncio
+    import signal
+    import time
+
+    import dustbuster.core.mining.mine as mining
+    import dustbuster.core.mining.parallel as parallel
+
+    count = parallel.count_supports
+
+    def slow(*a, **k):  # the child: still counting when the parent fails
+        time.sleep(30)
+        return count(*a, **k)
+
+    def boom(*a, **k):
+        raise RuntimeError("the state thread's half failed")
+
+    monkeypatch.setattr(processes, "MIN_URLS", 1)
+    monkeypatch.setattr(parallel, "count_supports", slow)
+    monkeypatch.setattr(parallel, "mine_general", boom)
+    monkeypatch.setattr(mining, "mine_general", boom)
+    state = PartitionState(tmp_path, 0, DustParams(), window_processes=2)
+    feed(state, list(generate(1500, seed=5)), 0)
+
+    async def run() -> list:
+        loop = asyncio.get_running_loop()
+        heard: list = []
+        loop.add_signal_handler(signal.SIGTERM, heard.append, "SIGTERM")
+        try:
+            with pytest.raises(RuntimeError, match="half failed"):
+                await loop.run_in_executor(None, state.window, SITE)
+            for _ in range(20):  # the child is gone: a signal it passed on is in the socket by now
+                await asyncio.sleep(0.01)
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+        return heard
+
+    assert asyncio.run(run()) == []
     state.close()

@@ -3,6 +3,11 @@ WWW 2007 §5.1-5.2) in a forked process while this one runs phase 3 (thesis §5.
 beyond the paper (docs/rules.md) on the same URL list; the same :class:`MineResult` as
 :func:`dustbuster.core.mining.mine.mine`, rule for rule and in the same order (tests/test_mine_parallel.py).
 
+The child is forked from whatever thread calls (a worker's state thread, beside its event loop,
+Kafka's and RocksDB's threads), so it touches nothing of the parent but the URL list and its
+pipe: it drops the parent's signal handlers and wakeup socket and its logging at once
+(:func:`_forked_quiet`), and it is stopped by SIGKILL when the parent's half fails first.
+
 The two halves read only the URL list, and only the general miners' pattern rules read the
 likely pairs: phase 3 and the URL-side miners run while the other process counts, and wait for
 its pairs where the first of them reads them.  The child is forked (it reads the parent's URL list,
@@ -13,7 +18,9 @@ frees the one before building the other).  Ours, beyond the papers.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
+import signal
 import time
 import traceback
 from typing import Any, Callable
@@ -51,8 +58,10 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
             except EOFError:
                 child.join()
                 raise MiningProcessLost(f"the process counting Figure 1's supports ended without a result "
-                                f"(exit code {child.exitcode}; out of memory?)") from None
+                                        f"(exit code {child.exitcode}; out of memory?)") from None
             child.join()
+            if status == "memory":
+                raise MiningProcessLost(f"the process counting Figure 1's supports ran out of memory:\n{payload}")
             if status != "ok":
                 raise DustError(f"the process counting Figure 1's supports failed:\n{payload}")
             got["pairs"] = payload
@@ -80,21 +89,48 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
         result.stats = stats
         return result
     finally:
+        recv.close()  # first: a child blocked sending to it is not left waiting
         if child.is_alive():
-            child.terminate()
-            child.join()
-        recv.close()
+            child.kill()  # SIGKILL: no handler of the parent's (module docstring) can catch it
+        child.join()
 
 
 def _pairs_child(send, urllist: URLList, params: DustParams, stage: str) -> None:
-    """The forked half: Figure 1's supports, ranked and eliminated, sent back."""
+    """The forked half: Figure 1's supports, ranked and eliminated, sent back; a MemoryError as
+    its own status (the parent may then mine the list alone)."""
+    _forked_quiet()
     try:
         detected, kept, eliminated_by, stats = rank_pairs(count_supports(urllist, params), urllist, params, stage)
         send.send(("ok", (detected, kept, eliminated_by, stats)))
+    except MemoryError:
+        send.send(("memory", traceback.format_exc()))
     except BaseException:  # noqa: BLE001  # any failure goes back to the parent, which raises it
         send.send(("error", traceback.format_exc()))
     finally:
         send.close()
+
+
+#: the signals an event loop of the parent may handle (a worker's: mode's SIGTERM, SIGINT, SIGUSR1/2)
+_LOOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGINT", "SIGUSR1", "SIGUSR2", "SIGHUP")
+                      if hasattr(signal, n))
+
+
+def _forked_quiet() -> None:
+    """The forked child let go of what it shares with the parent beyond the URL list: the signal
+    handlers and the event loop's wakeup socket (a signal to the child would otherwise reach the
+    parent's loop: a SIGTERM to the child would stop a worker), and logging (another thread of the
+    parent may have held a handler's stream at the fork; the child's result carries its stats)."""
+    if hasattr(signal, "set_wakeup_fd"):
+        try:
+            signal.set_wakeup_fd(-1)
+        except ValueError:  # not the main thread: the fork made the forking thread the main one
+            pass
+    for sig in _LOOP_SIGNALS:
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+    logging.disable(logging.CRITICAL)
 
 
 class _Pending(list):

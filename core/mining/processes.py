@@ -1,7 +1,7 @@
-"""When a URL list is mined in two processes (core/mining/parallel.py): the choice shared by
-``dustbuster mine --jobs auto`` (dustbuster/cli/jobs.py) and a streaming window
-(state/partitions.py).  Light: importing it loads no numpy (the CLI's start stays quick).  Ours:
-the papers mine on one machine without saying how.
+"""When a URL list is mined in two processes (core/mining/parallel.py): the fewest URLs worth it,
+which ``dustbuster mine --jobs auto`` (dustbuster/cli/jobs.py, with its memory estimate) and a
+streaming window (state/partitions.py, :func:`two_processes`) share.  Light: importing it loads
+no numpy (the CLI's start stays quick).  Ours: the papers mine on one machine without saying how.
 
 >>> two_processes(allowed=2, urls=MIN_URLS)
 True
