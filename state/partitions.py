@@ -35,11 +35,10 @@ from typing import Callable, Iterable, TypeVar, cast
 
 import orjson
 
-from dustbuster.core.errors import MiningProcessLost
 from dustbuster.core.mining.collector import quiet_collector
 from dustbuster.core.mining.incremental import SiteSupports
 from dustbuster.core.mining.mine import MineResult, mine, unsafe_flags
-from dustbuster.core.mining.parallel import mine_two
+from dustbuster.core.mining.parallel import mine_two_or_alone
 from dustbuster.core.mining.processes import two_processes
 from dustbuster.core.params import DustParams
 from dustbuster.core.urls.urlindex import URLIndex
@@ -341,12 +340,13 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
         limit that killed it once would again, and each loss costs a second mining), said in a
         warning.  Returns the result and whether two processes mined it."""
         if want_two and site not in self._one_process:
-            try:
-                return mine_two(ul, self.params, index=index), True
-            except MiningProcessLost as exc:
-                self._one_process.add(site)
-                log.warning("%s: the window's second process was lost; this window and the site's next ones "
-                            "mine in one process (until the worker restarts): %s", site, exc)
+            result, lost = mine_two_or_alone(ul, self.params, index=index)
+            if lost is None:
+                return result, True
+            self._one_process.add(site)
+            log.warning("%s: the window's second process was lost; this window and the site's next ones "
+                        "mine in one process (until the worker restarts): %s", site, lost)
+            return result, False
         return mine(ul, self.params, index=index), False
 
     def _site_index(self, site: str, sup: SiteSupports, ul: URLList) -> URLIndex:

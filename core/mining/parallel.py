@@ -95,6 +95,18 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
         child.join()
 
 
+def mine_two_or_alone(urllist: URLList, params: DustParams | None = None, stage: str = "eliminate",
+                      progress: Progress | None = None, index: URLIndex | None = None
+                      ) -> tuple[MineResult, MiningProcessLost | None]:
+    """:func:`mine_two`; where its second process is lost (killed, out of memory), the list mined
+    again by :func:`~dustbuster.core.mining.mine.mine` in this one (the same result).  Returns the
+    result and the loss (None where two processes mined it), for the caller to say."""
+    try:
+        return mine_two(urllist, params, stage, progress, index), None
+    except MiningProcessLost as exc:
+        return mine(urllist, params, stage, progress, index), exc
+
+
 def _pairs_child(send, urllist: URLList, params: DustParams, stage: str) -> None:
     """The forked half: Figure 1's supports, ranked and eliminated, sent back; a MemoryError as
     its own status (the parent may then mine the list alone)."""

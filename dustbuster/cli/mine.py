@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from dustbuster.core.errors import DustError, MiningProcessLost
+from dustbuster.core.errors import DustError
 from dustbuster.core.mining.collector import quiet_collector
 from dustbuster.logs.formats import format_help
 from dustbuster.logs.sitecap import DEFAULT_MAX_URLS_PER_SITE, SiteCap
@@ -68,7 +68,7 @@ def add_parser(sub, common) -> argparse.ArgumentParser:
 
 def run(a: argparse.Namespace) -> int:
     from dustbuster.core.mining.mine import candidate_count, mine, unsafe_flags
-    from dustbuster.core.mining.parallel import mine_two
+    from dustbuster.core.mining.parallel import mine_two_or_alone
 
     show = prog.enabled(a.quiet)
     if a.max_urls_per_site < 0:
@@ -84,11 +84,12 @@ def run(a: argparse.Namespace) -> int:
     with quiet_collector():
         bar = prog.StageBar(show)
         try:
-            try:
-                result = (mine_two if plan.processes > 1 else mine)(ul, params(a), a.stage, progress=bar)
-            except MiningProcessLost as exc:  # killed (out of memory?): this process alone mines the list
-                log.warning("%s; the list is mined again in this process alone", exc)
-                plan = MinePlan(1, "one process (the second was lost)")
+            if plan.processes > 1:
+                result, lost = mine_two_or_alone(ul, params(a), a.stage, progress=bar)
+                if lost is not None:  # killed (out of memory?): this process mined the list alone
+                    log.warning("%s; the list was mined again in this process alone", lost)
+                    plan = MinePlan(1, "one process (the second was lost)")
+            else:
                 result = mine(ul, params(a), a.stage, progress=bar)
         finally:
             bar.close()
