@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from dustbuster.core.canon.canonize import canonize
 from dustbuster.core.model.pair import Pair
 from dustbuster.core.mining.generalize import generalize_pairs
-from dustbuster.core.params import DustParams
+from dustbuster.core.params import DEFAULT_MA, DustParams
 from dustbuster.core.urls.tokens import END, START
 
 P = DustParams()
@@ -169,7 +169,22 @@ def test_rules_converge_on_urls_built_from_the_inputs(pairs_, data):
     parts = [s.replace(START, "").replace(END, "") for p in pairs_ for s in (p.alpha, p.beta)]
     picked = data.draw(st.lists(st.sampled_from(parts) | PIECES, min_size=1, max_size=8))
     url = "http://h/" + "".join(picked)
-    assert canonize(url, rules).converged
+    # each iteration rewrites one occurrence per rule (Figure 5.5): a URL with more occurrences than
+    # MA needs more iterations without any cycle, so the budget grows with the URL; a cycle (a rule
+    # undoing another, or one that grows the URL) never converges within any budget
+    assert canonize(url, rules, ma=max(DEFAULT_MA, 2 * len(url))).converged
+
+
+def test_more_occurrences_than_ma_is_a_budget_not_a_cycle():
+    """The case Hypothesis found: ten ``=1&`` under ``={digits}&`` → ``=20&``.  One occurrence
+    changes per iteration (Figure 5.5), so MA = 10 iterations end one short of the fixed point;
+    one more budget reaches it, and the form is the one every spelling gets."""
+    rows = pairs(("=1&", "=20&"), ("=300&", "=20&"))
+    rules = generalize_pairs(rows, P, min_members=2)
+    url = "http://h/" + "=1&" * 10
+    assert not canonize(url, rules).converged  # the paper's MA stops it
+    done = canonize(url, rules, ma=DEFAULT_MA + 1)
+    assert done.converged and done.canonical == "http://h/" + "=20&" * 10
 
 
 def test_family_that_would_cycle_with_a_taken_rule_is_dropped():
