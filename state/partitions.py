@@ -317,12 +317,9 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
             t_index = time.perf_counter() - t1
             want_two = two_processes(self.window_processes, len(ul))
             with quiet_collector():  # the list and the state live on: never walked (core/mining/collector.py)
-                result, two = self._mine(site, ul, index, want_two)
+                result, two = self._mine(site, ul, index, want_two)  # with the unsafe flags `mine` sets
                 result.stats["index_seconds"] = round(t_index, 3)
                 result.stats["window_processes"] = 2 if two else 1
-                t1 = time.perf_counter()
-                result.unsafe = unsafe_flags(result, ul.test_urls())  # as ``dustbuster mine`` flags them
-                result.stats["unsafe_seconds"] = round(time.perf_counter() - t1, 3)
             self._mined[site] = (sup.generation, result)
             result = dataclasses.replace(result, stats=dict(result.stats))
             result.stats["reused"] = False
@@ -338,16 +335,23 @@ class PartitionState(OffsetStore[dict[str, dict[str, dict]], dict[str, dict]]):
         second process; when it is lost (killed or out of memory), the same list is mined again in
         this one (the same result) and the site's windows stay in one process from then on (a
         limit that killed it once would again, and each loss costs a second mining), said in a
-        warning.  Returns the result and whether two processes mined it."""
+        warning.  The result carries the candidates' unsafe flags, as ``dustbuster mine`` sets
+        them (each process judging its own candidates where two mine).  Returns the result and
+        whether two processes mined it."""
+        test_urls = ul.test_urls()
         if want_two and site not in self._one_process:
-            result, lost = mine_two_or_alone(ul, self.params, index=index)
+            result, lost = mine_two_or_alone(ul, self.params, index=index, unsafe_urls=test_urls)
             if lost is None:
                 return result, True
             self._one_process.add(site)
             log.warning("%s: the window's second process was lost; this window and the site's next ones "
                         "mine in one process (until the worker restarts): %s", site, lost)
             return result, False
-        return mine(ul, self.params, index=index), False
+        result = mine(ul, self.params, index=index)
+        t1 = time.perf_counter()
+        result.unsafe = unsafe_flags(result, test_urls)
+        result.stats["unsafe_seconds"] = round(time.perf_counter() - t1, 3)
+        return result, False
 
     def _site_index(self, site: str, sup: SiteSupports, ul: URLList) -> URLIndex:
         """The parse of the site's URL list: the last window's, refreshed with the URLs appended

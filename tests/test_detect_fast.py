@@ -140,3 +140,61 @@ def test_hashed_parts_group_every_key_once(n, bits, part):
     for i, k in enumerate(key.tolist()):
         want.setdefault(k, []).append(i)
     assert seen == want
+
+
+def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal ids in ``a`` exactly where equal ids in ``b`` (the names differ, not what they tell)."""
+    pairs = set(zip(a.tolist(), b.tolist()))
+    return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+@SETTINGS
+@given(st.lists(url_text, min_size=1, max_size=14), st.lists(st.integers(0, 14), max_size=4), st.integers(1, 40),
+       st.booleans())
+def test_kept_token_names_name_a_grown_list_as_a_new_one(texts, cuts, chunk, changed):
+    """The list named in appends (a window's list), or changed in between (named anew): the same
+    tokens, offsets and equalities as the whole list tokenised at once; each character scanned
+    once while the list only grows."""
+    from dustbuster.core.urls.substrings import TokenNames
+
+    wrapped = [wrap("http://h/" + t) for t in texts]
+    names = TokenNames()
+    for cut in sorted(cuts):
+        names.update(wrapped[:cut], chunk_chars=chunk)
+    if changed and len(wrapped) > 1:
+        names.update([wrap("http://other/")] + wrapped[1:], chunk_chars=chunk)  # not the list grown
+        names.update(wrapped[:1], chunk_chars=chunk)
+    names.update(wrapped, chunk_chars=chunk)
+    if not changed:
+        assert names.scanned == sum(map(len, wrapped))
+    kept, whole = Tokens.named(names), Tokens(wrapped)
+    for name in ("cum", "base", "n"):
+        assert np.array_equal(getattr(kept, name), getattr(whole, name)), name
+    assert kept.joined == whole.joined
+    assert _same_partition(kept.tid, whole.tid)
+    for k in range(whole.levels.shape[0]):
+        assert _same_partition(kept.levels[k], whole.levels[k]), k
+
+
+def test_supports_counted_with_kept_names_equal_a_fresh_count(tmp_path):
+    """Figure 1 over a list that grows by appends, its token ids kept in the list's URLIndex: the
+    same supports and statistics as each list counted afresh, and only the new URLs scanned."""
+    from dustbuster.core.urls.urlindex import URLIndex
+    from dustbuster.logs.reader import read_urllist
+    from dustbuster.sim.forum import generate
+
+    log = tmp_path / "forum.log"
+    log.write_text("\n".join(generate(6000, 5)) + "\n", encoding="utf-8")
+    full, _ = read_urllist([log], site="www.forum.co.il")
+    urls, P = full.urls(), DustParams()
+    ul = URLList()
+    index = URLIndex(ul, P)
+    for end in (len(urls) // 2, len(urls) // 2 + 7, len(urls) * 3 // 4, len(urls)):
+        for url in urls[len(ul.infos):end]:
+            ul.infos[url] = full.infos[url]
+        index.refresh()
+        kept, fresh = count_supports(ul, P, index=index), count_supports(ul, P)
+        assert kept.as_dict("low") == fresh.as_dict("low") and kept.as_dict("high") == fresh.as_dict("high")
+        drop = {"detect_seconds"}
+        assert {k: v for k, v in kept.stats.items() if k not in drop} == {k: v for k, v in fresh.stats.items() if k not in drop}
+    assert index.token_names.scanned == sum(len(wrap(u)) for u in urls)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dustbuster.cli import main
-from dustbuster.core.mining.mine import mine
+from dustbuster.core.mining.mine import mine, unsafe_flags
 from dustbuster.core.mining.parallel import _Pending, mine_two
 from dustbuster.core.params import DustParams
 from dustbuster.logs import parread
@@ -91,6 +91,18 @@ def test_mine_two_is_mine(forum_log):
             assert json.dumps(two.to_json()["rules"]) == json.dumps(one.to_json()["rules"])
             assert two.detected == one.detected and two.kept == one.kept and two.eliminated_by == one.eliminated_by
             assert list(two.stats) == list(one.stats)
+
+
+def test_mine_two_flags_what_unsafe_flags_flags():
+    logs = sorted((Path(__file__).parent / "data" / "logs" / "secrepo-selflogs").glob("access.log.*"))
+    ul, _ = read_urllist(logs, site="www.secrepo.com")
+    urls = ul.test_urls()
+    for stage in ("detect", "eliminate"):
+        for params in (DustParams(), DustParams(language="paper")):
+            one, two = mine(ul, params, stage), mine_two(ul, params, stage, unsafe_urls=urls)
+            want = unsafe_flags(one, urls)
+            assert want, "the log's candidates include unsafe ones: the check compares something"
+            assert list(two.unsafe.items()) == list(want.items())
 
 
 def test_pending_list_waits_once():

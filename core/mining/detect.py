@@ -37,7 +37,8 @@ import numpy as np
 
 from dustbuster.core.model.pair import Pair
 from dustbuster.core.params import DustParams
-from dustbuster.core.urls.substrings import Tokens, dense, hashed_parts, seq_keys
+from dustbuster.core.urls.substrings import TokenNames, Tokens, dense, hashed_parts, seq_keys
+from dustbuster.core.urls.urlindex import URLIndex
 from dustbuster.core.urls.tokens import shrinks, wrap
 from dustbuster.core.urls.urllist import URLList, likely_similar
 
@@ -111,13 +112,20 @@ def _positions(n: int, S: int, max_envelopes: int = 0) -> tuple[np.ndarray, np.n
     return ii, jj
 
 
-def count_supports(urllist: URLList, params: DustParams, progress: Progress | None = None) -> SupportTable:
-    """Figure 1 lines 5–20 for T_low and T_high at once."""
+def count_supports(urllist: URLList, params: DustParams, progress: Progress | None = None,
+                   index: URLIndex | None = None) -> SupportTable:
+    """Figure 1 lines 5–20 for T_low and T_high at once.  ``index``: the list's parse kept
+    between windows (:meth:`URLIndex.refresh`), which then keeps the token ids too
+    (:func:`kept_token_names`): only the URLs appended since the last count are scanned; the
+    same supports."""
     t0 = time.perf_counter()
     urls = urllist.urls()
     nurl = len(urls)
     # --- tokenize; prefix/suffix ids (Figure 1 lines 5-10) ---
-    tok = Tokens([wrap(u) for u in urls])
+    if index is not None and index.urllist is urllist:
+        tok = Tokens.named(kept_token_names(index, urls))
+    else:
+        tok = Tokens([wrap(u) for u in urls])
     if progress:
         progress("tokenize", nurl, nurl)
     base, url_of, P, Q = _envelope_ids(tok)
@@ -184,6 +192,17 @@ def count_supports(urllist: URLList, params: DustParams, progress: Progress | No
     }
     log.debug("count_supports: %s", stats)
     return SupportTable(texts=texts, codes=uh, high=ch.astype(np.int64), low=cl_full, stats=stats)
+
+
+def kept_token_names(index: URLIndex, urls: list[str] | None = None) -> TokenNames:
+    """The token ids kept with ``index`` (made on first use), brought up to date with its list's
+    URLs (``urls``: that list's, when the caller has them): only the appended URLs scanned.  A
+    two-process mine calls it before it forks, so that the names the child uses are kept."""
+    names = index.token_names
+    if names is None:
+        names = index.token_names = TokenNames()
+    names.update([wrap(u) for u in (index.urllist.urls() if urls is None else urls)])
+    return names
 
 
 def _envelope_ids(tok: Tokens) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from dustbuster.core.mining.detect import Pair, Progress, SupportTable, count_supports, likely_pairs
 from dustbuster.core.mining.paramrules import ParamCandidate, detect_param_rules
@@ -116,12 +116,27 @@ def unsafe_flags(result: MineResult, urls: Iterable[str], sample: int = UNSAFE_S
     the same flags for the same URLs, in ``dustbuster mine`` and in a streaming window."""
     from dustbuster.core.canon.rulecheck import unsafe_candidates
 
+    return unsafe_candidates(flagged_rules(result), unsafe_sample(urls, sample))  # one scan of the sample for all (core/canon/urlreach.py)
+
+
+def unsafe_sample(urls: Iterable[str], sample: int = UNSAFE_SAMPLE) -> list[str]:
+    """The URLs :func:`unsafe_flags` judges the candidates on: a fixed sample of ``urls``."""
     ordered = sorted(urls)  # sorted: the same sample and the same example URL on every run
     if len(ordered) > sample:
         ordered = random.Random(0).sample(ordered, sample)
+    return ordered
+
+
+def flagged_rules(result: MineResult) -> list[Rule]:
+    """The candidates :func:`unsafe_flags` judges, in its order: the substring pairs (kept, or
+    detected for stage "detect"), the parameter rules, the other types."""
+    return [*pair_rules(result), *result.param_rules(), *result.general]
+
+
+def pair_rules(result: MineResult) -> list[SubstringRule]:
+    """The substring pairs :func:`unsafe_flags` judges, as rules."""
     pairs = result.kept if result.stage == "eliminate" else result.detected
-    rules = [SubstringRule(p.alpha, p.beta) for p in pairs] + result.param_rules() + result.general
-    return unsafe_candidates(rules, ordered)  # one scan of the sample for all candidates (core/canon/urlreach.py)
+    return [SubstringRule(p.alpha, p.beta) for p in pairs]
 
 
 def mine(urllist: URLList, params: DustParams | None = None, stage: str = "eliminate", progress: Progress | None = None,
@@ -131,7 +146,7 @@ def mine(urllist: URLList, params: DustParams | None = None, stage: str = "elimi
     params = params or DustParams()
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}")
-    return mine_table(count_supports(urllist, params, progress), urllist, params, stage, index)
+    return mine_table(count_supports(urllist, params, progress, index), urllist, params, stage, index)
 
 
 def mine_table(table: SupportTable, urllist: URLList, params: DustParams, stage: str = "eliminate",
@@ -175,10 +190,14 @@ def rank_pairs(table: SupportTable, urllist: URLList, params: DustParams, stage:
     return detected, kept, eliminated_by, stats
 
 
-def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = None) -> None:
+def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = None,
+                 before_pairs: Callable[[list[Rule]], None] | None = None) -> None:
     """The rules beyond the paper's language (docs/rules.md): scoped parameter rules instead of
     the global ones, query rules, case rules, and pattern rules generalising the likely pairs.
-    ``index``: the URLs parsed once (core/urls/urlindex.py), shared with phase 3."""
+    ``index``: the URLs parsed once (core/urls/urlindex.py), shared with phase 3.
+    ``before_pairs``: called with the rules mined so far (the parameter rules and those of the
+    other types that read the URL list only) before the likely pairs are first read, which in
+    ``mine --jobs 2`` means waiting for the other process (core/mining/parallel.py)."""
     from dustbuster.core.mining.casemine import mine_case_rules
     from dustbuster.core.mining.generalize import generalize_pairs
     from dustbuster.core.mining.originfree import origin_free
@@ -200,6 +219,9 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
     # (core/mining/parallel.py): the other process counts Figure 1 meanwhile
     query_paths, cases = mine_query_paths(urllist, p, ix), mine_case_rules(urllist, p, ix)
     registered = [r for cls in REGISTRY.values() if cls.miner is not None for r in cls.miner(urllist, p, ix)]
+    if before_pairs is not None:
+        before_pairs([*result.scoped_params, *(r for r in parents if r.type == "query"), *queries, *query_paths,
+                      *cases, *registered])
     patterns = generalize_pairs(result.kept, p)
     over = general_over_literals(result.kept, p, patterns)
     result.general = [*(r for r in parents if r.type == "query"), *queries, *query_paths,

@@ -23,38 +23,51 @@ import multiprocessing as mp
 import signal
 import time
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from dustbuster.core.errors import DustError, MiningProcessLost
-from dustbuster.core.mining.detect import Progress, count_supports
-from dustbuster.core.mining.mine import STAGES, MineResult, mine, mine_general, rank_pairs
+from dustbuster.core.mining.detect import Progress, count_supports, kept_token_names
+from dustbuster.core.canon.rulecheck import unsafe_reasons
+from dustbuster.core.mining.mine import (STAGES, MineResult, mine, mine_general, pair_rules, rank_pairs, unsafe_flags,
+                                         unsafe_sample)
+from dustbuster.core.model.rules import Rule, SubstringRule
 from dustbuster.core.mining.paramrules import detect_param_rules
 from dustbuster.core.mining.processes import can_fork
 from dustbuster.core.params import DustParams
 from dustbuster.core.urls.urlindex import URLIndex
 from dustbuster.core.urls.urllist import URLList
 
+log = logging.getLogger(__name__)
+
 
 def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "eliminate",
-             progress: Progress | None = None, index: URLIndex | None = None) -> MineResult:
+             progress: Progress | None = None, index: URLIndex | None = None,
+             unsafe_urls: Sequence[str] | None = None) -> MineResult:
     """:func:`~dustbuster.core.mining.mine.mine`, its two halves in two processes (one where
-    ``fork`` is not available).  ``index``: the list's URLs already parsed, as for ``mine``."""
+    ``fork`` is not available).  ``index``: the list's URLs already parsed, as for ``mine``.
+    ``unsafe_urls``: the result's ``unsafe`` set as :func:`~dustbuster.core.mining.mine.unsafe_flags`
+    on those URLs sets it, each process judging the candidates it mined while the other works
+    (the substring pairs in the child, the rules of the URL list here before the pairs come)."""
     params = params or DustParams()
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}")
     if not can_fork():
-        return mine(urllist, params, stage, progress, index)
+        return _flagged(mine(urllist, params, stage, progress, index), unsafe_urls)
+    if index is not None and index.urllist is urllist:
+        kept_token_names(index)  # here, before the fork: the child's scan of the new URLs would be lost
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_pairs_child, args=(send, urllist, params, stage), daemon=True)
+    child = ctx.Process(target=_pairs_child, args=(send, urllist, params, stage, index, unsafe_urls), daemon=True)
     child.start()
     send.close()
     got: dict[str, Any] = {}
 
     def pairs() -> tuple:
         if "pairs" not in got:
+            t_wait = time.perf_counter()
             try:
                 status, payload = recv.recv()
+                got["waited"] = time.perf_counter() - t_wait
             except EOFError:
                 child.join()
                 raise MiningProcessLost(f"the process counting Figure 1's supports ended without a result "
@@ -75,11 +88,14 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
                   "param_seconds": round(time.perf_counter() - t0, 3)}
         kept = _Pending(lambda: pairs()[1])
         result = MineResult(params, stage, [], kept, pcands, pkept, pstats)
+        judge = _Judge(unsafe_urls) if unsafe_urls is not None else None
         if params.language == "extended":
             t0 = time.perf_counter()
-            mine_general(result, urllist, index)  # waits for the pairs where it first reads them
+            # waits for the pairs where it first reads them, judging its rules before
+            mine_general(result, urllist, index, judge.note if judge else None)
             general_seconds = round(time.perf_counter() - t0, 3)
-        detected, kept_pairs, eliminated_by, stats = pairs()
+        detected, kept_pairs, eliminated_by, stats, pair_reasons = pairs()
+        log.debug("mine_two: waited %.3f s for the other process's pairs", got["waited"])
         if progress:
             progress("pairs", len(detected), len(detected))
         result.detected, result.kept, result.eliminated_by = detected, kept_pairs, eliminated_by
@@ -87,6 +103,9 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
         if params.language == "extended":
             stats["general_seconds"] = general_seconds
         result.stats = stats
+        if judge is not None:
+            result.unsafe = judge.flags(result, pair_reasons)
+            stats["unsafe_seconds"] = round(judge.seconds, 3)
         return result
     finally:
         recv.close()  # first: a child blocked sending to it is not left waiting
@@ -96,24 +115,80 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
 
 
 def mine_two_or_alone(urllist: URLList, params: DustParams | None = None, stage: str = "eliminate",
-                      progress: Progress | None = None, index: URLIndex | None = None
-                      ) -> tuple[MineResult, MiningProcessLost | None]:
+                      progress: Progress | None = None, index: URLIndex | None = None,
+                      unsafe_urls: Sequence[str] | None = None) -> tuple[MineResult, MiningProcessLost | None]:
     """:func:`mine_two`; where its second process is lost (killed, out of memory), the list mined
-    again by :func:`~dustbuster.core.mining.mine.mine` in this one (the same result).  Returns the
-    result and the loss (None where two processes mined it), for the caller to say."""
+    again by :func:`~dustbuster.core.mining.mine.mine` in this one (the same result, flagged on
+    ``unsafe_urls`` here).  Returns the result and the loss (None where two processes mined it),
+    for the caller to say."""
     try:
-        return mine_two(urllist, params, stage, progress, index), None
+        return mine_two(urllist, params, stage, progress, index, unsafe_urls), None
     except MiningProcessLost as exc:
-        return mine(urllist, params, stage, progress, index), exc
+        return _flagged(mine(urllist, params, stage, progress, index), unsafe_urls), exc
 
 
-def _pairs_child(send, urllist: URLList, params: DustParams, stage: str) -> None:
-    """The forked half: Figure 1's supports, ranked and eliminated, sent back; a MemoryError as
-    its own status (the parent may then mine the list alone)."""
+def _flagged(result: MineResult, unsafe_urls: Sequence[str] | None) -> MineResult:
+    """``result`` with its ``unsafe`` set on ``unsafe_urls`` (when given), in this process."""
+    if unsafe_urls is not None:
+        t0 = time.perf_counter()
+        result.unsafe = unsafe_flags(result, unsafe_urls)
+        result.stats["unsafe_seconds"] = round(time.perf_counter() - t0, 3)
+    return result
+
+
+class _Judge:
+    """:func:`~dustbuster.core.mining.mine.unsafe_flags` in parts: the rules given to :meth:`note` while
+    the other process counts, then the rest; the same flags (each rule's answer is its own:
+    core/canon/rulecheck.py ``unsafe_reasons``), assembled in unsafe_flags' order."""
+
+    def __init__(self, urls: Sequence[str]) -> None:
+        self.urls = urls
+        self._sample: list[str] | None = None
+        self._reasons: dict[int, tuple[Rule, str | None]] = {}  #: id → (the rule itself, its answer)
+        self.seconds = 0.0
+
+    def sample(self) -> list[str]:
+        if self._sample is None:
+            self._sample = unsafe_sample(self.urls)
+        return self._sample
+
+    def note(self, rules: list[Rule]) -> None:
+        """Judge ``rules`` now."""
+        t0 = time.perf_counter()
+        todo = [r for r in rules if self._reason(r) is _MISSING]
+        for r, why in zip(todo, unsafe_reasons(todo, self.sample())):
+            self._reasons[id(r)] = (r, why)
+        self.seconds += time.perf_counter() - t0
+
+    def _reason(self, rule: Rule) -> object:
+        got = self._reasons.get(id(rule))
+        return got[1] if got is not None and got[0] is rule else _MISSING
+
+    def flags(self, result: MineResult, pair_reasons: list[str | None]) -> dict[str, str]:
+        """``unsafe_flags(result, urls)``: the pairs' answers from the other process, the rest
+        from :meth:`note` or judged now."""
+        rest = [*result.param_rules(), *result.general]
+        self.note(rest)
+        whys = [*pair_reasons, *(self._reasons[id(r)][1] for r in rest)]  # every one noted just now
+        return {r.text: why for r, why in zip([*pair_rules(result), *rest], whys) if why}
+
+
+_MISSING = object()
+
+
+def _pairs_child(send, urllist: URLList, params: DustParams, stage: str, index: URLIndex | None,
+                 unsafe_urls: Sequence[str] | None) -> None:
+    """The forked half: Figure 1's supports, ranked and eliminated, sent back, with the unsafe
+    answers of the pairs judged on ``unsafe_urls``' sample when given; a MemoryError as its own
+    status (the parent may then mine the list alone)."""
     _forked_quiet()
     try:
-        detected, kept, eliminated_by, stats = rank_pairs(count_supports(urllist, params), urllist, params, stage)
-        send.send(("ok", (detected, kept, eliminated_by, stats)))
+        detected, kept, eliminated_by, stats = rank_pairs(count_supports(urllist, params, index=index), urllist, params, stage)
+        reasons: list[str | None] = []
+        if unsafe_urls is not None:
+            pairs = kept if stage == "eliminate" else detected
+            reasons = unsafe_reasons([SubstringRule(p.alpha, p.beta) for p in pairs], unsafe_sample(unsafe_urls))
+        send.send(("ok", (detected, kept, eliminated_by, stats, reasons)))
     except MemoryError:
         send.send(("memory", traceback.format_exc()))
     except BaseException:  # noqa: BLE001  # any failure goes back to the parent, which raises it

@@ -43,33 +43,27 @@ class Tokens:
 
     def __init__(self, wrapped: list[str], chunk_chars: int = CHUNK_CHARS) -> None:
         self.joined = "".join(wrapped)
-        # the per-character work a slice of whole URLs at a time (a token never spans two URLs):
-        # its arrays are a slice's, not the whole list's (8 bytes a character each)
-        starts_l, key_l, head_l = [], [], []
-        for lo, hi in _slices([len(w) for w in wrapped], chunk_chars):
-            cp = np.frombuffer(self.joined[lo:hi].encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
-            alnum = (cp < 128) & _ALNUM[np.minimum(cp, 127)]
-            first = np.ones(len(cp), dtype=bool)
-            first[1:] = ~(alnum[1:] & alnum[:-1])
-            del alnum
-            starts = np.flatnonzero(first)
-            del first
-            key_l.append(_token_keys(cp, starts, np.diff(np.r_[starts, len(cp)])))
-            head_l.append(cp[starts])
-            starts_l.append(starts + lo)
-        starts = np.concatenate(starts_l) if starts_l else np.zeros(0, dtype=np.int64)
-        key = np.concatenate(key_l) if key_l else np.zeros(0, dtype=np.int64)
-        head = np.concatenate(head_l) if head_l else np.zeros(0, dtype=np.int64)
-        del starts_l, key_l, head_l
+        starts, key, head = _scan(self.joined, 0, [len(w) for w in wrapped], chunk_chars)
         self.cum = np.r_[starts, len(self.joined)].astype(np.int64)
         tid = _token_ids(self.joined, starts, np.diff(self.cum), key)
         del key
         self.base = np.flatnonzero(head == ord(START))  # ^ occurs only at a URL's start
         del head
         self.n = np.diff(np.r_[self.base, len(starts)]).astype(np.int64)
-        T = len(starts)
         del starts
-        self.levels = _windows(tid, np.repeat(self.base + self.n, self.n), int(self.n.max()) if T else 0)
+        self.levels = _levels(tid, self.base, self.n)
+
+    @classmethod
+    def named(cls, names: "TokenNames") -> "Tokens":
+        """The tokens of the wrapped URLs ``names`` holds (:meth:`TokenNames.update`), their ids
+        kept there: no character scanned again, only the windows of 2^k tokens named anew."""
+        tok = cls.__new__(cls)
+        tok.joined = names.joined
+        tok.cum = np.r_[names.starts, len(names.joined)].astype(np.int64)
+        tok.base = names.base.astype(np.int64)
+        tok.n = np.diff(np.r_[tok.base, len(names.tid)]).astype(np.int64)
+        tok.levels = _levels(names.tid, tok.base, tok.n)
+        return tok
 
     @property
     def tid(self) -> np.ndarray:
@@ -94,6 +88,127 @@ def _slices(lengths: list[int], chunk_chars: int) -> list[tuple[int, int]]:
     if at > lo:
         out.append((lo, at))
     return out
+
+
+def _scan(joined: str, offset: int, lengths: list[int], chunk_chars: int
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(starts, keys, first code points) of the tokens of ``joined[offset:]``, made of wrapped URLs
+    of ``lengths``: the character offsets in ``joined``, :func:`_token_keys`' keys.  The
+    per-character work a slice of whole URLs at a time (a token never spans two URLs): its arrays
+    are a slice's, not the whole list's (8 bytes a character each)."""
+    starts_l, key_l, head_l = [], [], []
+    for lo, hi in _slices(lengths, chunk_chars):
+        lo, hi = lo + offset, hi + offset
+        cp = np.frombuffer(joined[lo:hi].encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+        alnum = (cp < 128) & _ALNUM[np.minimum(cp, 127)]
+        first = np.ones(len(cp), dtype=bool)
+        first[1:] = ~(alnum[1:] & alnum[:-1])
+        del alnum
+        starts = np.flatnonzero(first)
+        del first
+        key_l.append(_token_keys(cp, starts, np.diff(np.r_[starts, len(cp)])))
+        head_l.append(cp[starts])
+        starts_l.append(starts + lo)
+    empty = np.zeros(0, dtype=np.int64)
+    return tuple(np.concatenate(x) if x else empty for x in (starts_l, key_l, head_l))  # type: ignore[return-value]
+
+
+def _levels(tid: np.ndarray, base: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """:func:`_windows` of the tokens ``tid`` of URLs starting at flat ``base`` with ``n`` tokens."""
+    return _windows(tid, np.repeat(base + n, n), int(n.max()) if len(tid) else 0)
+
+
+class TokenNames:
+    """The token ids of a URL list that only grows (a streaming window's list under its cap), kept
+    from one call to the next: :meth:`update` scans only the characters of the URLs appended since
+    and names their tokens with the ids already given (a token's text keeps its id), and
+    :meth:`Tokens.named` makes the :class:`Tokens` of the whole list without scanning the others
+    again.  A list that is not the kept one with URLs appended (the kept text is not a prefix of
+    the new one) is named anew.  Equal ids ⇔ equal texts, as :class:`Tokens` gives them; the ids
+    themselves differ (they follow arrival, not sorted order), which no caller reads.  Ours, not
+    the paper's: Figure 1 recounts from the texts each time.
+
+    Memory: the wrapped URLs' text (one byte a character where ASCII), and 4 bytes a token twice.
+
+    >>> from dustbuster.core.urls.tokens import wrap
+    >>> names = TokenNames()
+    >>> names.update([wrap("http://a/x")])
+    >>> names.update([wrap("http://a/x"), wrap("http://a/xy")])  # one URL appended
+    >>> tok = Tokens.named(names)
+    >>> tok.n.tolist(), [t[1:-1] for t in tok.text(tok.base, tok.n)]  # less the sentinels
+    ([9, 9], ['http://a/x', 'http://a/xy'])
+    >>> names.scanned  # characters scanned: each URL once
+    25
+    >>> bool(tok.tid[tok.base[0] + 7] == tok.tid[tok.base[1] + 7])  # "x" and "xy" differ
+    False
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self.joined = ""
+        self.starts = np.zeros(0, dtype=np.int64)  #: each token's character offset in ``joined``
+        self.tid = np.zeros(0, dtype=np.int32)  #: each token's id
+        self.base = np.zeros(0, dtype=np.int64)  #: each URL's first token
+        self._keys = np.zeros(0, dtype=np.int64)  #: the short tokens' keys seen (_token_keys), sorted
+        self._key_ids = np.zeros(0, dtype=np.int64)  #: their ids
+        self._long: dict[str, int] = {}  #: the longer runs' ids, by text
+        self._next = 0  #: the next id to give
+        self.scanned = 0  #: characters scanned, all calls together
+
+    def update(self, wrapped: list[str], chunk_chars: int = CHUNK_CHARS) -> None:
+        """Hold the tokens of ``wrapped``: the kept ones where ``wrapped`` is the kept list with
+        URLs appended, only the appended characters scanned."""
+        joined = "".join(wrapped)
+        if joined == self.joined:
+            return
+        if not joined.startswith(self.joined):
+            scanned = self.scanned
+            self._reset()  # not the kept list grown: named anew
+            self.scanned = scanned
+        offset, at, skip = len(self.joined), 0, 0
+        lengths = [len(w) for w in wrapped]
+        while at < offset:  # the URLs already held (a wrapped URL is whole: ^ only starts one)
+            at += lengths[skip]
+            skip += 1
+        starts, key, head = _scan(joined, offset, lengths[skip:], chunk_chars)
+        self.scanned += len(joined) - offset
+        ids = self._ids(joined, starts, np.diff(np.r_[starts, len(joined)]), key)
+        dtype = np.int32 if self._next < 2**31 else np.int64
+        self.base = np.r_[self.base, len(self.tid) + np.flatnonzero(head == ord(START))]
+        self.starts = np.r_[self.starts, starts]
+        self.tid = np.r_[self.tid, ids].astype(dtype)
+        self.joined = joined
+
+    def _ids(self, joined: str, starts: np.ndarray, tlen: np.ndarray, key: np.ndarray) -> np.ndarray:
+        """The ids of new tokens: a short one's by its key, a longer run's by its text; a key or
+        text not seen before gets the next id."""
+        ids = np.empty(len(starts), dtype=np.int64)
+        short = np.flatnonzero(tlen <= _SHORT)
+        ks = key[short]
+        pos = np.minimum(np.searchsorted(self._keys, ks), max(0, len(self._keys) - 1))
+        known = (self._keys[pos] == ks) if len(self._keys) else np.zeros(len(ks), dtype=bool)
+        ids[short[known]] = self._key_ids[pos[known]]
+        new_keys, inverse = np.unique(ks[~known], return_inverse=True)
+        ids[short[~known]] = self._next + inverse.reshape(-1)
+        if len(new_keys):
+            keys = np.r_[self._keys, new_keys]
+            key_ids = np.r_[self._key_ids, self._next + np.arange(len(new_keys), dtype=np.int64)]
+            order = np.argsort(keys, kind="stable")
+            self._keys, self._key_ids = keys[order], key_ids[order]
+            self._next += len(new_keys)
+        long_at = np.flatnonzero(tlen > _SHORT)
+        if len(long_at):
+            names, out = self._long, []
+            for a, b in zip(starts[long_at].tolist(), (starts + tlen)[long_at].tolist()):
+                i = names.get(joined[a:b])
+                if i is None:
+                    i = names[joined[a:b]] = self._next
+                    self._next += 1
+                out.append(i)
+            ids[long_at] = out
+        return ids
 
 
 def _token_keys(cp: np.ndarray, starts: np.ndarray, tlen: np.ndarray) -> np.ndarray:

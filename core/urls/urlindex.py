@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 from itertools import islice
-from typing import Iterable
+from typing import Any, Iterable
 
 from dustbuster.core.params import DustParams
 from dustbuster.core.urls.scope import scopes_of, split_url
@@ -71,6 +71,10 @@ class URLIndex:
         #: records, under tuple keys that start with the base: :meth:`refresh` drops those of the
         #: bases of the appended and the changed URLs
         self.by_base: dict = {}
+        #: Figure 1's token ids of the list (core/urls/substrings.py ``TokenNames``), made by the
+        #: first count of its supports given this index (core/mining/detect.py), kept by
+        #: :meth:`refresh`: they depend on the URLs' texts only
+        self.token_names: Any = None
 
     def _parse(self, url: str) -> None:
         """``query.split(url)`` as tuples and the URL's parameter occurrences."""

@@ -84,18 +84,20 @@ def run(a: argparse.Namespace) -> int:
     with quiet_collector():
         bar = prog.StageBar(show)
         try:
-            if plan.processes > 1:
-                result, lost = mine_two_or_alone(ul, params(a), a.stage, progress=bar)
+            test_urls = ul.test_urls()
+            if plan.processes > 1:  # each process judges the candidates it mines: result.unsafe set
+                result, lost = mine_two_or_alone(ul, params(a), a.stage, progress=bar, unsafe_urls=test_urls)
                 if lost is not None:  # killed (out of memory?): this process mined the list alone
                     log.warning("%s; the list was mined again in this process alone", lost)
                     plan = MinePlan(1, "one process (the second was lost)")
             else:
                 result = mine(ul, params(a), a.stage, progress=bar)
+                result.unsafe = unsafe_flags(result, test_urls)
         finally:
             bar.close()
         result.stats = {"read": stats.to_dict(), "read_seconds": round(read_s, 3), **result.stats,
                         "listed_urls": len(ul.listed), "candidates": candidate_count(result), "sample": cap.to_dict()}
-        result.unsafe = unsafe = unsafe_flags(result, ul.test_urls())
+        unsafe = result.unsafe
     out = open(a.output, "w", encoding="utf-8") if a.output else sys.stdout
     try:
         if a.json:
