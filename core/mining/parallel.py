@@ -64,20 +64,7 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
 
     def pairs() -> tuple:
         if "pairs" not in got:
-            t_wait = time.perf_counter()
-            try:
-                status, payload = recv.recv()
-                got["waited"] = time.perf_counter() - t_wait
-            except EOFError:
-                child.join()
-                raise MiningProcessLost(f"the process counting Figure 1's supports ended without a result "
-                                        f"(exit code {child.exitcode}; out of memory?)") from None
-            child.join()
-            if status == "memory":
-                raise MiningProcessLost(f"the process counting Figure 1's supports ran out of memory:\n{payload}")
-            if status != "ok":
-                raise DustError(f"the process counting Figure 1's supports failed:\n{payload}")
-            got["pairs"] = payload
+            got["pairs"] = _receive(recv, child)
         return got["pairs"]
 
     try:
@@ -95,7 +82,6 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
             mine_general(result, urllist, index, judge.note if judge else None)
             general_seconds = round(time.perf_counter() - t0, 3)
         detected, kept_pairs, eliminated_by, stats, pair_reasons = pairs()
-        log.debug("mine_two: waited %.3f s for the other process's pairs", got["waited"])
         if progress:
             progress("pairs", len(detected), len(detected))
         result.detected, result.kept, result.eliminated_by = detected, kept_pairs, eliminated_by
@@ -112,6 +98,25 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
         if child.is_alive():
             child.kill()  # SIGKILL: no handler of the parent's (module docstring) can catch it
         child.join()
+
+
+def _receive(recv, child) -> tuple:
+    """The child's result from the pipe, once it sent it (the child joined); its loss or failure
+    raised: MiningProcessLost where this process may mine the list alone instead."""
+    t0 = time.perf_counter()
+    try:
+        status, payload = recv.recv()
+        log.debug("mine_two: waited %.3f s for the other process's pairs", time.perf_counter() - t0)
+    except EOFError:
+        child.join()
+        raise MiningProcessLost(f"the process counting Figure 1's supports ended without a result "
+                                f"(exit code {child.exitcode}; out of memory?)") from None
+    child.join()
+    if status == "memory":
+        raise MiningProcessLost(f"the process counting Figure 1's supports ran out of memory:\n{payload}")
+    if status != "ok":
+        raise DustError(f"the process counting Figure 1's supports failed:\n{payload}")
+    return payload
 
 
 def mine_two_or_alone(urllist: URLList, params: DustParams | None = None, stage: str = "eliminate",
