@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dustbuster.core import DustParams, URLList, count_supports
+from dustbuster.core.mining.detect import _envelope_ids
 from dustbuster.core.urls.substrings import Tokens, dense, pack, seq_keys, sort_keys
 from dustbuster.core.urls.tokens import _TOKEN_RE, wrap
 from tests.oracle import oracle_supports
@@ -142,6 +143,15 @@ def test_hashed_parts_group_every_key_once(n, bits, part):
     assert seen == want
 
 
+def _spans(tok: Tokens) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """(start, length) of every boundary's prefix and of its suffix, flat as _envelope_ids lays them out."""
+    counts = tok.n + 1
+    url_of = np.repeat(np.arange(len(tok.n)), counts)
+    at = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    start = tok.base[url_of]
+    return (start, at), (start + at, tok.n[url_of] - at)
+
+
 def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
     """Equal ids in ``a`` exactly where equal ids in ``b`` (the names differ, not what they tell)."""
     pairs = set(zip(a.tolist(), b.tolist()))
@@ -174,6 +184,13 @@ def test_kept_token_names_name_a_grown_list_as_a_new_one(texts, cuts, chunk, cha
     assert _same_partition(kept.tid, whole.tid)
     for k in range(whole.levels.shape[0]):
         assert _same_partition(kept.levels[k], whole.levels[k]), k
+    # the prefix and suffix ids kept with them: the envelopes' halves named as a fresh count names them
+    (_, _, P, Q), (_, _, kP, kQ) = _envelope_ids(whole), _envelope_ids(kept)
+    assert whole.prefix is None and kept.prefix is not None
+    assert _same_partition(kP, P) and _same_partition(kQ, Q)
+    (ps, pl), (ss, sl) = _spans(whole)
+    both = seq_keys(whole.levels, np.r_[ps, ss], np.r_[pl, sl])  # one id space: a prefix may be a suffix
+    assert _same_partition(np.r_[kP, kQ], both)
 
 
 def test_supports_counted_with_kept_names_equal_a_fresh_count(tmp_path):

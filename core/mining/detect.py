@@ -208,12 +208,15 @@ def kept_token_names(index: URLIndex, urls: list[str] | None = None) -> TokenNam
 def _envelope_ids(tok: Tokens) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(base, url_of, P, Q) over the token boundaries of all URLs, flat (``base[u]`` the first of
     URL u's n + 1, ``url_of`` the URL of each): P the dense id of the prefix before the boundary,
-    Q of the suffix after it; equal ids ⇔ equal strings, so (P, Q) names an envelope (p, s)."""
+    Q of the suffix after it (the ids kept with the token ids where ``tok`` has them:
+    core/urls/keptwindows.py); equal ids ⇔ equal strings, so (P, Q) names an envelope (p, s)."""
     nurl = len(tok.n)
     counts = tok.n + 1
     base = tok.base + np.arange(nurl, dtype=np.int64)
     small = np.int32 if nurl < 2**31 else np.int64  # URL numbers and envelope ids: half the bytes where they fit
     url_of = np.repeat(np.arange(nurl, dtype=small), counts)
+    if tok.prefix is not None and tok.suffix is not None:  # kept with the list's token ids (Tokens.named)
+        return base, url_of, tok.prefix, tok.suffix
     at = np.arange(int(counts.sum()), dtype=np.int64) - base[url_of]  # the boundary's index in its URL
     start = tok.base[url_of]
     P = dense(seq_keys(tok.levels, start, at), narrow=True)

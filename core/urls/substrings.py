@@ -22,6 +22,8 @@ from typing import Iterator
 
 import numpy as np
 
+from dustbuster.core.urls.denseids import dense, pack
+from dustbuster.core.urls.keptwindows import KeptWindows
 from dustbuster.core.urls.tokens import START
 
 
@@ -52,17 +54,21 @@ class Tokens:
         self.n = np.diff(np.r_[self.base, len(starts)]).astype(np.int64)
         del starts
         self.levels = _levels(tid, self.base, self.n)
+        self.prefix: np.ndarray | None = None  #: kept prefix ids per boundary (:meth:`named`), else None
+        self.suffix: np.ndarray | None = None  #: kept suffix ids per boundary
 
     @classmethod
     def named(cls, names: "TokenNames") -> "Tokens":
         """The tokens of the wrapped URLs ``names`` holds (:meth:`TokenNames.update`), their ids
-        kept there: no character scanned again, only the windows of 2^k tokens named anew."""
+        kept there, and the ids of their windows, prefixes and suffixes kept with them
+        (core/urls/keptwindows.py): nothing named again."""
         tok = cls.__new__(cls)
         tok.joined = names.joined
         tok.cum = np.r_[names.starts, len(names.joined)].astype(np.int64)
         tok.base = names.base.astype(np.int64)
         tok.n = np.diff(np.r_[tok.base, len(names.tid)]).astype(np.int64)
-        tok.levels = _levels(names.tid, tok.base, tok.n)
+        tok.levels = names.windows.levels
+        tok.prefix, tok.suffix = names.windows.prefix, names.windows.suffix
         return tok
 
     @property
@@ -157,6 +163,7 @@ class TokenNames:
         self._long: dict[str, int] = {}  #: the longer runs' ids, by text
         self._next = 0  #: the next id to give
         self.scanned = 0  #: characters scanned, all calls together
+        self.windows = KeptWindows()  #: the ids of the list's windows, prefixes and suffixes
 
     def update(self, wrapped: list[str], chunk_chars: int = CHUNK_CHARS) -> None:
         """Hold the tokens of ``wrapped``: the kept ones where ``wrapped`` is the kept list with
@@ -181,6 +188,7 @@ class TokenNames:
         self.starts = np.r_[self.starts, starts].astype(np.int32 if len(joined) < 2**31 else np.int64)  # half the bytes
         self.tid = np.r_[self.tid, ids].astype(dtype)
         self.joined = joined
+        self.windows.extend(self.tid, self.base)
 
     def _ids(self, joined: str, starts: np.ndarray, tlen: np.ndarray, key: np.ndarray) -> np.ndarray:
         """The ids of new tokens: a short one's by its key, a longer run's by its text; a key or
@@ -277,44 +285,6 @@ def seq_keys(levels: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.nd
     a[~some] = 0
     b[~some] = 0
     return pack([length, a, b])
-
-
-def pack(cols: list[np.ndarray]) -> np.ndarray:
-    """One non-negative int64 per row naming the tuple of non-negative columns exactly (bit
-    packing; densified with :func:`dense` first where the bits would not fit in 62)."""
-    acc = cols[0].astype(np.int64, copy=False)
-    for c in cols[1:]:
-        width = max(1, int(c.max()).bit_length()) if len(c) else 1
-        if len(acc) and int(acc.max()).bit_length() + width > 62:
-            acc = dense(acc)
-        acc = (acc << width) | c
-    return acc
-
-
-def dense(key: np.ndarray, narrow: bool = False) -> np.ndarray:
-    """Dense ids 0..m-1 of non-negative int64 keys in sorted key order: equal ids ⇔ equal keys.
-    ``narrow``: int32 ids where they fit (half the bytes), else int64.
-
-    One value sort of key and index packed in an int64; a key too wide for that is first narrowed
-    (its high bits replaced by their own dense ids, which keeps order and equality)."""
-    n = len(key)
-    dtype = np.int32 if narrow and n < 2**31 else np.int64
-    if not n:
-        return np.zeros(0, dtype=dtype)
-    kbits = max(1, int(key.max()).bit_length())
-    tbits = max(1, int(n - 1).bit_length())
-    if kbits + tbits > 63:
-        low = 63 - 2 * tbits
-        if low < 1:
-            return np.unique(key, return_inverse=True)[1].reshape(-1).astype(dtype)
-        key = (dense(key >> low) << low) | (key & ((1 << low) - 1))
-    packed = (key << tbits) | np.arange(n, dtype=np.int64)
-    packed.sort()
-    ks = packed >> tbits
-    firsts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
-    out = np.empty(n, dtype=dtype)
-    out[packed & ((1 << tbits) - 1)] = np.repeat(np.arange(len(firsts), dtype=dtype), np.diff(np.r_[firsts, n]))
-    return out
 
 
 def sort_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
