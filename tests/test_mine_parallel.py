@@ -83,13 +83,20 @@ def test_ranges_cover_the_file_in_whole_lines(forum_log):
     assert all(a[1] == b[0] and data[b[0] - 1:b[0]] == b"\n" for a, b in zip(cuts, cuts[1:]))
 
 
-def test_mine_two_is_mine(forum_log):
+@pytest.mark.parametrize("parsed", [False, True], ids=["unparsed", "parsed"])
+def test_mine_two_is_mine(forum_log, parsed):
+    """The same result, rule for rule and statistic for statistic, whether the thesis' parameter
+    rules are mined here (no parse given) or in the other process (a window's kept parse)."""
+    from dustbuster.core.urls.urlindex import URLIndex
+
     ul, _ = read_urllist([forum_log], site="www.forum.co.il")
     for stage in ("detect", "eliminate"):
         for params in (DustParams(), DustParams(language="paper")):
-            one, two = mine(ul, params, stage), mine_two(ul, params, stage)
+            index = URLIndex(ul, params) if parsed else None
+            one, two = mine(ul, params, stage), mine_two(ul, params, stage, index=index)
             assert json.dumps(two.to_json()["rules"]) == json.dumps(one.to_json()["rules"])
             assert two.detected == one.detected and two.kept == one.kept and two.eliminated_by == one.eliminated_by
+            assert two.param_kept == one.param_kept and two.param_candidates == one.param_candidates
             assert list(two.stats) == list(one.stats)
 
 

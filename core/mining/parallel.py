@@ -23,7 +23,7 @@ import multiprocessing as mp
 import signal
 import time
 import traceback
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from dustbuster.core.errors import DustError, MiningProcessLost
 from dustbuster.core.mining.detect import Progress, count_supports, kept_token_names
@@ -55,33 +55,31 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
         return _flagged(mine(urllist, params, stage, progress, index), unsafe_urls)
     if index is not None and index.urllist is urllist:
         kept_token_names(index)  # here, before the fork: the child's scan of the new URLs would be lost
+    # the thesis' parameter rules in the other process too where the list's parse is at hand (a
+    # window's, kept): the halves' work about even; else here, the child parsing nothing
+    params_there = index is not None and index.urllist is urllist
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_pairs_child, args=(send, urllist, params, stage, index, unsafe_urls), daemon=True)
+    child = ctx.Process(target=_pairs_child, args=(send, urllist, params, stage, index if params_there else None,
+                                                   unsafe_urls), daemon=True)
     child.start()
     send.close()
-    got: dict[str, Any] = {}
-
-    def pairs() -> tuple:
-        if "pairs" not in got:
-            got["pairs"] = _receive(recv, child)
-        return got["pairs"]
-
     try:
         t0 = time.perf_counter()
+        result = MineResult(params, stage, [], [], [], [], {})
+        pairs = _Received(recv, child, result if params_there else None)
+        result.kept = _Pending(lambda: pairs()[1])
         index = URLIndex.of(urllist, params, index)  # as mine_table: every URL parsed once
-        pkept, pcands = detect_param_rules(urllist, params, index)
-        pstats = {"param_candidates": len(pcands), "param_rules": len(pkept),
-                  "param_seconds": round(time.perf_counter() - t0, 3)}
-        kept = _Pending(lambda: pairs()[1])
-        result = MineResult(params, stage, [], kept, pcands, pkept, pstats)
+        if not params_there:  # else they come with the pairs (pairs() fills them in)
+            result.param_kept, result.param_candidates = detect_param_rules(urllist, params, index)
+            result.stats = _param_stats(result.param_kept, result.param_candidates, t0)
         judge = _Judge(unsafe_urls) if unsafe_urls is not None else None
         if params.language == "extended":
             t0 = time.perf_counter()
             # waits for the pairs where it first reads them, judging its rules before
             mine_general(result, urllist, index, judge.note if judge else None)
             general_seconds = round(time.perf_counter() - t0, 3)
-        detected, kept_pairs, eliminated_by, stats, pair_reasons = pairs()
+        detected, kept_pairs, eliminated_by, stats, pair_reasons, _ = pairs()
         if progress:
             progress("pairs", len(detected), len(detected))
         result.detected, result.kept, result.eliminated_by = detected, kept_pairs, eliminated_by
@@ -98,6 +96,30 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
         if child.is_alive():
             child.kill()  # SIGKILL: no handler of the parent's (module docstring) can catch it
         child.join()
+
+
+class _Received:
+    """The other process's result, received when first asked for (where the likely pairs are
+    first read); with ``result`` given, the thesis' parameter rules it mined put into it then."""
+
+    def __init__(self, recv, child, result: MineResult | None) -> None:
+        self.recv, self.child, self.result = recv, child, result
+        self._got: tuple | None = None
+
+    def __call__(self) -> tuple:
+        if self._got is None:
+            self._got = _receive(self.recv, self.child)
+            if self.result is not None:
+                pkept, pcands, pstats = self._got[5]
+                self.result.param_kept, self.result.param_candidates = pkept, pcands
+                self.result.stats = {**pstats, **self.result.stats}  # mine_table's order: phase 3's first
+        return self._got
+
+
+def _param_stats(pkept: list, pcands: list, t0: float) -> dict:
+    """mine_table's statistics of the thesis' parameter rules (§5.3), begun at ``t0``."""
+    return {"param_candidates": len(pcands), "param_rules": len(pkept),
+            "param_seconds": round(time.perf_counter() - t0, 3)}
 
 
 def _receive(recv, child) -> tuple:
@@ -183,9 +205,10 @@ _MISSING = object()
 
 def _pairs_child(send, urllist: URLList, params: DustParams, stage: str, index: URLIndex | None,
                  unsafe_urls: Sequence[str] | None) -> None:
-    """The forked half: Figure 1's supports, ranked and eliminated, sent back, with the unsafe
-    answers of the pairs judged on ``unsafe_urls``' sample when given; a MemoryError as its own
-    status (the parent may then mine the list alone)."""
+    """The forked half: Figure 1's supports, ranked and eliminated, with the unsafe answers of
+    the pairs judged on ``unsafe_urls``' sample when given, and, given the list's parse
+    (``index``), the thesis' parameter rules (§5.3: the two halves' work about even), sent back;
+    a MemoryError as its own status (the parent may then mine the list alone)."""
     _forked_quiet()
     try:
         detected, kept, eliminated_by, stats = rank_pairs(count_supports(urllist, params, index=index), urllist, params, stage)
@@ -193,7 +216,12 @@ def _pairs_child(send, urllist: URLList, params: DustParams, stage: str, index: 
         if unsafe_urls is not None:
             pairs = kept if stage == "eliminate" else detected
             reasons = unsafe_reasons([SubstringRule(p.alpha, p.beta) for p in pairs], unsafe_sample(unsafe_urls))
-        send.send(("ok", (detected, kept, eliminated_by, stats, reasons)))
+        there = None
+        if index is not None:
+            t0 = time.perf_counter()
+            pkept, pcands = detect_param_rules(urllist, params, index)
+            there = (pkept, pcands, _param_stats(pkept, pcands, t0))
+        send.send(("ok", (detected, kept, eliminated_by, stats, reasons, there)))
     except MemoryError:
         send.send(("memory", traceback.format_exc()))
     except BaseException:  # noqa: BLE001  # any failure goes back to the parent, which raises it
