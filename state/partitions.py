@@ -65,7 +65,8 @@ REBUILD_COMMIT_EVERY = 20_000
 CACHED_RECORDS = 100_000
 #: URLs of the sites' URL lists kept in memory between windows (SiteSupports.current_urllist), all
 #: sites of the partition together: beyond it the lists of the sites windowed longest ago are dropped
-#: (read from the store again at their next window), so memory does not grow with the sites
+#: (read from the store again at their next window), so memory does not grow with the sites; with
+#: each list its parse and Figure 1's kept names (~1.4 KB a forum URL for the names: docs/state.md)
 KEPT_URLS = 250_000
 #: the layout of a partition's store: 2 = URL records only; a store without it is older
 STATE_FORMAT = b"2"
