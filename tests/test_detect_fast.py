@@ -193,6 +193,28 @@ def test_kept_token_names_name_a_grown_list_as_a_new_one(texts, cuts, chunk, cha
     assert _same_partition(np.r_[kP, kQ], both)
 
 
+def test_kept_names_when_a_longer_url_adds_levels():
+    """Short URLs named first, then one of ~70 tokens and one more short one: the window ids of
+    the levels the long URL adds cover the kept URLs too, and every kept id tells what a fresh
+    naming of the whole list tells."""
+    from dustbuster.core.urls.substrings import TokenNames
+
+    short = [wrap(f"http://h/a{i}") for i in range(5)]
+    long = wrap("http://h/" + "/".join(f"x{i % 3}" for i in range(35)))
+    names = TokenNames()
+    names.update(short)
+    before = names.windows.levels.shape[0]
+    wrapped = [*short, long, wrap("http://h/a1/x1")]
+    names.update(wrapped[:-1])
+    names.update(wrapped)
+    kept, whole = Tokens.named(names), Tokens(wrapped)
+    assert kept.levels.shape == whole.levels.shape and kept.levels.shape[0] > before
+    for k in range(whole.levels.shape[0]):
+        assert _same_partition(kept.levels[k], whole.levels[k]), k
+    (_, _, P, Q), (_, _, kP, kQ) = _envelope_ids(whole), _envelope_ids(kept)
+    assert _same_partition(kP, P) and _same_partition(kQ, Q)
+
+
 def test_supports_counted_with_kept_names_equal_a_fresh_count(tmp_path):
     """Figure 1 over a list that grows by appends, its token ids kept in the list's URLIndex: the
     same supports and statistics as each list counted afresh, and only the new URLs scanned."""

@@ -207,8 +207,8 @@ def kept_token_names(index: URLIndex, urls: list[str] | None = None) -> TokenNam
 
 def _envelope_ids(tok: Tokens) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(base, url_of, P, Q) over the token boundaries of all URLs, flat (``base[u]`` the first of
-    URL u's n + 1, ``url_of`` the URL of each): P the dense id of the prefix before the boundary,
-    Q of the suffix after it (the ids kept with the token ids where ``tok`` has them:
+    URL u's n + 1, ``url_of`` the URL of each): P the id of the prefix before the boundary, Q of
+    the suffix after it (dense ids, or the ids kept with the token ids where ``tok`` has them:
     core/urls/keptwindows.py); equal ids ⇔ equal strings, so (P, Q) names an envelope (p, s)."""
     nurl = len(tok.n)
     counts = tok.n + 1

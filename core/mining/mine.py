@@ -226,6 +226,7 @@ def mine_general(result: MineResult, urllist: URLList, index: URLIndex | None = 
     over = general_over_literals(result.kept, p, patterns)
     result.general = [*(r for r in parents if r.type == "query"), *queries, *query_paths,
                       *cases, *patterns, *over, *origin_free(result.kept, p), *registered]
+    # after the pairs were read: mine --jobs 2's other process may send phase 3's counts with them
     counts = {"thesis_param_rules": result.stats["param_rules"], "param_rules": len(result.scoped_params),
               "scoped_param_rules": sum(1 for r in result.scoped_params if r.scope),
               "general_rules": len(result.general),

@@ -56,8 +56,10 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
     if index is not None and index.urllist is urllist:
         kept_token_names(index)  # here, before the fork: the child's scan of the new URLs would be lost
     # the thesis' parameter rules in the other process too where the list's parse is at hand (a
-    # window's, kept): the halves' work about even; else here, the child parsing nothing
-    params_there = index is not None and index.urllist is urllist
+    # window's, kept) and this one has the extended miners to run meanwhile: the halves' work about
+    # even; else here (the child parsing nothing, or this one idle while it waits)
+    params_there = (index is not None and index.urllist is urllist and index.params == params
+                    and params.language == "extended")
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_pairs_child, args=(send, urllist, params, stage, index if params_there else None,

@@ -12,8 +12,9 @@ compares the partitions).  Ours, not the paper's: Figure 1 recounts from the tex
 Keys: a window of 2^k tokens is its two halves' ids (level k - 1) packed; a sequence of L >= 1
 tokens is, as :func:`~dustbuster.core.urls.substrings.seq_keys` names it, its first and last
 2^k-token windows (2^k <= L < 2^(k+1)), named by one map per k, then (L, that id) by one map for
-all lengths; the empty sequence is key 0.  Ids stay below 2^31 for any list that fits in memory
-(fewer distinct sequences than tokens per level, than boundaries for the prefixes and suffixes).
+all lengths (prefixes and suffixes share it: a prefix may be another URL's suffix); the empty
+sequence is key 0.  Ids stay below 2^31 for any list that fits in memory (fewer distinct windows
+than tokens per level, fewer distinct prefixes and suffixes than twice the boundaries).
 
 Memory at the forum site's cap (100,000 URLs, 2 M tokens, 2.1 M boundaries): the windows' ids
 (4 bytes a token a level), the prefix and suffix ids (4 bytes a boundary each) and the maps
@@ -32,7 +33,8 @@ _HALF = 31
 
 class KeptIds:
     """Ids of non-negative int64 keys, each new key the next id: equal ids ⇔ equal keys, and a
-    key keeps its id from one call to the next.
+    key keeps its id from one call to the next.  Ids are held in 32 bits: below 2^31 keys (the
+    module docstring says why they stay so).
 
     >>> ids = KeptIds()
     >>> ids.of(np.array([7, 3, 7])).tolist(), ids.of(np.array([3, 9])).tolist()
@@ -111,8 +113,11 @@ class KeptWindows:
         url_of = np.repeat(new, counts)
         at = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
         start = base[url_of].astype(np.int64)
-        self.prefix = np.r_[self.prefix, self._seq_ids(start, at)].astype(np.int32)
-        self.suffix = np.r_[self.suffix, self._seq_ids(start + at, n[url_of] - at)].astype(np.int32)
+        prefix = self._seq_ids(start, at)
+        suffix = self._seq_ids(start + at, n[url_of] - at)
+        # together, last: a failure before leaves them as they were (the maps' new ids are harmless)
+        self.prefix = np.r_[self.prefix, prefix].astype(np.int32)
+        self.suffix = np.r_[self.suffix, suffix].astype(np.int32)
         self._urls = nurl
 
     def _extend_levels(self, tid: np.ndarray, end: np.ndarray, longest: int, t0: int) -> None:

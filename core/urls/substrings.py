@@ -184,11 +184,11 @@ class TokenNames:
         self.scanned += len(joined) - offset
         ids = self._ids(joined, starts, np.diff(np.r_[starts, len(joined)]), key)
         dtype = np.int32 if self._next < 2**31 else np.int64
-        self.base = np.r_[self.base, len(self.tid) + np.flatnonzero(head == ord(START))]
+        base = np.r_[self.base, len(self.tid) + np.flatnonzero(head == ord(START))]
+        tid = np.r_[self.tid, ids].astype(dtype)
+        self.windows.extend(tid, base)  # first: a failure there leaves the names as they were
         self.starts = np.r_[self.starts, starts].astype(np.int32 if len(joined) < 2**31 else np.int64)  # half the bytes
-        self.tid = np.r_[self.tid, ids].astype(dtype)
-        self.joined = joined
-        self.windows.extend(self.tid, self.base)
+        self.base, self.tid, self.joined = base, tid, joined
 
     def _ids(self, joined: str, starts: np.ndarray, tlen: np.ndarray, key: np.ndarray) -> np.ndarray:
         """The ids of new tokens: a short one's by its key, a longer run's by its text; a key or
