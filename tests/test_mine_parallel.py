@@ -14,6 +14,7 @@ from dustbuster.cli import main
 from dustbuster.core.mining.mine import mine, unsafe_flags
 from dustbuster.core.mining.parallel import _Pending, mine_two
 from dustbuster.core.params import DustParams
+from dustbuster.core.urls.urllist import URLList
 from dustbuster.logs import parread
 from dustbuster.logs.reader import RejectSink, read_urllist
 from dustbuster.logs.sitecap import SiteCap
@@ -98,6 +99,42 @@ def test_mine_two_is_mine(forum_log, parsed):
             assert two.detected == one.detected and two.kept == one.kept and two.eliminated_by == one.eliminated_by
             assert two.param_kept == one.param_kept and two.param_candidates == one.param_candidates
             assert list(two.stats) == list(one.stats)
+
+
+def test_a_first_window_names_its_sequences_in_the_child_and_keeps_them(forum_log, monkeypatch):
+    """A window's first two-process mine: the child names the list's windows, prefixes and
+    suffixes and sends them back, and they are kept (nothing left to name here); the next mine,
+    of the list grown, names only the appended URLs before it forks; both equal ``mine``."""
+    from dustbuster.core.urls.keptwindows import KeptWindows
+    from dustbuster.core.urls.urlindex import URLIndex
+
+    named: list[int] = []  # URLs each call in this process names (the child's calls are its own)
+    extend = KeptWindows.extend
+
+    def spy(self, tid, base):
+        named.append(len(base) - self._urls)
+        return extend(self, tid, base)
+
+    monkeypatch.setattr(KeptWindows, "extend", spy)
+
+    full, _ = read_urllist([forum_log], site="www.forum.co.il")
+    urls, params = full.urls(), DustParams()
+    ul = URLList()
+    for url in urls[:len(urls) * 3 // 4]:
+        ul.infos[url] = full.infos[url]
+    index = URLIndex(ul, params)
+    for grown in (False, True):
+        if grown:
+            for url in urls[len(urls) * 3 // 4:]:
+                ul.infos[url] = full.infos[url]
+            index.refresh()
+        named.clear()
+        two = mine_two(ul, params, index=index, unsafe_urls=ul.test_urls())
+        assert index.token_names.windows.behind(len(ul)) == 0
+        assert sum(named) == (len(urls) - len(urls) * 3 // 4 if grown else 0), named
+        one = mine(ul, params)
+        one.unsafe = unsafe_flags(one, ul.test_urls())
+        assert json.dumps(two.to_json()["rules"]) == json.dumps(one.to_json()["rules"])
 
 
 def test_mine_two_flags_what_unsafe_flags_flags():

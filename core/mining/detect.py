@@ -194,14 +194,16 @@ def count_supports(urllist: URLList, params: DustParams, progress: Progress | No
     return SupportTable(texts=texts, codes=uh, high=ch.astype(np.int64), low=cl_full, stats=stats)
 
 
-def kept_token_names(index: URLIndex, urls: list[str] | None = None) -> TokenNames:
+def kept_token_names(index: URLIndex, urls: list[str] | None = None, windows: bool = True) -> TokenNames:
     """The token ids kept with ``index`` (made on first use), brought up to date with its list's
     URLs (``urls``: that list's, when the caller has them): only the appended URLs scanned.  A
-    two-process mine calls it before it forks, so that the names the child uses are kept."""
+    two-process mine calls it before it forks, so that the names the child uses are kept.
+    ``windows``: name the appended URLs' windows, prefixes and suffixes too (else the count does:
+    TokenNames.update)."""
     names = index.token_names
     if names is None:
         names = index.token_names = TokenNames()
-    names.update([wrap(u) for u in (index.urllist.urls() if urls is None else urls)])
+    names.update([wrap(u) for u in (index.urllist.urls() if urls is None else urls)], windows=windows)
     return names
 
 

@@ -34,6 +34,7 @@ from dustbuster.core.model.rules import Rule, SubstringRule
 from dustbuster.core.mining.paramrules import detect_param_rules
 from dustbuster.core.mining.processes import can_fork
 from dustbuster.core.params import DustParams
+from dustbuster.core.urls.substrings import TokenNames
 from dustbuster.core.urls.urlindex import URLIndex
 from dustbuster.core.urls.urllist import URLList
 
@@ -53,8 +54,7 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
         raise ValueError(f"stage must be one of {STAGES}")
     if not can_fork():
         return _flagged(mine(urllist, params, stage, progress, index), unsafe_urls)
-    if index is not None and index.urllist is urllist:
-        kept_token_names(index)  # here, before the fork: the child's scan of the new URLs would be lost
+    names = _names_before_fork(index, urllist)
     # the thesis' parameter rules in the other process too where the list's parse is at hand (a
     # window's, kept) and this one has the extended miners to run meanwhile: the halves' work about
     # even; else here (the child parsing nothing, or this one idle while it waits)
@@ -62,14 +62,14 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
                     and params.language == "extended")
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_pairs_child, args=(send, urllist, params, stage, index if params_there else None,
+    child = ctx.Process(target=_pairs_child, args=(send, urllist, params, stage, index, params_there,
                                                    unsafe_urls), daemon=True)
     child.start()
     send.close()
     try:
         t0 = time.perf_counter()
         result = MineResult(params, stage, [], [], [], [], {})
-        pairs = _Received(recv, child, result if params_there else None)
+        pairs = _Received(recv, child, result if params_there else None, names)
         result.kept = _Pending(lambda: pairs()[1])
         index = URLIndex.of(urllist, params, index)  # as mine_table: every URL parsed once
         if not params_there:  # else they come with the pairs (pairs() fills them in)
@@ -81,7 +81,7 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
             # waits for the pairs where it first reads them, judging its rules before
             mine_general(result, urllist, index, judge.note if judge else None)
             general_seconds = round(time.perf_counter() - t0, 3)
-        detected, kept_pairs, eliminated_by, stats, pair_reasons, _ = pairs()
+        detected, kept_pairs, eliminated_by, stats, pair_reasons, _, _ = pairs()
         if progress:
             progress("pairs", len(detected), len(detected))
         result.detected, result.kept, result.eliminated_by = detected, kept_pairs, eliminated_by
@@ -100,17 +100,33 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
         child.join()
 
 
+def _names_before_fork(index: URLIndex | None, urllist: URLList) -> TokenNames | None:
+    """The kept token names brought up to date here, before the fork (the child's scan of the new
+    URLs would be lost); their windows, prefixes and suffixes too, unless they lag by more than half
+    the list (a first window): then the child names them beside this process's work and sends them
+    back, and the names are returned, for :class:`_Received` to take them."""
+    if index is None or index.urllist is not urllist:
+        return None
+    names = index.token_names
+    far = (len(urllist) if names is None else names.windows.behind(len(urllist))) > len(urllist) // 2
+    names = kept_token_names(index, windows=not far)
+    return names if far else None
+
+
 class _Received:
     """The other process's result, received when first asked for (where the likely pairs are
     first read); with ``result`` given, the thesis' parameter rules it mined put into it then."""
 
-    def __init__(self, recv, child, result: MineResult | None) -> None:
-        self.recv, self.child, self.result = recv, child, result
+    def __init__(self, recv, child, result: MineResult | None, names: TokenNames | None = None) -> None:
+        self.recv, self.child, self.result, self.names = recv, child, result, names
         self._got: tuple | None = None
 
     def __call__(self) -> tuple:
         if self._got is None:
             self._got = _receive(self.recv, self.child)
+            windows = self._got[6]
+            if self.names is not None and windows is not None and not windows.behind(len(self.names.base)):
+                self.names.windows = windows  # the child's names of this list's sequences, kept
             if self.result is not None:
                 pkept, pcands, pstats = self._got[5]
                 self.result.param_kept, self.result.param_candidates = pkept, pcands
@@ -206,24 +222,28 @@ _MISSING = object()
 
 
 def _pairs_child(send, urllist: URLList, params: DustParams, stage: str, index: URLIndex | None,
-                 unsafe_urls: Sequence[str] | None) -> None:
+                 params_here: bool, unsafe_urls: Sequence[str] | None) -> None:
     """The forked half: Figure 1's supports, ranked and eliminated, with the unsafe answers of
-    the pairs judged on ``unsafe_urls``' sample when given, and, given the list's parse
-    (``index``), the thesis' parameter rules (§5.3: the two halves' work about even), sent back;
-    a MemoryError as its own status (the parent may then mine the list alone)."""
+    the pairs judged on ``unsafe_urls``' sample when given, with ``params_here`` the thesis'
+    parameter rules (§5.3: the two halves' work about even), and the kept windows, prefixes and
+    suffixes of ``index``'s token names where this process named them, sent back; a MemoryError
+    as its own status (the parent may then mine the list alone)."""
     _forked_quiet()
     try:
+        names = index.token_names if index is not None and index.urllist is urllist else None
+        was_behind = names is not None and names.windows.behind(len(names.base)) > 0
         detected, kept, eliminated_by, stats = rank_pairs(count_supports(urllist, params, index=index), urllist, params, stage)
         reasons: list[str | None] = []
         if unsafe_urls is not None:
             pairs = kept if stage == "eliminate" else detected
             reasons = unsafe_reasons([SubstringRule(p.alpha, p.beta) for p in pairs], unsafe_sample(unsafe_urls))
         there = None
-        if index is not None:
+        if params_here and index is not None:
             t0 = time.perf_counter()
             pkept, pcands = detect_param_rules(urllist, params, index)
             there = (pkept, pcands, _param_stats(pkept, pcands, t0))
-        send.send(("ok", (detected, kept, eliminated_by, stats, reasons, there)))
+        windows = names.windows if names is not None and was_behind else None
+        send.send(("ok", (detected, kept, eliminated_by, stats, reasons, there, windows)))
     except MemoryError:
         send.send(("memory", traceback.format_exc()))
     except BaseException:  # noqa: BLE001  # any failure goes back to the parent, which raises it

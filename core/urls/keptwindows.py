@@ -99,6 +99,10 @@ class KeptWindows:
         self._lengths = KeptIds()  #: (length, that id): a sequence's id
         self._urls = 0  #: URLs named
 
+    def behind(self, urls: int) -> int:
+        """How many of a list of ``urls`` URLs are not named yet."""
+        return urls - self._urls
+
     def extend(self, tid: np.ndarray, base: np.ndarray) -> None:
         """Name the sequences of the URLs appended since the last call: token ids ``tid`` (flat,
         the kept ones first), URL starts ``base`` (the kept URLs' first)."""

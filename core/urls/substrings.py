@@ -67,6 +67,7 @@ class Tokens:
         tok.cum = np.r_[names.starts, len(names.joined)].astype(np.int64)
         tok.base = names.base.astype(np.int64)
         tok.n = np.diff(np.r_[tok.base, len(names.tid)]).astype(np.int64)
+        names.windows.extend(names.tid, names.base)  # where the update left them behind
         tok.levels = names.windows.levels
         tok.prefix, tok.suffix = names.windows.prefix, names.windows.suffix
         return tok
@@ -165,9 +166,10 @@ class TokenNames:
         self.scanned = 0  #: characters scanned, all calls together
         self.windows = KeptWindows()  #: the ids of the list's windows, prefixes and suffixes
 
-    def update(self, wrapped: list[str], chunk_chars: int = CHUNK_CHARS) -> None:
+    def update(self, wrapped: list[str], chunk_chars: int = CHUNK_CHARS, windows: bool = True) -> None:
         """Hold the tokens of ``wrapped``: the kept ones where ``wrapped`` is the kept list with
-        URLs appended, only the appended characters scanned."""
+        URLs appended, only the appended characters scanned.  ``windows``: name the appended URLs'
+        windows, prefixes and suffixes too (else :meth:`Tokens.named` does, where it is called)."""
         joined = "".join(wrapped)
         if joined == self.joined:
             return
@@ -186,7 +188,8 @@ class TokenNames:
         dtype = np.int32 if self._next < 2**31 else np.int64
         base = np.r_[self.base, len(self.tid) + np.flatnonzero(head == ord(START))]
         tid = np.r_[self.tid, ids].astype(dtype)
-        self.windows.extend(tid, base)  # first: a failure there leaves the names as they were
+        if windows:
+            self.windows.extend(tid, base)  # first: a failure there leaves the names as they were
         self.starts = np.r_[self.starts, starts].astype(np.int32 if len(joined) < 2**31 else np.int64)  # half the bytes
         self.base, self.tid, self.joined = base, tid, joined
 
