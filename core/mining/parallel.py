@@ -57,9 +57,9 @@ def mine_two(urllist: URLList, params: DustParams | None = None, stage: str = "e
     names = _names_before_fork(index, urllist)
     # the thesis' parameter rules in the other process too where the list's parse is at hand (a
     # window's, kept) and this one has the extended miners to run meanwhile: the halves' work about
-    # even; else here (the child parsing nothing, or this one idle while it waits)
+    # even; else here (the child parsing nothing, naming the list's sequences, or this one idle)
     params_there = (index is not None and index.urllist is urllist and index.params == params
-                    and params.language == "extended")
+                    and params.language == "extended" and names is None)
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_pairs_child, args=(send, urllist, params, stage, index, params_there,
