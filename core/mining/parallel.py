@@ -11,9 +11,12 @@ pipe: it drops the parent's signal handlers and wakeup socket and its logging at
 The two halves read only the URL list, and only the general miners' pattern rules read the
 likely pairs: phase 3 and the URL-side miners run while the other process counts, and wait for
 its pairs where the first of them reads them.  The child is forked (it reads the parent's URL list,
-nothing is pickled to it) and sends back the ranked pairs, a few thousand at most.  Memory: the
-child's Figure 1 arrays beside this process's URL index (more at once than one process, which
-frees the one before building the other).  Ours, beyond the papers.
+nothing is pickled to it) and sends back the ranked pairs, a few thousand at most.  A streaming
+window, whose parse of the list is kept and forked with it, evens the halves out: the child also
+mines phase 3 there and sends its rules back, and on a first window it names the list's windows,
+prefixes and suffixes for Figure 1 (core/urls/keptwindows.py) and sends them back to be kept, while
+phase 3 stays here.  Memory: the child's Figure 1 arrays beside this process's URL index (more at
+once than one process, which frees the one before building the other).  Ours, beyond the papers.
 """
 
 from __future__ import annotations
