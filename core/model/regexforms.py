@@ -75,10 +75,12 @@ def query_regexes(rule: QueryRule) -> list[tuple[str, str]]:
     if rule.action == "sort":
         raise Unexpressible("sorting the query's items is not a regular-expression replacement")
     if rule.only:  # the listed items go, every other stays
-        o = "(?:" + "|".join(java_escape(n) for n in rule.only) + ")"
+        d = "(?:" + "|".join(java_escape(n) for n in rule.only) + ")(?:=[^&]*)?"  # one item that goes
         other = rf"^((?!{p}[^?]*\?)[\s\S]*)"
-        items = rf"{other}|^([^?]*\?)|{o}(?:=[^&]*)?(?:&|$)|([^&]*&)|([^&]+$)"
-        return [(items, "$1$2$3$4"), (rf"{other}|^([^?]*)\?$|&$", "$1$2")]
+        # an item kept before nothing but items that go gives up its "&" (the URL's own trailing
+        # "&", an empty last item, stays: the canonizer keeps it)
+        items = rf"{other}|^([^?]*\?)|{d}(?:&|$)|([^&]*)&(?=(?:{d}&)*{d}$)|([^&]*&)|([^&]+$)"
+        return [(items, "$1$2$3$4$5"), (rf"{other}|^([^?]*)\?$", "$1$2")]
     if not rule.keep:
         return [(rf"^({p}[^?]*)\?[\s\S]*", "$1")]
     k = "(?:" + "|".join(java_escape(n) for n in rule.keep) + ")"
