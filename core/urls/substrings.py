@@ -23,7 +23,7 @@ from typing import Iterator
 import numpy as np
 
 from dustbuster.core.urls.denseids import dense, pack
-from dustbuster.core.urls.keptwindows import KeptWindows
+from dustbuster.core.urls.keptwindows import KeptIds, KeptWindows
 from dustbuster.core.urls.tokens import START
 
 
@@ -159,8 +159,7 @@ class TokenNames:
         self.starts = np.zeros(0, dtype=np.int32)  #: each token's character offset in ``joined``
         self.tid = np.zeros(0, dtype=np.int32)  #: each token's id
         self.base = np.zeros(0, dtype=np.int64)  #: each URL's first token
-        self._keys = np.zeros(0, dtype=np.int64)  #: the short tokens' keys seen (_token_keys), sorted
-        self._key_ids = np.zeros(0, dtype=np.int64)  #: their ids
+        self._short = KeptIds()  #: the short tokens' ids, by their keys (_token_keys)
         self._long: dict[str, int] = {}  #: the longer runs' ids, by text
         self._next = 0  #: the next id to give
         self.scanned = 0  #: characters scanned, all calls together
@@ -198,18 +197,9 @@ class TokenNames:
         text not seen before gets the next id."""
         ids = np.empty(len(starts), dtype=np.int64)
         short = np.flatnonzero(tlen <= _SHORT)
-        ks = key[short]
-        pos = np.minimum(np.searchsorted(self._keys, ks), max(0, len(self._keys) - 1))
-        known = (self._keys[pos] == ks) if len(self._keys) else np.zeros(len(ks), dtype=bool)
-        ids[short[known]] = self._key_ids[pos[known]]
-        new_keys, inverse = np.unique(ks[~known], return_inverse=True)
-        ids[short[~known]] = self._next + inverse.reshape(-1)
-        if len(new_keys):
-            keys = np.r_[self._keys, new_keys]
-            key_ids = np.r_[self._key_ids, self._next + np.arange(len(new_keys), dtype=np.int64)]
-            order = np.argsort(keys, kind="stable")
-            self._keys, self._key_ids = keys[order], key_ids[order]
-            self._next += len(new_keys)
+        self._short.next = self._next  # one id counter for the short tokens and the longer runs
+        ids[short] = self._short.of(key[short])
+        self._next = self._short.next
         long_at = np.flatnonzero(tlen > _SHORT)
         if len(long_at):
             names, out = self._long, []
